@@ -1,0 +1,41 @@
+# make test    - the test suite (unit, stateful, concurrency)
+# make verify  - lint, types, tests under the larger verify profile, CrossHair, conformance report
+# make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
+# Each target creates .venv on first use (Python >= 3.10 and make are all it needs).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: test verify verify-quick bench chart lint typecheck threads clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing the dev extra into $(VENV) (once)"
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+threads: $(STAMP)
+	$(BIN)/python -m pytest -m threads
+
+verify: $(STAMP)
+	$(BIN)/python -m spec.verify
+
+verify-quick: $(STAMP)
+	$(BIN)/python -m spec.verify --quick
+
+lint: $(STAMP)
+	$(BIN)/python -m ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/python -m mypy
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .verify .hypothesis .pytest_cache .mypy_cache .ruff_cache *.egg-info

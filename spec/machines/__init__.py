@@ -1,0 +1,11 @@
+"""Lock-step conformance machines: each drives one implementation and the spec together.
+
+Each module builds a Hypothesis ``RuleBasedStateMachine`` *class* for a given
+implementation factory, so the project's tests, the oracle and a user's own
+suite all run the same machine.  Hypothesis is a tooling dependency: nothing
+under ``hicache/`` or the models imports this package.
+"""
+
+from spec.machines._base import Figures, LockstepMachine, run_machine
+
+__all__ = ["Figures", "LockstepMachine", "run_machine"]

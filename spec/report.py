@@ -1,0 +1,147 @@
+"""The conformance report: per component and per clause, what checked it, and the verdict.
+
+Inputs are the per-test records written by ``spec.pytest_plugin``, the
+CrossHair conditions found by ``spec.verify`` and the tool steps it ran.  A
+clause no check names is printed as UNCHECKED, never left out.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from spec.clauses import CLAUSES, COMPONENTS
+
+__all__ = ["CrosshairCondition", "StepResult", "render_report"]
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One tool run of ``make verify``."""
+
+    name: str
+    returncode: int
+    seconds: float
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass(frozen=True)
+class CrosshairCondition:
+    """One PEP 316 condition as CrossHair judged it (``info``: no counterexample)."""
+
+    path: str
+    line: int
+    clauses: list[str]
+    verdict: str
+    message: str
+
+
+FIGURE_KEYS = ("examples", "steps", "distinct_states")
+
+
+def _tier(nodeid: str) -> str:
+    parts = nodeid.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "tests" else parts[0]
+
+
+def _summarize_tests(records: Iterable[dict[str, Any]]) -> list[str]:
+    by_tier: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_tier[_tier(record["nodeid"])].append(record)
+    parts = []
+    for tier in sorted(by_tier):
+        group = by_tier[tier]
+        passed = sum(r["outcome"] == "passed" for r in group)
+        failed = sum(r["outcome"] == "failed" for r in group)
+        skipped = sum(r["outcome"] == "skipped" for r in group)
+        text = f"{tier} {passed}/{len(group)} tests"
+        if failed:
+            text += f" ({failed} FAILED)"
+        if skipped:
+            text += f" ({skipped} skipped)"
+        figures = {k: sum(int(r["figures"].get(k, 0)) for r in group) for k in FIGURE_KEYS}
+        if figures["examples"]:
+            text += (
+                f" [{figures['examples']} examples, {figures['steps']} steps,"
+                f" {figures['distinct_states']} states]"
+            )
+        other = sorted({k for r in group for k in r["figures"] if k not in (*FIGURE_KEYS, "seconds")})
+        for key in other:
+            total = sum(float(r["figures"][key]) for r in group if key in r["figures"])
+            text += f" [{key} {total:g}]"
+        parts.append(text)
+    return parts
+
+
+def _summarize_contracts(conditions: list[CrosshairCondition]) -> str:
+    proved = sum(c.verdict == "info" and "Confirmed" in c.message for c in conditions)
+    errors = sum(c.verdict == "error" for c in conditions)
+    held = len(conditions) - proved - errors
+    text = f"crosshair {len(conditions)} contracts ({proved} proved, {held} no counterexample in budget"
+    if errors:
+        text += f", {errors} COUNTEREXAMPLES"
+    return text + ")"
+
+
+def render_report(
+    records: list[dict[str, Any]],
+    conditions: list[CrosshairCondition],
+    steps: list[StepResult],
+    seconds: float,
+) -> tuple[str, bool]:
+    """Return the report text and whether everything passed."""
+    tests_by_clause: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        for clause in record["clauses"]:
+            tests_by_clause[clause].append(record)
+    contracts_by_clause: dict[str, list[CrosshairCondition]] = defaultdict(list)
+    for condition in conditions:
+        for clause in condition.clauses:
+            contracts_by_clause[clause].append(condition)
+
+    lines = ["", "=" * 100, "CONFORMANCE REPORT (clauses of SEMANTICS.md)", "=" * 100]
+    counts: dict[str, int] = defaultdict(int)
+    component = None
+    for clause in CLAUSES:
+        if clause.component != component:
+            component = clause.component
+            lines.append(f"\n{component}")
+        tests = tests_by_clause.get(clause.id, [])
+        contracts = contracts_by_clause.get(clause.id, [])
+        failed = any(r["outcome"] == "failed" for r in tests) or any(c.verdict == "error" for c in contracts)
+        passed = any(r["outcome"] == "passed" for r in tests) or bool(contracts)
+        status = "FAIL" if failed else "PASS" if passed else "UNCHECKED"
+        counts[status] += 1
+        evidence = _summarize_tests(tests)
+        if contracts:
+            evidence.append(_summarize_contracts(contracts))
+        lines.append(f"  {clause.id:<3} {status:<9} {clause.title}")
+        for item in evidence:
+            lines.append(f"                {item}")
+
+    lines.append("\nTool steps")
+    for step in steps:
+        lines.append(f"  {'PASS' if step.ok else 'FAIL':<9} {step.name} ({step.seconds:.1f}s)")
+    untagged = [r for r in records if not r["clauses"]]
+    failed_untagged = [r["nodeid"] for r in untagged if r["outcome"] == "failed"]
+    lines.append(f"\nTests without a clause tag: {len(untagged)} ({len(failed_untagged)} failed)")
+    for nodeid in failed_untagged:
+        lines.append(f"  FAIL {nodeid}")
+    unchecked = [c.id for c in CLAUSES if not tests_by_clause.get(c.id) and not contracts_by_clause.get(c.id)]
+    by_component = sorted({COMPONENTS[c[0]] for c in unchecked})
+    ok = counts["FAIL"] == 0 and all(s.ok for s in steps) and not failed_untagged
+    lines.append(
+        f"\nClauses: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['UNCHECKED']} UNCHECKED"
+        f" of {len(CLAUSES)}; {len(records)} tests; {len(conditions)} contracts;"
+        f" {seconds:.0f}s"
+    )
+    if unchecked:
+        lines.append(f"Unchecked ({', '.join(by_component)}): {' '.join(unchecked)}")
+    lines.append(f"VERDICT: {'PASS' if ok else 'FAIL'}")
+    return "\n".join(lines), ok

@@ -1,0 +1,38 @@
+"""Shared test set-up: Hypothesis profiles and the fake clock fixture.
+
+Profiles (select with ``HYPOTHESIS_PROFILE``): ``dev`` for ``make test``,
+``verify`` for the larger budgets of ``make verify``.  Both are derandomized so
+that a CI run is reproducible; the example database still keeps found failures.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from spec.fakes import FakeClock
+
+settings.register_profile(
+    "dev",
+    max_examples=150,
+    stateful_step_count=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "verify",
+    max_examples=1500,
+    stateful_step_count=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(100.0)

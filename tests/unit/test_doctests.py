@@ -1,0 +1,26 @@
+"""The docstring examples of the public modules run as tests."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import hicache
+import spec
+
+MODULES = sorted(
+    name
+    for package in (hicache, spec)
+    for name in [package.__name__]
+    + [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+    if name not in {"spec.pytest_plugin", "spec.verify"}
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_hold(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
