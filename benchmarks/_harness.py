@@ -36,7 +36,8 @@ class Comparison:
         return statistics.median(a / b for a, b in zip(self.samples[name], base, strict=True))
 
     def table(self, title: str) -> str:
-        rows = [f"| {title} | ns/op (median) | ratio to {self.baseline} (median of rounds) |", "|---|---:|---:|"]
+        header = f"| {title} | ns/op (median) | ratio to {self.baseline} (median of rounds) |"
+        rows = [header, "|---|---:|---:|"]
         for name in self.samples:
             rows.append(f"| {name} | {self.median_ns(name):.1f} | {self.ratio(name):.3f} |")
         return "\n".join(rows)
