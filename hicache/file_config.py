@@ -1,0 +1,314 @@
+"""Configuration of the file store: extra_config > environment > defaults (SEMANTICS.md F9, B1).
+
+What it is for: :class:`~hicache.file_store.HiCacheFile` reads its settings once,
+at construction, through :func:`load_file_config`; every invalid value is a
+``ValueError`` (``TypeError`` for a wrong type in ``extra_config``) naming the
+setting and the value, never a silent fallback to a default.
+
+Settings (``extra_config`` key, environment variable, default):
+
+================================  ======================================  ==============
+``storage_dir``                   ``HICACHE_FILE_STORAGE_DIR``            ``/tmp/hicache``
+``max_size`` (bytes, size)        ``HICACHE_FILE_MAX_SIZE``               ``0`` (no cap)
+``min_free_space`` (bytes, size)  ``HICACHE_FILE_MIN_FREE_SPACE``         ``0`` (no floor)
+``eviction_ratio`` in (0, 1]      ``HICACHE_FILE_EVICTION_RATIO``         ``0.9``
+``enable_metadata_cache``         ``HICACHE_FILE_ENABLE_METADATA_CACHE``  ``False``
+``metadata_ttl`` (s, -1 = never)  ``HICACHE_FILE_METADATA_TTL``           ``5.0``
+``temp_max_age`` (s, >= 0)        ``HICACHE_FILE_TEMP_MAX_AGE``           ``3600.0``
+================================  ======================================  ==============
+
+Decisions (each one pinned by a test in ``tests/unit/test_file_config.py``):
+
+* Precedence, per setting: an ``extra_config`` key, else the environment, else
+  the default.  ``extra_config`` takes only the names above (the lower-case
+  keys); an unknown key, an environment-style name included, is a ValueError:
+  a misspelt key would otherwise be ignored silently.
+* Aliases: every variable also has the engine's name, with the prefix
+  ``SGLANG_HICACHE_FILE_BACKEND_`` instead of ``HICACHE_FILE_``.  When both
+  are set to the *same* string the value is used; when they differ, neither
+  wins: it is a ValueError naming both variables and values, because picking
+  one would silently ignore an operator's setting.
+* Sizes (:func:`parse_size`): a non-negative int, or a string of a number and
+  an optional unit.  ``K M G T P`` are decimal (powers of 1000, as disk vendors
+  and ``df -H`` count); ``Ki Mi Gi Ti Pi`` are binary (powers of 1024).  Units
+  are case-insensitive and may end in ``B`` (``200GB``, ``1GiB``).  Fractions
+  are allowed with a unit and round down to whole bytes (``1.5G`` is
+  1_500_000_000); without a unit the number must be a whole number of bytes.
+  An empty string or 0 means "disabled" (0).
+* Booleans from strings (environment, or a str in ``extra_config``):
+  ``1 true yes on`` / ``0 false no off``, case-insensitive, surrounding blanks
+  ignored.  Anything else (``maybe``, an empty string) is a ValueError.
+* Only sizes accept the empty string; an empty storage directory, ratio, TTL
+  or age is a ValueError (an empty variable is a mistake, not "unset").
+
+Complexity: O(number of settings).  Thread model: pure functions over the
+mappings they are given; ``os.environ`` is read once per call, at the start.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = [
+    "ALIAS_ENV_PREFIX",
+    "DEFAULT_STORAGE_DIR",
+    "ENV_PREFIX",
+    "FileStoreConfig",
+    "load_file_config",
+    "parse_size",
+]
+
+ENV_PREFIX = "HICACHE_FILE_"
+ALIAS_ENV_PREFIX = "SGLANG_HICACHE_FILE_BACKEND_"
+DEFAULT_STORAGE_DIR = "/tmp/hicache"
+
+# extra_config key -> suffix of its environment variable names.
+_SETTINGS: dict[str, str] = {
+    "storage_dir": "STORAGE_DIR",
+    "max_size": "MAX_SIZE",
+    "min_free_space": "MIN_FREE_SPACE",
+    "eviction_ratio": "EVICTION_RATIO",
+    "enable_metadata_cache": "ENABLE_METADATA_CACHE",
+    "metadata_ttl": "METADATA_TTL",
+    "temp_max_age": "TEMP_MAX_AGE",
+}
+
+_UNITS: dict[str, int] = {
+    "": 1,
+    "k": 1000,
+    "m": 1000**2,
+    "g": 1000**3,
+    "t": 1000**4,
+    "p": 1000**5,
+    "ki": 1024,
+    "mi": 1024**2,
+    "gi": 1024**3,
+    "ti": 1024**4,
+    "pi": 1024**5,
+}
+# A plain decimal number (no sign, no exponent, no inf/nan) and an optional unit with an optional "B".
+_SIZE = re.compile(r"(?P<number>\d+(?:\.\d*)?|\.\d+)\s*(?P<unit>(?:[kmgtp]i?)?)b?", re.IGNORECASE)
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+@dataclass(frozen=True)
+class FileStoreConfig:
+    """The validated settings of one file store (F9); construction checks every field (B1).
+
+    >>> FileStoreConfig("/tmp/hicache", 0, 0, 0.9, False, 5.0).temp_max_age
+    3600.0
+    """
+
+    storage_dir: str
+    max_size: int
+    min_free_space: int
+    eviction_ratio: float
+    enable_metadata_cache: bool
+    metadata_ttl: float
+    temp_max_age: float = 3600.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.storage_dir, str):
+            raise TypeError(
+                f"storage_dir must be a str, got {type(self.storage_dir).__name__} {self.storage_dir!r}"
+            )
+        _check_storage_dir("storage_dir", self.storage_dir)
+        for name in ("max_size", "min_free_space"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0 bytes, got {value!r}")
+        if not isinstance(self.enable_metadata_cache, bool):
+            raise TypeError(
+                "enable_metadata_cache must be a bool, got"
+                f" {type(self.enable_metadata_cache).__name__} {self.enable_metadata_cache!r}"
+            )
+        for name in ("eviction_ratio", "metadata_ttl", "temp_max_age"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+            object.__setattr__(self, name, _NUMBER_CHECKS[name](name, value, value))
+
+
+def parse_size(setting: str, value: object) -> int:
+    """Bytes from an int or a size string (see the module docstring); ``""`` and 0 mean 0.
+
+    Raises ``TypeError`` for a type other than int/str, ``ValueError`` (naming
+    ``setting`` and ``value``) for anything that is not a non-negative size.
+
+    >>> parse_size("max_size", "200G"), parse_size("max_size", "1Gi"), parse_size("max_size", "1.5G")
+    (200000000000, 1073741824, 1500000000)
+    >>> parse_size("max_size", "1048576"), parse_size("max_size", ""), parse_size("max_size", 0)
+    (1048576, 0, 0)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"{setting} must be an int or a size string, got {type(value).__name__} {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{setting} must be >= 0 bytes, got {value!r}")
+        return value
+    text = value.strip()
+    if not text:
+        return 0
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise ValueError(
+            f"{setting} must be a size such as 1048576, 200G, 1.5G or 1Gi (K/M/G/T/P decimal,"
+            f" Ki/Mi/Gi/Ti/Pi binary), got {value!r}"
+        )
+    unit = match["unit"].lower()
+    amount = Fraction(match["number"]) * _UNITS[unit]
+    if not unit and amount.denominator != 1:
+        raise ValueError(f"{setting} without a unit must be a whole number of bytes, got {value!r}")
+    return math.floor(amount)
+
+
+def load_file_config(
+    extra_config: Mapping[str, object] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> FileStoreConfig:
+    """The file store's settings: ``extra_config`` > ``environ`` (default ``os.environ``) > defaults.
+
+    Raises ``ValueError`` naming the setting and the value for an invalid
+    value, an unknown ``extra_config`` key or conflicting alias variables;
+    ``TypeError`` for a wrong type in ``extra_config`` (B1).
+
+    >>> config = load_file_config({"max_size": "1Gi"}, environ={"HICACHE_FILE_MAX_SIZE": "5G"})
+    >>> config.max_size, config.storage_dir, config.eviction_ratio
+    (1073741824, '/tmp/hicache', 0.9)
+    """
+    if extra_config is None:
+        extra_config = {}
+    elif not isinstance(extra_config, Mapping):
+        raise TypeError(f"extra_config must be a mapping or None, got {type(extra_config).__name__}")
+    env: Mapping[str, str] = dict(os.environ) if environ is None else environ
+    for key in extra_config:
+        if not isinstance(key, str):
+            raise TypeError(f"extra_config keys must be str, got {type(key).__name__} {key!r}")
+        if key not in _SETTINGS:
+            raise ValueError(
+                f"extra_config has an unknown setting {key!r} (value {extra_config[key]!r});"
+                f" known settings: {', '.join(_SETTINGS)}"
+            )
+
+    def pick(name: str) -> tuple[str, object] | None:
+        """(where it came from, raw value) for ``name``, or None when nothing sets it."""
+        if name in extra_config:
+            return f"extra_config[{name!r}]", extra_config[name]
+        return _from_environment(env, name)
+
+    storage_dir = DEFAULT_STORAGE_DIR
+    if (found := pick("storage_dir")) is not None:
+        storage_dir = _parse_storage_dir(*found)
+    sizes = {"max_size": 0, "min_free_space": 0}
+    for name in sizes:
+        if (found := pick(name)) is not None:
+            sizes[name] = parse_size(*found)
+    numbers = {"eviction_ratio": 0.9, "metadata_ttl": 5.0, "temp_max_age": 3600.0}
+    for name in numbers:
+        if (found := pick(name)) is not None:
+            numbers[name] = _NUMBER_CHECKS[name](found[0], _parse_number(*found), found[1])
+    enable_metadata_cache = False
+    if (found := pick("enable_metadata_cache")) is not None:
+        enable_metadata_cache = _parse_bool(*found)
+    return FileStoreConfig(
+        storage_dir=storage_dir,
+        max_size=sizes["max_size"],
+        min_free_space=sizes["min_free_space"],
+        eviction_ratio=numbers["eviction_ratio"],
+        enable_metadata_cache=enable_metadata_cache,
+        metadata_ttl=numbers["metadata_ttl"],
+        temp_max_age=numbers["temp_max_age"],
+    )
+
+
+def _from_environment(env: Mapping[str, str], setting: str) -> tuple[str, str] | None:
+    """(where, value) of ``HICACHE_FILE_<SETTING>`` or its alias; both set and different is a ValueError."""
+    name, alias = ENV_PREFIX + _SETTINGS[setting], ALIAS_ENV_PREFIX + _SETTINGS[setting]
+    value, alias_value = env.get(name), env.get(alias)
+    if value is not None and alias_value is not None and value != alias_value:
+        raise ValueError(
+            f"{setting}: {name}={value!r} and its alias {alias}={alias_value!r} disagree; set one of them"
+        )
+    if value is not None:
+        return f"{setting} (from {name})", value
+    if alias_value is not None:
+        return f"{setting} (from {alias})", alias_value
+    return None
+
+
+def _check_storage_dir(setting: str, path: str) -> str:
+    if not path:
+        raise ValueError(f"{setting} must be a non-empty directory path, got {path!r}")
+    if "\0" in path:
+        raise ValueError(f"{setting} must not contain a NUL character, got {path!r}")
+    return path
+
+
+def _parse_storage_dir(setting: str, value: object) -> str:
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return _check_storage_dir(setting, path)
+    raise TypeError(f"{setting} must be a str or os.PathLike of str, got {type(value).__name__} {value!r}")
+
+
+def _parse_number(setting: str, value: object) -> float:
+    """A float from an int, a float or a decimal string (range checks come after)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise TypeError(f"{setting} must be a number, got {type(value).__name__} {value!r}")
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            raise ValueError(f"{setting} must be a number, got {value!r}") from None
+    try:
+        return float(value)
+    except OverflowError:  # an int too large for a float is out of every range anyway
+        raise ValueError(f"{setting} is out of range, got {value!r}") from None
+
+
+def _parse_bool(setting: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"{setting} must be a bool or a boolean string, got {type(value).__name__} {value!r}")
+    word = value.strip().lower()
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    raise ValueError(f"{setting} must be one of 1/true/yes/on or 0/false/no/off, got {value!r}")
+
+
+# Range checks: (setting, parsed value, the value as given, for the message) -> the value as a float.
+
+
+def _check_ratio(setting: str, value: float, given: object) -> float:
+    if not (0.0 < value <= 1.0):  # also rejects NaN, which fails every comparison
+        raise ValueError(f"{setting} must be in (0, 1], got {given!r}")
+    return float(value)
+
+
+def _check_ttl(setting: str, value: float, given: object) -> float:
+    if value == -1:
+        return -1.0
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{setting} must be -1 (never expires) or a finite number >= 0, got {given!r}")
+    return float(value)
+
+
+def _check_age(setting: str, value: float, given: object) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{setting} must be a finite number of seconds >= 0, got {given!r}")
+    return float(value)
+
+
+_NUMBER_CHECKS = {"eviction_ratio": _check_ratio, "metadata_ttl": _check_ttl, "temp_max_age": _check_age}
