@@ -3,7 +3,18 @@
 Standard library only; vendor it by copying this folder.
 """
 
+from hicache.existence_cache import StorageExistenceCache
 from hicache.file_config import FileStoreConfig, load_file_config, parse_size
 from hicache.metadata_cache import MetadataCache, MetadataCacheStats
+from hicache.pool_beliefs import PooledExistenceCache, PoolExistenceBeliefs
 
-__all__ = ["FileStoreConfig", "MetadataCache", "MetadataCacheStats", "load_file_config", "parse_size"]
+__all__ = [
+    "FileStoreConfig",
+    "MetadataCache",
+    "MetadataCacheStats",
+    "PoolExistenceBeliefs",
+    "PooledExistenceCache",
+    "StorageExistenceCache",
+    "load_file_config",
+    "parse_size",
+]

@@ -1,0 +1,243 @@
+"""A bounded LRU of beliefs that pages were written to storage (SEMANTICS.md E1-E8).
+
+What it is for: in buffer mode the engine asks, for every prefetch decision and
+every write-through admission, "is this chain of pages already in storage?".
+A belief lets it skip a redundant device-to-host copy and write.  The cache is
+advisory (a stale positive costs one recompute, a miss one idempotent write),
+but it must be exact about its own LRU rule so that tensor-parallel replicas
+making the same calls hold the same state.
+
+Internal invariants (``check_invariants`` asserts them):
+
+* ``_beliefs`` is one ``OrderedDict`` over *all* beliefs, least recently used
+  first: E2's single global LRU.  Its values are all ``None``.
+* The *primary* pool (the pool of the first ``add`` since construction or the
+  last ``clear``) keys its beliefs by the bare page hash; every other pool keys
+  them by ``(_TAG, pool, hash)``, where ``_TAG`` is a private object no caller
+  can hold, so the two key spaces never collide.  Engines mostly use one pool,
+  and bare keys save the per-page tuple (time and about 56 bytes per belief).
+* ``len(_beliefs) <= max_entries`` between calls.
+
+Why this is fast: every per-page walk runs inside C.  ``contains_all`` is
+``any(map(beliefs.move_to_end, chain))``: ``move_to_end`` is one lookup plus a
+relink, and it raises ``KeyError`` at the first page not believed, after the
+pages before it were touched, which is exactly E4.  ``add`` interleaves
+``pop`` and re-insertion through ``dict.update(zip(...))`` so each page becomes
+most recently used in order (E2), and trims with ``popitem(last=False)``
+(O(1), unlike popping the front of a plain dict, which slows down as deleted
+slots pile up at its front).
+
+Complexity: ``contains`` O(1); ``contains_all``, ``covers_all``, ``add``,
+``invalidate_beyond`` O(pages) (``add`` plus O(1) per evicted belief);
+``__len__`` O(1); ``clear`` O(n); ``snapshot`` and ``check_invariants`` O(n).
+
+Thread model: not thread-safe by design.  The engine calls it from one thread
+at deterministic points; every operation is deterministic (no clock, no
+randomness, no dependence on ``id()`` or hash seeds for the order).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from itertools import repeat
+from typing import Any
+
+from hicache._validate import check_int
+
+__all__ = ["StorageExistenceCache"]
+
+_TAG: Any = object()  # marks the keys of non-primary pools; private, so no page hash can equal them
+_UNSET: Any = object()  # no primary pool yet
+_exhaust: Callable[[Iterable[object]], None] = deque[object](maxlen=0).extend  # runs an iterator, in C
+
+
+def as_chain(name: str, hashes: Iterable[Hashable]) -> list[Hashable] | tuple[Hashable, ...]:
+    """``hashes`` as a list or tuple; a one-shot iterator is read once (E8).
+
+    Materializing first also keeps a ``KeyError`` raised by the caller's own
+    generator from being mistaken for "page not believed".
+    """
+    if type(hashes) is list or type(hashes) is tuple:
+        return hashes
+    try:
+        return list(hashes)
+    except TypeError:
+        if not isinstance(hashes, Iterable):
+            raise TypeError(
+                f"{name} must be an iterable of page hashes, got {type(hashes).__name__} {hashes!r}"
+            ) from None
+        raise
+
+
+def check_sequence(name: str, hashes: Any) -> Sequence[Hashable]:
+    """``hashes`` if it is a sequence (``invalidate_beyond`` slices it, E6/E8)."""
+    if not isinstance(hashes, Sequence):
+        raise TypeError(f"{name} must be a sequence of page hashes, got {type(hashes).__name__} {hashes!r}")
+    return hashes
+
+
+def check_cover(extra_cover: Any) -> Collection[Hashable]:
+    """``extra_cover`` if it is a collection (a set, normally) of page hashes (E5)."""
+    if type(extra_cover) is not frozenset and type(extra_cover) is not set and not isinstance(
+        extra_cover, Collection
+    ):
+        raise TypeError(
+            f"extra_cover must be a set of page hashes, got {type(extra_cover).__name__} {extra_cover!r}"
+        )
+    return extra_cover
+
+
+def check_pool(pool: Any) -> Hashable:
+    """``pool`` if it is hashable (it names a key space)."""
+    try:
+        hash(pool)
+    except TypeError:
+        raise TypeError(f"pool must be hashable, got {type(pool).__name__} {pool!r}") from None
+    return pool  # type: ignore[no-any-return]
+
+
+class StorageExistenceCache:
+    """Bounded LRU of ``(pool, page_hash)`` beliefs, one global bound (E1-E8).
+
+    ``max_entries`` is an int >= 0 (0 remembers nothing).  Not thread-safe:
+    call it from one thread.  Raises ``TypeError``/``ValueError`` naming the
+    parameter on bad input, before any state changes (B1).
+
+    >>> cache = StorageExistenceCache(max_entries=3)
+    >>> cache.add("kv", ["a", "b", "c"])
+    >>> cache.contains_all("kv", ["a", "b"])       # touches a, then b
+    True
+    >>> cache.add("kv", ["d"])                     # evicts the least recent: c
+    >>> cache.snapshot()
+    [('kv', 'a'), ('kv', 'b'), ('kv', 'd')]
+    >>> cache.covers_all("kv", ["a", "x", "d"], extra_cover={"x"})
+    True
+    """
+
+    __slots__ = ("_beliefs", "_max_entries", "_primary")
+
+    def __init__(self, max_entries: int = 512 * 1024) -> None:
+        self._max_entries: int = check_int("max_entries", max_entries, minimum=0)  # type: ignore[assignment]
+        self._beliefs: OrderedDict[Hashable, None] = OrderedDict()
+        self._primary: Hashable = _UNSET
+
+    @property
+    def max_entries(self) -> int:
+        """The bound on beliefs over all pools."""
+        return self._max_entries
+
+    def _keys(self, pool: Hashable, chain: Iterable[Hashable]) -> Iterable[Hashable]:
+        """The dict keys of ``chain``'s pages in ``pool`` (lazily, in C)."""
+        if pool == self._primary:
+            return chain
+        return zip(repeat(_TAG), repeat(check_pool(pool)), chain)
+
+    def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        """Make each page most recently used in order, then trim to the bound (E2).
+
+        O(pages + evicted).  Raises ``TypeError`` if ``hashes`` is not iterable
+        or ``pool`` is not hashable.
+        """
+        chain = as_chain("hashes", hashes)
+        if self._primary is _UNSET:
+            self._primary = check_pool(pool)
+        beliefs = self._beliefs
+        keys = self._keys(pool, chain)
+        if keys is chain:
+            # pop (if present) then re-insert at the end, page by page, in order
+            beliefs.update(zip(chain, map(beliefs.pop, chain, repeat(None)), strict=True))
+        else:
+            keys = list(keys)
+            beliefs.update(zip(keys, map(beliefs.pop, keys, repeat(None)), strict=True))
+        excess = len(beliefs) - self._max_entries
+        if excess > 0:
+            _exhaust(map(beliefs.popitem, repeat(False, excess)))
+
+    def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        """True if the page is believed, and then it becomes most recently used (E3).  O(1)."""
+        key = page_hash if pool == self._primary else (_TAG, check_pool(pool), page_hash)
+        beliefs = self._beliefs
+        if key in beliefs:
+            beliefs.move_to_end(key)
+            return True
+        return False
+
+    def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        """True if every page is believed; touches pages in order up to the first miss (E4).
+
+        O(pages).  An empty chain is ``True``.
+        """
+        chain = as_chain("hashes", hashes)
+        if pool != self._primary:
+            chain = zip(repeat(_TAG), repeat(check_pool(pool)), chain)  # type: ignore[assignment]
+        try:
+            any(map(self._beliefs.move_to_end, chain))
+        except KeyError:  # move_to_end: the first page not believed; the ones before it are touched
+            return False
+        return True
+
+    def covers_all(
+        self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
+    ) -> bool:
+        """Like ``contains_all``, but a page in ``extra_cover`` counts without being touched (E5).
+
+        O(pages).  ``extra_cover`` is a set (or any container) of page hashes.
+        """
+        check_cover(extra_cover)
+        chain = as_chain("hashes", hashes)
+        if not extra_cover:
+            return self.contains_all(pool, chain)
+        pages: Iterator[Hashable] = iter(chain)
+        touch = map(self._beliefs.move_to_end, self._keys(pool, pages))
+        last = len(chain) - 1
+        while True:
+            try:
+                any(touch)
+            except KeyError:
+                # the list/tuple iterator's remaining length locates the page that missed
+                missed = chain[last - pages.__length_hint__()]  # type: ignore[attr-defined]
+                if missed in extra_cover:
+                    continue  # covered by an acknowledged copy: neither added nor touched
+                return False
+            return True
+
+    def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
+        """Drop the beliefs for ``hashes[keep_pages:]``; the first ``keep_pages`` are untouched (E6).
+
+        O(len(hashes) - keep_pages).  Raises ``ValueError`` for a negative
+        ``keep_pages`` (never a slice from the end), ``TypeError`` for a
+        non-int ``keep_pages`` or a ``hashes`` that is not a sequence.
+        """
+        check_int("keep_pages", keep_pages, minimum=0)
+        check_sequence("hashes", hashes)
+        beliefs = self._beliefs
+        _exhaust(map(beliefs.pop, self._keys(pool, hashes[keep_pages:]), repeat(None)))
+
+    def clear(self) -> None:
+        """Drop every belief (E7).  O(n)."""
+        self._beliefs.clear()
+        self._primary = _UNSET
+
+    def __len__(self) -> int:
+        """The number of beliefs over all pools (E7).  O(1)."""
+        return len(self._beliefs)
+
+    def snapshot(self) -> list[tuple[Hashable, Hashable]]:
+        """Every belief as ``(pool, page_hash)``, least recently used first.  O(n)."""
+        primary = self._primary
+        return [
+            (key[1], key[2]) if type(key) is tuple and len(key) == 3 and key[0] is _TAG else (primary, key)
+            for key in self._beliefs
+        ]
+
+    def check_invariants(self) -> None:
+        """Assert the internal invariants (O(n): for tests, not for production)."""
+        beliefs = self._beliefs
+        assert len(beliefs) <= self._max_entries, "bound exceeded"
+        assert all(value is None for value in beliefs.values()), "values are not None"
+        if self._primary is _UNSET:
+            assert not beliefs, "beliefs without a primary pool"
+        for key in beliefs:
+            if type(key) is tuple and len(key) == 3 and key[0] is _TAG:
+                assert key[1] != self._primary, "a primary-pool belief stored under a tagged key"
