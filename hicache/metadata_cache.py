@@ -157,6 +157,17 @@ class MetadataCache:
         with self._lock:
             return MetadataCacheStats(self._hits, self._misses, self._expirations, self._evictions)
 
+    def snapshot(self, *, expired: bool = False) -> tuple[tuple[Hashable, float], ...]:
+        """The live keys with their births, oldest first (read-only introspection).  O(n).
+
+        The model checker maps this onto the spec's state (a refinement mapping).
+        Entries that expired but were not purged yet are left out (M4), unless
+        ``expired=True`` (then every stored entry is listed, for state fingerprints).
+        """
+        with self._lock:
+            now, ttl = self._clock(), self._ttl
+            return tuple((k, b) for k, b in self._births.items() if expired or ttl < 0 or now - b <= ttl)
+
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests, not for production)."""
         with self._lock:

@@ -1,0 +1,242 @@
+"""A bounded exhaustive refinement checker: every sequence of operations up to a depth.
+
+The checker is generic.  A component supplies :class:`Configuration` objects;
+each builds a fresh :class:`Pair` (the implementation and the spec in one fake
+world) on demand.  The explorer runs a breadth-first search over the states the
+pair can reach:
+
+* a state is named by the *abstraction* of the implementation's state (the
+  refinement mapping onto the spec's state), refined where needed by the
+  implementation's hidden state (:meth:`Pair.fingerprint`); two paths that
+  reach the same state are explored once (deduplication);
+* every transition performs one operation on both sides and compares the two
+  answers, then the two abstract states, then the implementation's own
+  invariants; the first disagreement is a counterexample, and breadth-first
+  order makes it a shortest one;
+* states are not copied (production objects hold locks and closures): a state
+  is rebuilt by replaying its shortest path from a fresh pair, which costs
+  O(depth) per transition and needs nothing from the implementation.
+
+Deduplication is sound when the fingerprint determines the future behaviour
+of the implementation.  The abstraction alone does not always: a stale entry
+that is expired (so not in the abstract state) but not purged yet can change
+what a later ``add`` does; merging on the abstraction would prune exactly the
+paths that show such a bug, so a pair whose implementation keeps hidden state
+fingerprints it.  ``states`` counts fingerprints, ``abstract_states`` the
+distinct abstract (spec) states among them.
+
+When a whole level adds no new state, every reachable state has been expanded
+with every operation: the search is *complete* (a fixpoint), and deeper bounds
+would check nothing more.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+__all__ = [
+    "Configuration",
+    "Counterexample",
+    "Op",
+    "Pair",
+    "Progress",
+    "Result",
+    "explore",
+    "print_progress",
+]
+
+Op = tuple[Hashable, ...]
+"""An operation: its name, then its arguments (hashable, printable)."""
+
+
+class Pair(ABC):
+    """An implementation and the spec, built fresh in one fake world, driven in lock step."""
+
+    @abstractmethod
+    def operations(self) -> Sequence[Op]:
+        """The operations enabled in the current state (the same list for the same abstract state)."""
+
+    @abstractmethod
+    def perform(self, op: Op) -> tuple[Any, Any]:
+        """Perform ``op`` on both sides; return (implementation answer, spec answer)."""
+
+    @abstractmethod
+    def abstract_implementation(self) -> Hashable:
+        """The refinement mapping: the implementation's state, as the spec would hold it."""
+
+    @abstractmethod
+    def abstract_spec(self) -> Hashable:
+        """The spec's state, in the same form as :meth:`abstract_implementation`."""
+
+    def fingerprint(self) -> Hashable:
+        """The implementation's state in a finite form, the unit of deduplication (default: the abstraction).
+
+        Override it to be finer than the abstraction when the implementation keeps
+        hidden state that the spec does not observe directly but that can change a
+        later answer (for example entries expired but not purged yet): two paths are
+        merged only when their fingerprints are equal, so a bug hiding in that state
+        is not pruned away.
+        """
+        return self.abstract_implementation()
+
+    def check_invariants(self) -> None:
+        """Assert the implementation's internal invariants (default: none)."""
+        return None
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One small domain of one component: a name and a way to build a fresh pair."""
+
+    name: str
+    build: Callable[[], Pair]
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A shortest operation sequence after which implementation and spec disagree."""
+
+    configuration: str
+    trace: tuple[Op, ...]
+    reason: str
+
+    def render(self) -> str:
+        steps = "\n".join(f"  {i + 1}. {_show(op)}" for i, op in enumerate(self.trace))
+        return (
+            f"counterexample in {self.configuration} at depth {len(self.trace)}:\n{steps}\n  -> {self.reason}"
+        )
+
+
+@dataclass
+class Result:
+    """What one exploration covered, model-checker style."""
+
+    configuration: str
+    max_depth: int
+    states: int = 0  # distinct fingerprints explored
+    abstract_states: int = 0  # distinct abstract (spec) states among them
+    transitions: int = 0
+    diameter: int = 0  # the deepest level at which a new state was found
+    levels: int = 0  # levels whose every transition was checked
+    complete: bool = False  # a level found no new state: every reachable state was expanded
+    seconds: float = 0.0
+    counterexample: Counterexample | None = None
+    states_per_level: list[int] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.counterexample is None
+
+
+Progress = Callable[[Result, int], None]
+"""Called now and then during a search with the figures so far and the frontier size."""
+
+
+def _show(op: Op) -> str:
+    name, *args = op
+    return f"{name}({', '.join(repr(a) for a in args)})"
+
+
+def _replay(config: Configuration, path: tuple[Op, ...]) -> Pair:
+    pair = config.build()
+    for op in path:
+        pair.perform(op)
+    return pair
+
+
+def _judge(pair: Pair, op: Op | None) -> tuple[tuple[Hashable, Hashable] | None, str | None]:
+    """Perform ``op`` (if any) and return the abstract state and what went wrong, if anything."""
+    if op is not None:
+        try:
+            got, want = pair.perform(op)
+        except AssertionError as exc:  # the pair's own answer checks (e.g. a counter delta)
+            return None, f"{_show(op)}: {exc}"
+        if got != want:
+            return None, f"{_show(op)} answered {got!r}, the spec answers {want!r}"
+    implementation, spec = pair.abstract_implementation(), pair.abstract_spec()
+    if implementation != spec:
+        return None, f"abstract states differ: implementation {implementation!r}, spec {spec!r}"
+    try:
+        pair.check_invariants()
+    except AssertionError as exc:
+        return None, f"invariant broken: {exc}"
+    return (pair.fingerprint(), implementation), None
+
+
+def explore(
+    config: Configuration,
+    max_depth: int,
+    *,
+    progress: Progress | None = None,
+    progress_every: float = 1.0,
+) -> Result:
+    """Breadth-first search of every operation sequence of length <= ``max_depth``.
+
+    Stops at the first counterexample (a shortest one), at the depth bound, or
+    at a fixpoint (``complete``).  Cost: O(states * operations * depth).
+    """
+    if max_depth < 0:
+        raise ValueError(f"max_depth must be >= 0, got {max_depth!r}")
+    result = Result(configuration=config.name, max_depth=max_depth)
+    start = last_report = time.perf_counter()
+    root, problem = _judge(config.build(), None)
+    if problem is not None:
+        result.counterexample = Counterexample(config.name, (), problem)
+        return result
+    assert root is not None
+    seen: set[Hashable] = {root[0]}
+    abstract: set[Hashable] = {root[1]}
+    frontier: list[tuple[Op, ...]] = [()]
+    result.states_per_level.append(1)
+    for depth in range(1, max_depth + 1):
+        discovered: list[tuple[Op, ...]] = []
+        for path in frontier:
+            listing = _replay(config, path)
+            ops = listing.operations()
+            for index, op in enumerate(ops):
+                pair = listing if index == 0 else _replay(config, path)
+                result.transitions += 1
+                state, problem = _judge(pair, op)
+                if problem is not None:
+                    result.counterexample = Counterexample(config.name, (*path, op), problem)
+                    result.states, result.abstract_states = len(seen), len(abstract)
+                    result.seconds = time.perf_counter() - start
+                    return result
+                assert state is not None
+                if state[0] not in seen:
+                    seen.add(state[0])
+                    abstract.add(state[1])
+                    discovered.append((*path, op))
+            if progress is not None and time.perf_counter() - last_report >= progress_every:
+                last_report = time.perf_counter()
+                result.states, result.seconds, result.levels = len(seen), last_report - start, depth - 1
+                progress(result, len(frontier))
+        result.levels = depth
+        result.states_per_level.append(len(discovered))
+        if not discovered:
+            result.complete = True
+            break
+        result.diameter = depth
+        frontier = discovered
+    result.states, result.abstract_states = len(seen), len(abstract)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def print_progress(stream: TextIO = sys.stderr) -> Progress:
+    """A progress display for long runs: one overwritten line on ``stream``."""
+
+    def show(result: Result, frontier: int) -> None:
+        stream.write(
+            f"\r  {result.configuration}: level {result.levels + 1}/{result.max_depth},"
+            f" {result.states} states, {result.transitions} transitions, frontier {frontier},"
+            f" {result.seconds:.0f}s   "
+        )
+        stream.flush()
+
+    return show

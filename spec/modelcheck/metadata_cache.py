@@ -1,0 +1,158 @@
+"""Bounded exhaustive refinement check of MetadataCache (M2-M6, M8) against ``spec.metadata_cache``.
+
+The domain: a few keys, every TTL kind (-1, 0, finite), bounds None/1/2, and a
+fake clock that moves by one tick or lands *exactly on* a live key's expiry
+instant or *one tick past* it.  Times are binary fractions, so ages are exact.
+
+Refinement mapping: ``MetadataCache.snapshot()`` (live keys with births, in
+eviction order) mapped to ``(key, age)`` pairs; with TTL -1 ages never matter
+(nothing expires; eviction follows the order alone), so they are dropped, which
+keeps the state space finite although the clock runs on.  States are
+deduplicated on that abstraction plus the keys of entries that expired but
+were not purged yet (production purges lazily; such an entry can still change
+what a later ``add`` does, so it must not be merged away).
+
+With ``stats=True`` every answer also carries the counter deltas (hits,
+misses, evictions; M8), so the counters are checked transition by transition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from spec.fakes import FakeClock
+from spec.metadata_cache import MetadataCacheSpec
+from spec.modelcheck.explorer import Configuration, Op, Pair
+
+__all__ = ["FAMILIES", "MetadataCachePair", "configurations", "domain"]
+
+FAMILIES = frozenset({"add", "contains", "remove", "clear", "len", "advance", "expire"})
+START = 1000.0
+
+
+class MetadataCachePair(Pair):
+    """A MetadataCache built by ``factory`` and the spec, on one FakeClock."""
+
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        ttl: float,
+        max_entries: int | None,
+        *,
+        keys: Sequence[str] = ("a", "b", "c"),
+        tick: float = 0.5,
+        families: frozenset[str] = FAMILIES,
+    ) -> None:
+        self.clock = FakeClock(START)
+        self.implementation = factory(ttl, max_entries=max_entries, clock=self.clock)
+        self.spec = MetadataCacheSpec(ttl, max_entries=max_entries, clock=self.clock)
+        self.ttl, self.keys, self.tick, self.families = ttl, tuple(keys), tick, families
+        self.counting = bool(getattr(self.implementation, "stats_enabled", False))
+
+    def operations(self) -> list[Op]:
+        ops: list[Op] = []
+        for name in ("add", "contains", "remove"):
+            if name in self.families:
+                ops.extend((name, k) for k in self.keys)
+        ops.extend((name,) for name in ("clear", "len", "advance") if name in self.families)
+        if "expire" in self.families and self.ttl >= 0:
+            for key in self.spec.live():
+                ops.extend([("expire", key, "on"), ("expire", key, "past")])
+        return ops
+
+    def perform(self, op: Op) -> tuple[Any, Any]:
+        name, *args = op
+        impl, spec = self.implementation, self.spec
+        if name == "advance":
+            self.clock.advance(self.tick)
+            return None, None
+        if name == "expire":
+            key, where = args
+            self.clock.set(spec.live()[key] + self.ttl + (self.tick if where == "past" else 0.0))
+            return None, None
+        before = impl.stats() if self.counting else None
+        spec_before = (spec.hits, spec.misses, spec.evictions)
+        if name == "len":
+            answers = (len(impl), len(spec))
+        else:
+            answers = (getattr(impl, str(name))(*args), getattr(spec, str(name))(*args))
+        if before is not None:
+            after = impl.stats()
+            got = (after.hits - before.hits, after.misses - before.misses, after.evictions - before.evictions)
+            want = tuple(
+                n - m for n, m in zip((spec.hits, spec.misses, spec.evictions), spec_before, strict=True)
+            )
+            assert got == want, f"counter deltas (hits, misses, evictions) {got}, the spec's {want}"
+        return answers
+
+    def _ages(self, entries: Sequence[tuple[Hashable, float]]) -> Hashable:
+        if self.ttl < 0:
+            return tuple(k for k, _ in entries)
+        now = self.clock()
+        return tuple((k, now - b) for k, b in entries)
+
+    def abstract_implementation(self) -> Hashable:
+        return self._ages(self.implementation.snapshot())
+
+    def abstract_spec(self) -> Hashable:
+        return self._ages(list(self.spec.live().items()))
+
+    def fingerprint(self) -> Hashable:
+        """The abstraction plus the expired entries not purged yet (their age no longer matters)."""
+        now, ttl = self.clock(), self.ttl
+        stale = tuple(k for k, b in self.implementation.snapshot(expired=True) if ttl >= 0 and now - b > ttl)
+        return self.abstract_implementation(), stale
+
+    def check_invariants(self) -> None:
+        check = getattr(self.implementation, "check_invariants", None)
+        if check is not None:
+            check()
+
+
+def _production(stats: bool) -> Callable[..., Any]:
+    from hicache.metadata_cache import MetadataCache
+
+    def build(ttl: float, **kwargs: Any) -> Any:
+        return MetadataCache(ttl, stats=stats, **kwargs)
+
+    return build
+
+
+TTLS = (-1, 0, 1.0)
+BOUNDS = (None, 1, 2)
+
+
+def configurations(
+    factory: Callable[..., Any] | None = None,
+    *,
+    keys: Sequence[str] = ("a", "b", "c"),
+    ttls: Sequence[float] = TTLS,
+    bounds: Sequence[int | None] = BOUNDS,
+    tick: float = 0.5,
+) -> list[Configuration]:
+    """One configuration per TTL kind and bound, over ``factory`` or production (counters on and off)."""
+    factories = (
+        {"": factory} if factory is not None else {"counters ": _production(True), "": _production(False)}
+    )
+    configs = []
+    for label, build in factories.items():
+        for ttl in ttls:
+            for bound in bounds:
+
+                def make(
+                    build: Callable[..., Any] = build, ttl: float = ttl, bound: int | None = bound
+                ) -> Pair:
+                    return MetadataCachePair(build, ttl, bound, keys=keys, tick=tick)
+
+                configs.append(Configuration(f"{label}ttl={ttl:g} cap={bound} keys={len(keys)}", make))
+    return configs
+
+
+def domain(wide: bool) -> list[Configuration]:
+    """CI: 3 keys, TTL -1 / 0 / 0.5 / 1 on a 1/4 s tick, bounds None / 1 / 2.  Wide: 4 keys, bound 3 too."""
+    if wide:
+        return configurations(
+            keys=("a", "b", "c", "d"), ttls=(-1, 0, 0.5, 1.0), bounds=(None, 1, 2, 3), tick=0.25
+        )
+    return configurations(ttls=(-1, 0, 0.5, 1.0), tick=0.25)
