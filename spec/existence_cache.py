@@ -1,0 +1,155 @@
+"""Executable model of the StorageExistenceCache (SEMANTICS.md E1-E8).
+
+The whole state is ``beliefs``: a list of distinct ``(pool, page_hash)``
+pairs, least recently used first.  Each operation is a few lines over it.  The
+pure functions carry PEP 316 contracts for ``crosshair check``; the class
+wraps them behind the production constructor and methods so the lock-step
+machine drives model and implementation alike.
+
+Where SEMANTICS.md leaves a choice open, the model fixes it:
+
+* E6: ``invalidate_beyond`` checks ``keep_pages`` (B1) before anything else;
+  a non-sequence ``hashes`` is the production class's ``TypeError``, not
+  modelled.
+* Pools and hashes are compared with ``==``, as dict keys are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Iterable, Sequence
+
+__all__ = [
+    "StorageExistenceCacheSpec",
+    "add",
+    "contains",
+    "covers_all",
+    "invalidate_beyond",
+    "touch",
+    "trim",
+]
+
+Belief = tuple[Hashable, Hashable]
+Beliefs = list[Belief]
+
+
+def touch(beliefs: Beliefs, belief: Belief) -> Beliefs:
+    """E2, E3: ``belief`` becomes the most recently used (inserted if new).
+
+    pre: len(set(beliefs)) == len(beliefs)
+    post: __return__[-1] == belief
+    post: len(set(__return__)) == len(__return__)
+    post: len(__return__) == len(beliefs) + (0 if belief in beliefs else 1)
+    """
+    return [b for b in beliefs if b != belief] + [belief]
+
+
+def trim(beliefs: Beliefs, max_entries: int) -> Beliefs:
+    """E1, E2: drop the least recently used until at most ``max_entries`` remain.
+
+    pre: max_entries >= 0
+    post: len(__return__) == min(len(beliefs), max_entries)
+    post: __return__ == beliefs[len(beliefs) - len(__return__):]
+    """
+    return beliefs[max(0, len(beliefs) - max_entries) :]
+
+
+def add(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], max_entries: int) -> Beliefs:
+    """E2: each page in order becomes most recently used, then trim to the bound.
+
+    pre: max_entries >= 0
+    pre: len(set(beliefs)) == len(beliefs)
+    post: len(__return__) <= max_entries
+    post: not hashes or max_entries == 0 or __return__[-1] == (pool, hashes[-1])
+    """
+    for h in hashes:
+        beliefs = touch(beliefs, (pool, h))
+    return trim(beliefs, max_entries)
+
+
+def contains(beliefs: Beliefs, pool: Hashable, h: Hashable) -> tuple[bool, Beliefs]:
+    """E3: believed pages answer True and become most recently used.
+
+    pre: len(set(beliefs)) == len(beliefs)
+    post: __return__[0] == ((pool, h) in beliefs)
+    post: len(__return__[1]) == len(beliefs)
+    """
+    if (pool, h) in beliefs:
+        return True, touch(beliefs, (pool, h))
+    return False, beliefs
+
+
+def covers_all(
+    beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], extra_cover: Collection[Hashable]
+) -> tuple[bool, Beliefs]:
+    """E4, E5: walk in order, touching believed pages, skipping ``extra_cover`` pages untouched,
+    stopping at the first page that is neither.  With no ``extra_cover`` this is ``contains_all``.
+
+    pre: len(set(beliefs)) == len(beliefs)
+    post: len(__return__[1]) == len(beliefs)
+    post: __return__[0] or len(hashes) > 0
+    post: __return__[0] == all((pool, h) in beliefs or h in extra_cover for h in hashes)
+    """
+    for h in hashes:
+        if (pool, h) in beliefs:
+            beliefs = touch(beliefs, (pool, h))
+        elif h not in extra_cover:
+            return False, beliefs
+    return True, beliefs
+
+
+def invalidate_beyond(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], keep_pages: int) -> Beliefs:
+    """E6: drop the beliefs for ``hashes[keep_pages:]``; the others keep their order.
+
+    pre: keep_pages >= 0
+    pre: len(set(beliefs)) == len(beliefs)
+    post: all((pool, h) not in __return__ for h in hashes[keep_pages:])
+    post: __return__ == [b for b in beliefs if b in __return__]
+    post: keep_pages < len(hashes) or __return__ == beliefs
+    """
+    dropped = hashes[keep_pages:]
+    return [b for b in beliefs if not (b[0] == pool and b[1] in dropped)]
+
+
+class StorageExistenceCacheSpec:
+    """The model behind the production constructor: ``StorageExistenceCacheSpec(max_entries)``.
+
+    No type validation: it is driven with arguments the production class
+    accepted; only E6's negative ``keep_pages`` is checked, so that the
+    machine can compare the ``ValueError``.
+    """
+
+    def __init__(self, max_entries: int = 512 * 1024) -> None:
+        self.max_entries = max_entries
+        self.beliefs: Beliefs = []
+
+    def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        self.beliefs = add(self.beliefs, pool, list(hashes), self.max_entries)
+
+    def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        found, self.beliefs = contains(self.beliefs, pool, page_hash)
+        return found
+
+    def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        covered, self.beliefs = covers_all(self.beliefs, pool, list(hashes), frozenset())
+        return covered
+
+    def covers_all(
+        self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
+    ) -> bool:
+        covered, self.beliefs = covers_all(self.beliefs, pool, list(hashes), extra_cover)
+        return covered
+
+    def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
+        if keep_pages < 0:
+            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        self.beliefs = invalidate_beyond(self.beliefs, pool, list(hashes), keep_pages)
+
+    def clear(self) -> None:
+        self.beliefs = []
+
+    def __len__(self) -> int:
+        return len(self.beliefs)
+
+    def snapshot(self) -> list[tuple[Hashable, Hashable]]:
+        """Every belief as ``(pool, page_hash)``, least recently used first."""
+        return list(self.beliefs)

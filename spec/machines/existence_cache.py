@@ -1,0 +1,136 @@
+"""Lock-step machine for StorageExistenceCache (E1-E8, B1) against ``spec.existence_cache``.
+
+The factory is called as ``factory(max_entries)`` and the object is driven only
+through its public methods plus ``snapshot()`` (every belief as ``(pool,
+hash)``, least recently used first); ``check_invariants()`` is called when the
+implementation has one.  Capacities 0-6, three pools and six hashes make
+collisions, cross-pool evictions and batches longer than the bound common.
+Chains arrive as lists, tuples and one-shot generators (E8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
+
+from spec.existence_cache import StorageExistenceCacheSpec
+from spec.machines._base import LockstepMachine
+
+__all__ = ["CAPACITIES", "HASHES", "POOLS", "existence_cache_machine", "shaped"]
+
+POOLS = ("p", "q", "r")
+HASHES = ("h0", "h1", "h2", "h3", "h4", "h5")
+CAPACITIES = tuple(range(7))
+SHAPES = ("list", "tuple", "generator")
+
+pools = st.sampled_from(POOLS)
+hashes = st.sampled_from(HASHES)
+chains = st.lists(hashes, max_size=8)
+shapes = st.sampled_from(SHAPES)
+covers = st.frozensets(hashes, max_size=4)
+
+
+def shaped(chain: list[str], shape: str) -> Iterable[str]:
+    """``chain`` as a fresh list, a tuple or a one-shot generator."""
+    if shape == "generator":
+        return (h for h in chain)
+    return tuple(chain) if shape == "tuple" else list(chain)
+
+
+def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]:
+    """A machine class that checks ``factory``'s caches against the spec."""
+
+    class StorageExistenceCacheMachine(LockstepMachine):
+        impl: Any
+        model: StorageExistenceCacheSpec
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ready = False
+
+        @initialize(max_entries=st.sampled_from(CAPACITIES))
+        def build(self, max_entries: int) -> None:
+            self.impl = factory(max_entries)
+            self.model = StorageExistenceCacheSpec(max_entries)
+            self.ready = True
+
+        @rule(pool=pools, chain=chains, shape=shapes)
+        def add(self, pool: str, chain: list[str], shape: str) -> None:
+            """E2, E8."""
+            self.impl.add(pool, shaped(chain, shape))
+            self.model.add(pool, chain)
+
+        @rule(pool=pools, page=hashes)
+        def contains(self, pool: str, page: str) -> None:
+            """E3."""
+            assert self.impl.contains(pool, page) == self.model.contains(pool, page), f"contains{pool, page}"
+
+        @rule(pool=pools, chain=chains, shape=shapes)
+        def contains_all(self, pool: str, chain: list[str], shape: str) -> None:
+            """E4, E8."""
+            got = self.impl.contains_all(pool, shaped(chain, shape))
+            assert got == self.model.contains_all(pool, chain), f"contains_all{pool, chain}"
+
+        @rule(pool=pools, chain=chains, shape=shapes, cover=covers, as_set=st.booleans())
+        def covers_all(
+            self, pool: str, chain: list[str], shape: str, cover: frozenset[str], as_set: bool
+        ) -> None:
+            """E5, E8."""
+            extra = set(cover) if as_set else cover
+            got = self.impl.covers_all(pool, shaped(chain, shape), extra)
+            assert got == self.model.covers_all(pool, chain, cover), f"covers_all{pool, chain, set(cover)}"
+
+        @rule(pool=pools, chain=chains)
+        def covers_all_without_extra_cover(self, pool: str, chain: list[str]) -> None:
+            """E5: the default ``extra_cover`` is empty."""
+            got = self.impl.covers_all(pool, chain)
+            assert got == self.model.covers_all(pool, chain), f"covers_all{pool, chain}"
+
+        @rule(pool=pools, chain=chains, as_tuple=st.booleans(), keep_pages=st.integers(0, 10))
+        def invalidate_beyond(self, pool: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
+            """E6 (``keep_pages`` past the end included)."""
+            self.impl.invalidate_beyond(pool, tuple(chain) if as_tuple else list(chain), keep_pages)
+            self.model.invalidate_beyond(pool, chain, keep_pages)
+
+        @precondition(lambda self: self.ready)
+        @rule(pool=pools, chain=chains, keep_pages=st.integers(-3, -1))
+        def invalidate_beyond_with_negative_keep_pages(
+            self, pool: str, chain: list[str], keep_pages: int
+        ) -> None:
+            """E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
+            before = self.model.snapshot()
+            for cache in (self.impl, self.model):
+                try:
+                    cache.invalidate_beyond(pool, list(chain), keep_pages)
+                except ValueError:
+                    pass
+                else:
+                    raise AssertionError(
+                        f"invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
+                    )
+            assert self.model.snapshot() == before
+
+        @rule()
+        def clear(self) -> None:
+            """E7."""
+            self.impl.clear()
+            self.model.clear()
+
+        def check_step(self) -> None:
+            if not self.ready:
+                return
+            if hasattr(self.impl, "check_invariants"):
+                self.impl.check_invariants()
+            got = [tuple(belief) for belief in self.impl.snapshot()]
+            assert got == self.model.snapshot(), f"LRU order: {got} != {self.model.snapshot()}"
+            assert len(self.impl) == len(self.model), "len()"
+
+        def abstract_state(self) -> Hashable:
+            if not self.ready:
+                return None
+            return (self.model.max_entries, tuple(self.model.beliefs))
+
+    return StorageExistenceCacheMachine

@@ -1,0 +1,155 @@
+"""Lock-step machine for PooledExistenceCache and its pools (P1-P5, B1) against ``spec.pool_beliefs``.
+
+The factory is called as ``factory(max_entries)`` and returns the registry; the
+machine reaches the pools only through ``registry.pool(name)`` and their
+public methods, and compares each pool's ``snapshot()`` (beliefs least
+recently used first, in-flight reference counts).  ``check_invariants()`` is
+called on the registry when it has one.  Every step checks every pool name,
+so pool creation itself is not observable, only P1's "one pool per name".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
+
+from spec.machines._base import LockstepMachine
+from spec.machines.existence_cache import CAPACITIES, chains, hashes, shaped, shapes
+from spec.pool_beliefs import PooledExistenceCacheSpec
+
+__all__ = ["NAMES", "pool_beliefs_machine"]
+
+NAMES = ("kv", "mamba")
+
+names = st.sampled_from(NAMES)
+
+
+def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]:
+    """A machine class that checks ``factory``'s registries against the spec."""
+
+    class PoolBeliefsMachine(LockstepMachine):
+        impl: Any
+        model: PooledExistenceCacheSpec
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ready = False
+
+        @initialize(max_entries=st.sampled_from(CAPACITIES))
+        def build(self, max_entries: int) -> None:
+            self.impl = factory(max_entries)
+            self.model = PooledExistenceCacheSpec(max_entries)
+            self.ready = True
+
+        @rule(name=names, chain=chains, shape=shapes)
+        def add(self, name: str, chain: list[str], shape: str) -> None:
+            """P2 (as E2), E8."""
+            self.impl.pool(name).add(shaped(chain, shape))
+            self.model.pool(name).add(chain)
+
+        @rule(name=names, page=hashes)
+        def contains(self, name: str, page: str) -> None:
+            """P2 (as E3)."""
+            got = self.impl.pool(name).contains(page)
+            assert got == self.model.pool(name).contains(page), f"{name}.contains({page!r})"
+
+        @rule(name=names, chain=chains, shape=shapes)
+        def contains_all(self, name: str, chain: list[str], shape: str) -> None:
+            """P2 (as E4): in-flight pages do not count here."""
+            got = self.impl.pool(name).contains_all(shaped(chain, shape))
+            assert got == self.model.pool(name).contains_all(chain), f"{name}.contains_all({chain})"
+
+        @rule(name=names, chain=chains, shape=shapes)
+        def covered(self, name: str, chain: list[str], shape: str) -> None:
+            """P4."""
+            got = self.impl.pool(name).covered(shaped(chain, shape))
+            assert got == self.model.pool(name).covered(chain), f"{name}.covered({chain})"
+
+        @rule(name=names, chain=chains, shape=shapes)
+        def track_inflight(self, name: str, chain: list[str], shape: str) -> None:
+            """P3: one reference per occurrence."""
+            self.impl.pool(name).track_inflight(shaped(chain, shape))
+            self.model.pool(name).track_inflight(chain)
+
+        @rule(name=names, chain=chains, shape=shapes)
+        def untrack_inflight(self, name: str, chain: list[str], shape: str) -> None:
+            """P3: untracking more often than tracked is a no-op past zero."""
+            self.impl.pool(name).untrack_inflight(shaped(chain, shape))
+            self.model.pool(name).untrack_inflight(chain)
+
+        @rule(name=names, chain=chains, as_tuple=st.booleans(), keep_pages=st.integers(0, 10))
+        def invalidate_beyond(self, name: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
+            """P2 (as E6), ``keep_pages`` past the end included."""
+            self.impl.pool(name).invalidate_beyond(tuple(chain) if as_tuple else list(chain), keep_pages)
+            self.model.pool(name).invalidate_beyond(chain, keep_pages)
+
+        @precondition(lambda self: self.ready)
+        @rule(name=names, chain=chains, keep_pages=st.integers(-3, -1))
+        def invalidate_beyond_with_negative_keep_pages(
+            self, name: str, chain: list[str], keep_pages: int
+        ) -> None:
+            """P2, E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
+            before = self.model.pool(name).snapshot()
+            for pool in (self.impl.pool(name), self.model.pool(name)):
+                try:
+                    pool.invalidate_beyond(list(chain), keep_pages)
+                except ValueError:
+                    pass
+                else:
+                    raise AssertionError(
+                        f"invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
+                    )
+            assert self.model.pool(name).snapshot() == before
+
+        @rule(name=names)
+        def clear_pool(self, name: str) -> None:
+            """P5: beliefs and in-flight references."""
+            self.impl.pool(name).clear()
+            self.model.pool(name).clear()
+
+        @rule(name=names)
+        def clear_pool_inflight(self, name: str) -> None:
+            """P5: only the in-flight references."""
+            self.impl.pool(name).clear_inflight()
+            self.model.pool(name).clear_inflight()
+
+        @rule()
+        def clear_registry(self) -> None:
+            """P1: every pool."""
+            self.impl.clear()
+            self.model.clear()
+
+        @rule()
+        def clear_registry_inflight(self) -> None:
+            """P1: every pool."""
+            self.impl.clear_inflight()
+            self.model.clear_inflight()
+
+        def check_step(self) -> None:
+            if not self.ready:
+                return
+            if hasattr(self.impl, "check_invariants"):
+                self.impl.check_invariants()
+            for name in NAMES:
+                pool = self.impl.pool(name)
+                assert pool is self.impl.pool(name), f"P1: pool({name!r}) is not one object"
+                beliefs, inflight = pool.snapshot()
+                want = self.model.pool(name).snapshot()
+                assert (list(beliefs), dict(inflight)) == want, f"{name}: {beliefs, inflight} != {want}"
+                assert len(pool) == len(self.model.pool(name)), f"{name}: len()"
+
+        def abstract_state(self) -> Hashable:
+            if not self.ready:
+                return None
+            return (
+                self.model.max_entries,
+                tuple(
+                    (tuple(beliefs), tuple(sorted(inflight.items())))
+                    for beliefs, inflight in (self.model.pool(name).snapshot() for name in NAMES)
+                ),
+            )
+
+    return PoolBeliefsMachine

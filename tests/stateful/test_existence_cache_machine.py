@@ -1,0 +1,33 @@
+"""Lock-step refinement of StorageExistenceCache against its spec (E1-E8, B1).
+
+The same machine runs over the production class and over the spec itself (the
+spec must trivially conform: that checks the machine, not the spec).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hicache import StorageExistenceCache
+from spec.existence_cache import StorageExistenceCacheSpec
+from spec.machines import run_machine
+from spec.machines.existence_cache import existence_cache_machine
+
+IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
+    "production": StorageExistenceCache,
+    "spec": StorageExistenceCacheSpec,
+}
+
+
+@pytest.mark.clauses("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1")
+@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+def test_existence_cache_refines_the_spec_in_lock_step(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    figures = run_machine(existence_cache_machine(IMPLEMENTATIONS[name]))
+    for key, value in figures.as_dict().items():
+        record_property(key, value)
+    assert figures.examples > 0

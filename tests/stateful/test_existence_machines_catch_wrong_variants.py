@@ -1,0 +1,56 @@
+"""The E and P machines can fail: each deliberately wrong variant is caught (E1-E8, P1-P5).
+
+A variant that slipped through would mean the machine's rules or its
+comparison miss the behaviour the variant breaks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import Phase, settings
+
+from spec.machines import run_machine
+from spec.machines.existence_cache import existence_cache_machine
+from spec.machines.pool_beliefs import pool_beliefs_machine
+from tests.variants.existence_cache import VARIANTS as E_VARIANTS
+from tests.variants.pool_beliefs import VARIANTS as P_VARIANTS
+
+# Finding is enough: skip shrinking and the example database to keep this fast and repeatable.
+CATCH = settings(
+    parent=settings.get_profile("dev"),
+    max_examples=300,
+    stateful_step_count=30,
+    phases=(Phase.explicit, Phase.generate),
+    database=None,
+)
+
+
+def _caught(machine: Any) -> bool:
+    try:
+        run_machine(machine, CATCH)
+    except AssertionError:
+        return True
+    return False
+
+
+@pytest.mark.clauses("E1", "E2", "E3", "E4", "E5", "E6", "E8")
+@pytest.mark.parametrize("name", list(E_VARIANTS))
+def test_existence_cache_machine_catches_the_wrong_variant(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    machine = existence_cache_machine(E_VARIANTS[name])
+    assert _caught(machine), f"{name} ({E_VARIANTS[name].__doc__}) passed the machine"
+    record_property("examples_to_catch", machine.figures.examples)
+
+
+@pytest.mark.clauses("P1", "P2", "P3", "P4", "P5")
+@pytest.mark.parametrize("name", list(P_VARIANTS))
+def test_pool_beliefs_machine_catches_the_wrong_variant(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    machine = pool_beliefs_machine(P_VARIANTS[name])
+    assert _caught(machine), f"{name} ({P_VARIANTS[name].__doc__}) passed the machine"
+    record_property("examples_to_catch", machine.figures.examples)

@@ -1,0 +1,32 @@
+"""Lock-step refinement of PooledExistenceCache / PoolExistenceBeliefs against their spec (P1-P5, B1).
+
+The same machine runs over the production registry and over the spec itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hicache import PooledExistenceCache
+from spec.machines import run_machine
+from spec.machines.pool_beliefs import pool_beliefs_machine
+from spec.pool_beliefs import PooledExistenceCacheSpec
+
+IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
+    "production": PooledExistenceCache,
+    "spec": PooledExistenceCacheSpec,
+}
+
+
+@pytest.mark.clauses("P1", "P2", "P3", "P4", "P5", "E8", "B1")
+@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+def test_pool_beliefs_refine_the_spec_in_lock_step(
+    name: str, record_property: Callable[[str, object], None]
+) -> None:
+    figures = run_machine(pool_beliefs_machine(IMPLEMENTATIONS[name]))
+    for key, value in figures.as_dict().items():
+        record_property(key, value)
+    assert figures.examples > 0

@@ -1,0 +1,1 @@
+"""Deliberately wrong implementations: each must be caught by the conformance machines."""
