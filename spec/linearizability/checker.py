@@ -1,0 +1,227 @@
+"""Linearizability of recorded histories: Wing & Gong's search with Lowe's memoization.
+
+A *history* is the list of operations real threads performed, each with the
+time it was called and the time it returned (``time.perf_counter_ns``).  It is
+*linearizable* against a sequential spec when some total order of the
+operations (1) respects real time: an operation that returned before another
+was called comes first, and (2) replayed one by one through the spec gives
+every recorded answer.
+
+The search (as in Lowe, "Testing for linearizability", 2017, and porcupine):
+the call and return events sit in one time-ordered linked list.  Walking it,
+a call whose operation the spec accepts in the current state is *lifted* (it
+and its return leave the list: it is linearized here) and the walk restarts
+from the head; meeting a return means that operation had to be linearized
+already, so the search backtracks (re-inserts the last lifted operation and
+tries the next candidate).  Lowe's memoization: a pair (set of linearized
+operations, spec state) seen once is never explored again, which turns the
+exponential worst case into one bounded by the distinct configurations.
+
+The search runs under a time budget; when the budget runs out the verdict is
+*unknown*, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["HistoryRecorder", "Operation", "SequentialSpec", "Verdict", "check_history", "run_threads"]
+
+S = TypeVar("S", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One call of one thread: what it asked, what it got, and when (ns, one monotonic clock)."""
+
+    thread: int
+    name: str
+    args: tuple[Hashable, ...]
+    result: Any
+    call: int
+    ret: int
+
+    def __str__(self) -> str:
+        args = ", ".join(repr(a) for a in self.args)
+        return f"t{self.thread}: {self.name}({args}) -> {self.result!r}  [{self.call}..{self.ret}]"
+
+
+class SequentialSpec(Protocol[S]):
+    """The spec as a pure step function over hashable states."""
+
+    @property
+    def initial(self) -> S: ...
+
+    def step(self, state: S, name: str, args: tuple[Hashable, ...]) -> tuple[S, Any]:
+        """The state after the operation and the answer the spec gives."""
+        ...
+
+
+class HistoryRecorder:
+    """Records the operations threads perform on a target, with call and return times.
+
+    ``perform`` reads the clock, calls the method, reads the clock again and
+    appends the record (``list.append`` is atomic in CPython: no lock of ours
+    narrows the interleavings under test).
+    """
+
+    def __init__(self, clock: Callable[[], int] = time.perf_counter_ns) -> None:
+        self.operations: list[Operation] = []
+        self._clock = clock
+
+    def perform(self, thread: int, target: Any, name: str, *args: Hashable) -> Any:
+        method = getattr(target, name)
+        call = self._clock()
+        result = method(*args)
+        ret = self._clock()
+        self.operations.append(Operation(thread, name, args, result, call, ret))
+        return result
+
+
+@dataclass
+class Verdict:
+    """The outcome of one check: linearizable True/False, or None when the budget ran out."""
+
+    linearizable: bool | None
+    operations: int
+    threads: int
+    steps: int = 0  # search steps (call events tried and backtracks)
+    configurations: int = 0  # distinct (linearized set, state) pairs memoized
+    seconds: float = 0.0
+    linearization: list[Operation] = field(default_factory=list)  # a witness, when linearizable
+    stuck: list[Operation] = field(default_factory=list)  # the longest linearizable prefix otherwise
+
+    def explain(self) -> str:
+        if self.linearizable:
+            return f"linearizable ({self.operations} operations, {self.steps} search steps)"
+        if self.linearizable is None:
+            return f"unknown: budget exhausted after {self.steps} search steps"
+        prefix = "\n".join(f"    {op}" for op in self.stuck)
+        return (
+            f"NOT linearizable ({self.operations} operations): no order extends this longest"
+            f" linearizable prefix\n{prefix}"
+        )
+
+
+class _Event:
+    __slots__ = ("index", "is_call", "match", "next", "prev")
+
+    def __init__(self, index: int, is_call: bool) -> None:
+        self.index = index
+        self.is_call = is_call
+        self.match: _Event | None = None
+        self.prev: _Event | None = None
+        self.next: _Event | None = None
+
+
+def _event_list(history: Sequence[Operation]) -> _Event:
+    """The events in time order behind a head sentinel; at equal times calls come first."""
+    order = sorted(
+        [(op.call, 0, i) for i, op in enumerate(history)] + [(op.ret, 1, i) for i, op in enumerate(history)]
+    )
+    head = _Event(-1, False)
+    calls: dict[int, _Event] = {}
+    last = head
+    for _, kind, index in order:
+        event = _Event(index, kind == 0)
+        if kind == 0:
+            calls[index] = event
+        else:
+            calls[index].match = event
+        event.prev, last.next = last, event
+        last = event
+    return head
+
+
+def _lift(call: _Event) -> None:
+    ret = call.match
+    assert call.prev is not None and call.next is not None and ret is not None and ret.prev is not None
+    call.prev.next, call.next.prev = call.next, call.prev
+    ret.prev.next = ret.next
+    if ret.next is not None:
+        ret.next.prev = ret.prev
+
+
+def _unlift(call: _Event) -> None:
+    ret = call.match
+    assert call.prev is not None and call.next is not None and ret is not None and ret.prev is not None
+    ret.prev.next = ret
+    if ret.next is not None:
+        ret.next.prev = ret
+    call.prev.next = call
+    call.next.prev = call
+
+
+def check_history(
+    history: Sequence[Operation], spec: SequentialSpec[S], budget_seconds: float = 5.0
+) -> Verdict:
+    """Whether ``history`` is linearizable against ``spec`` (None: unknown within the budget)."""
+    start = time.perf_counter()
+    deadline = start + budget_seconds
+    verdict = Verdict(None, len(history), len({op.thread for op in history}))
+    head = _event_list(history)
+    state: S = spec.initial
+    linearized = 0
+    memo: set[tuple[int, S]] = set()
+    stack: list[tuple[_Event, S]] = []
+    longest: list[int] = []
+    entry = head.next
+    while head.next is not None:
+        verdict.steps += 1
+        if verdict.steps & 1023 == 0 and time.perf_counter() > deadline:
+            break
+        assert entry is not None
+        if entry.is_call:
+            op = history[entry.index]
+            after, answer = spec.step(state, op.name, op.args)
+            if answer == op.result:
+                key = (linearized | (1 << entry.index), after)
+                if key not in memo:
+                    memo.add(key)
+                    stack.append((entry, state))
+                    state, linearized = after, key[0]
+                    _lift(entry)
+                    if len(stack) > len(longest):
+                        longest = [e.index for e, _ in stack]
+                    entry = head.next
+                    continue
+            entry = entry.next
+        else:
+            if not stack:
+                verdict.linearizable = False
+                break
+            entry, state = stack.pop()
+            linearized &= ~(1 << entry.index)
+            _unlift(entry)
+            entry = entry.next
+    else:
+        verdict.linearizable = True
+        verdict.linearization = [history[e.index] for e, _ in stack]
+    if verdict.linearizable is False:
+        verdict.stuck = [history[i] for i in longest]
+    verdict.configurations = len(memo)
+    verdict.seconds = time.perf_counter() - start
+    return verdict
+
+
+def run_threads(
+    recorder: HistoryRecorder, target: Any, scripts: Sequence[Sequence[tuple[str, tuple[Hashable, ...]]]]
+) -> list[Operation]:
+    """Run one thread per script against ``target`` (all released at once); the recorded history."""
+    barrier = threading.Barrier(len(scripts))
+
+    def worker(thread: int, script: Sequence[tuple[str, tuple[Hashable, ...]]]) -> None:
+        barrier.wait()
+        for name, args in script:
+            recorder.perform(thread, target, name, *args)
+
+    threads = [threading.Thread(target=worker, args=(i, s)) for i, s in enumerate(scripts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return list(recorder.operations)
