@@ -21,11 +21,11 @@ Internal invariants (``check_invariants`` asserts them):
 Why this is fast: every per-page walk runs inside C.  ``contains_all`` is
 ``any(map(beliefs.move_to_end, chain))``: ``move_to_end`` is one lookup plus a
 relink, and it raises ``KeyError`` at the first page not believed, after the
-pages before it were touched, which is exactly E4.  ``add`` interleaves
-``pop`` and re-insertion through ``dict.update(zip(...))`` so each page becomes
-most recently used in order (E2), and trims with ``popitem(last=False)``
-(O(1), unlike popping the front of a plain dict, which slows down as deleted
-slots pile up at its front).
+pages before it were touched, which is exactly E4.  ``add`` appends the new
+pages with one ``update(zip(keys, repeat(None)))`` and, only when some page
+was already believed or repeated, moves every page to the end in order (E2);
+it trims with ``popitem(last=False)``, O(1), unlike popping the front of a
+plain dict, which slows down as deleted slots pile up at its front.
 
 Complexity: ``contains`` O(1); ``contains_all``, ``covers_all``, ``add``,
 ``invalidate_beyond`` O(pages) (``add`` plus O(1) per evicted belief);
@@ -50,6 +50,19 @@ __all__ = ["StorageExistenceCache"]
 _TAG: Any = object()  # marks the keys of non-primary pools; private, so no page hash can equal them
 _UNSET: Any = object()  # no primary pool yet
 _exhaust: Callable[[Iterable[object]], None] = deque[object](maxlen=0).extend  # runs an iterator, in C
+
+
+def _believe(beliefs: OrderedDict[Hashable, None], keys: Sequence[Hashable], max_entries: int) -> None:
+    """E2 on the key level: each key in order becomes most recently used, then trim to ``max_entries``."""
+    before = len(beliefs)
+    beliefs.update(zip(keys, repeat(None)))  # appends the new keys in order; known ones keep their place
+    if len(beliefs) - before != len(keys):
+        # Some key was known or repeated: move every key to the end, in order, so each ends at
+        # its last occurrence.  (All new and distinct, the common write-through case, needs no move.)
+        any(map(beliefs.move_to_end, keys))
+    excess = len(beliefs) - max_entries
+    if excess > 0:
+        _exhaust(map(beliefs.popitem, repeat(False, excess)))
 
 
 def as_chain(name: str, hashes: Iterable[Hashable]) -> list[Hashable] | tuple[Hashable, ...]:
@@ -79,8 +92,10 @@ def check_sequence(name: str, hashes: Any) -> Sequence[Hashable]:
 
 def check_cover(extra_cover: Any) -> Collection[Hashable]:
     """``extra_cover`` if it is a collection (a set, normally) of page hashes (E5)."""
-    if type(extra_cover) is not frozenset and type(extra_cover) is not set and not isinstance(
-        extra_cover, Collection
+    if (
+        type(extra_cover) is not frozenset
+        and type(extra_cover) is not set
+        and not isinstance(extra_cover, Collection)
     ):
         raise TypeError(
             f"extra_cover must be a set of page hashes, got {type(extra_cover).__name__} {extra_cover!r}"
@@ -142,17 +157,8 @@ class StorageExistenceCache:
         chain = as_chain("hashes", hashes)
         if self._primary is _UNSET:
             self._primary = check_pool(pool)
-        beliefs = self._beliefs
         keys = self._keys(pool, chain)
-        if keys is chain:
-            # pop (if present) then re-insert at the end, page by page, in order
-            beliefs.update(zip(chain, map(beliefs.pop, chain, repeat(None)), strict=True))
-        else:
-            keys = list(keys)
-            beliefs.update(zip(keys, map(beliefs.pop, keys, repeat(None)), strict=True))
-        excess = len(beliefs) - self._max_entries
-        if excess > 0:
-            _exhaust(map(beliefs.popitem, repeat(False, excess)))
+        _believe(self._beliefs, keys if keys is chain else list(keys), self._max_entries)
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
         """True if the page is believed, and then it becomes most recently used (E3).  O(1)."""

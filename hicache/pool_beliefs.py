@@ -35,7 +35,7 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from itertools import repeat
 
 from hicache._validate import check_int
-from hicache.existence_cache import _exhaust, as_chain, check_pool, check_sequence
+from hicache.existence_cache import _believe, _exhaust, as_chain, check_pool, check_sequence
 
 __all__ = ["PoolExistenceBeliefs", "PoolSnapshot", "PooledExistenceCache"]
 
@@ -75,12 +75,7 @@ class PoolExistenceBeliefs:
 
         O(pages + evicted).  Raises ``TypeError`` if ``hashes`` is not iterable.
         """
-        chain = as_chain("hashes", hashes)
-        beliefs = self._beliefs
-        beliefs.update(zip(chain, map(beliefs.pop, chain, repeat(None)), strict=True))
-        excess = len(beliefs) - self._max_entries
-        if excess > 0:
-            _exhaust(map(beliefs.popitem, repeat(False, excess)))
+        _believe(self._beliefs, as_chain("hashes", hashes), self._max_entries)
 
     def contains(self, page_hash: Hashable) -> bool:
         """True if believed, and then the page becomes most recently used (P2, E3).  O(1)."""
