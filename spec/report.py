@@ -89,11 +89,46 @@ def _summarize_contracts(conditions: list[CrosshairCondition]) -> str:
     return text + ")"
 
 
+def _modelcheck_lines(summaries: list[dict[str, Any]]) -> list[str]:
+    """The model-check table (issue 6), from ``python -m spec.modelcheck --json``."""
+    lines = ["\nModel check (bounded exhaustive refinement, python -m spec.modelcheck)"]
+    if not summaries:
+        return [*lines, "  not run"]
+    header = f"{'component':<16} {'configs':>7} {'depth':>11} {'states':>9} {'transitions':>12} {'time':>7}"
+    lines.append(f"  {header}  verdict")
+    for s in summaries:
+        if s["verdict"] == "N/A":
+            dashes = f"{'-':>7} {'-':>11} {'-':>9} {'-':>12} {'-':>7}"
+            lines.append(f"  {s['component']:<16} {dashes}  N/A ({s['note']})")
+            continue
+        depth = f"{s['depth']}/{s['depth_bound']}" + (" fix" if s["complete"] else "")
+        lines.append(
+            f"  {s['component']:<16} {s['configurations']:>7} {depth:>11} {s['states']:>9}"
+            f" {s['transitions']:>12} {s['seconds']:>6.1f}s  {s['verdict']}"
+        )
+    lines.append("  depth: deepest level with a new state / bound; fix: all configurations at a fixpoint")
+    return lines
+
+
+def _mutation_line(mutation: dict[str, Any] | None) -> list[str]:
+    if not mutation:
+        return ["\nMutation score (make mutation): not recorded yet"]
+    killed, total = mutation["killed"], mutation["total"]
+    score = 100.0 * killed / total if total else 0.0
+    text = f"  {killed}/{total} killed ({score:.1f}%) over {', '.join(mutation.get('paths', []))}"
+    text += f" with {mutation.get('tool', '?')}, recorded {mutation.get('recorded', '?')}"
+    return ["\nMutation score (last recorded by make mutation; survivors in docs/MUTATION.md)", text]
+
+
 def render_report(
     records: list[dict[str, Any]],
     conditions: list[CrosshairCondition],
     steps: list[StepResult],
     seconds: float,
+    *,
+    modelcheck: list[dict[str, Any]] | None = None,
+    linearizability: list[dict[str, Any]] | None = None,
+    mutation: dict[str, Any] | None = None,
 ) -> tuple[str, bool]:
     """Return the report text and whether everything passed."""
     tests_by_clause: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -104,6 +139,11 @@ def render_report(
     for condition in conditions:
         for clause in condition.clauses:
             contracts_by_clause[clause].append(condition)
+    checked_by_clause: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for summary in modelcheck or []:
+        if summary["verdict"] != "N/A":
+            for clause in summary["clauses"]:
+                checked_by_clause[clause].append(summary)
 
     lines = ["", "=" * 100, "CONFORMANCE REPORT (clauses of SEMANTICS.md)", "=" * 100]
     counts: dict[str, int] = defaultdict(int)
@@ -116,14 +156,33 @@ def render_report(
         contracts = contracts_by_clause.get(clause.id, [])
         failed = any(r["outcome"] == "failed" for r in tests) or any(c.verdict == "error" for c in contracts)
         passed = any(r["outcome"] == "passed" for r in tests) or bool(contracts)
+        model_checked = checked_by_clause.get(clause.id, [])
+        failed = failed or any(m["verdict"] == "FAIL" for m in model_checked)
+        passed = passed or bool(model_checked)
         status = "FAIL" if failed else "PASS" if passed else "UNCHECKED"
         counts[status] += 1
         evidence = _summarize_tests(tests)
         if contracts:
             evidence.append(_summarize_contracts(contracts))
+        for m in model_checked:
+            fixpoint = ", fixpoint" if m["complete"] else ""
+            evidence.append(
+                f"model check {m['component']} {m['verdict']} [{m['states']} states, {m['transitions']}"
+                f" transitions, depth {m['depth']}/{m['depth_bound']}{fixpoint}]"
+            )
         lines.append(f"  {clause.id:<3} {status:<9} {clause.title}")
         for item in evidence:
             lines.append(f"                {item}")
+
+    if modelcheck is not None:
+        lines.extend(_modelcheck_lines(modelcheck))
+    if linearizability is not None:
+        lines.append("\nLinearizability (real-thread histories, python -m spec.linearizability)")
+        for run in linearizability:
+            lines.append(f"  {'PASS' if run['passed'] else 'FAIL':<5} {run['subject']}: {run['summary']}")
+        if not linearizability:
+            lines.append("  not run")
+    lines.extend(_mutation_line(mutation))
 
     lines.append("\nTool steps")
     for step in steps:
@@ -133,7 +192,8 @@ def render_report(
     lines.append(f"\nTests without a clause tag: {len(untagged)} ({len(failed_untagged)} failed)")
     for nodeid in failed_untagged:
         lines.append(f"  FAIL {nodeid}")
-    unchecked = [c.id for c in CLAUSES if not tests_by_clause.get(c.id) and not contracts_by_clause.get(c.id)]
+    evidenced = set(tests_by_clause) | set(contracts_by_clause) | set(checked_by_clause)
+    unchecked = [c.id for c in CLAUSES if c.id not in evidenced]
     by_component = sorted({COMPONENTS[c[0]] for c in unchecked})
     ok = counts["FAIL"] == 0 and all(s.ok for s in steps) and not failed_untagged
     lines.append(

@@ -10,8 +10,13 @@ Steps (each is recorded, none stops the others):
 4. ``crosshair check`` on every deliberately broken model in
    ``tests/crosshair_bugs/``: each must yield exactly the counterexamples
    listed in its ``.expected`` golden file (the checker is shown to fail);
-5. the report (``spec.report``): per component and clause, which checks
-   covered it, with their figures, and PASS / FAIL / UNCHECKED.
+5. the bounded exhaustive model check of every component
+   (``python -m spec.modelcheck``) and real-thread linearizability runs
+   (``python -m spec.linearizability``);
+6. the report (``spec.report``): per component and clause, which checks
+   covered it, with their figures, and PASS / FAIL / UNCHECKED; then the
+   model-check table, the linearizability runs and the last mutation score
+   recorded by ``make mutation`` (``docs/mutation-score.json``).
 
 Exit status 0 only when every step passed.  ``--quick`` uses the ``dev``
 profile and short CrossHair budgets (for iterating on the report itself).
@@ -37,6 +42,7 @@ __all__ = ["main"]
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / ".verify"
+MUTATION_SCORE = ROOT / "docs" / "mutation-score.json"  # written by `make mutation`
 CLAUSE_RE = re.compile(r"\b([MEPFVCB][1-9])\b")
 LINE_RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<kind>info|error): (?P<message>.*)$")
 
@@ -171,8 +177,21 @@ def main(argv: list[str] | None = None) -> int:
         for bug_job in bug_jobs:
             say(bug_job.result())
 
+    # Issue 6: exhaustive bounded model checking (CI-sized domains), real-thread linearizability runs,
+    # and the last mutation score recorded by `make mutation` (read, not re-run).
+    modelcheck_json, lin_json = OUT / "modelcheck.json", OUT / "linearizability.json"
+    modelcheck_json.unlink(missing_ok=True)
+    lin_json.unlink(missing_ok=True)
+    say(_run("model check", [*_tool("spec.modelcheck"), "--json", str(modelcheck_json)]))
+    say(_run("linearizability", [*_tool("spec.linearizability"), "--json", str(lin_json)]))
+    extras = {
+        "modelcheck": json.loads(modelcheck_json.read_text()) if modelcheck_json.exists() else [],
+        "linearizability": json.loads(lin_json.read_text()) if lin_json.exists() else [],
+        "mutation": json.loads(MUTATION_SCORE.read_text()) if MUTATION_SCORE.exists() else None,
+    }
+
     records: list[dict[str, Any]] = json.loads(results_json.read_text()) if results_json.exists() else []
-    report, ok = render_report(records, crosshair_conditions, steps, time.perf_counter() - started)
+    report, ok = render_report(records, crosshair_conditions, steps, time.perf_counter() - started, **extras)
     print(report)
     (OUT / "report.txt").write_text(report)
     return 0 if ok else 1
