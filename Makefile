@@ -1,6 +1,7 @@
 # make test    - the test suite (unit, stateful, concurrency)
 # make verify  - lint, types, tests under the larger verify profile, CrossHair, conformance report
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
+# make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
 # Each target creates .venv on first use (Python >= 3.10 and make are all it needs).
 
 PYTHON ?= python3
@@ -36,6 +37,9 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+chart: $(STAMP)
+	$(BIN)/python -m benchmarks.chart
 
 clean:
 	rm -rf $(VENV) .verify .hypothesis .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -174,7 +174,7 @@ class StorageExistenceCache:
 
         O(pages).  An empty chain is ``True``.
         """
-        chain = as_chain("hashes", hashes)
+        chain = hashes if type(hashes) is list else as_chain("hashes", hashes)
         if pool != self._primary:
             chain = zip(repeat(_TAG), repeat(check_pool(pool)), chain)  # type: ignore[assignment]
         try:

@@ -90,7 +90,7 @@ class PoolExistenceBeliefs:
 
         O(pages).  An empty chain is ``True``.
         """
-        chain = as_chain("hashes", hashes)
+        chain = hashes if type(hashes) is list else as_chain("hashes", hashes)
         try:
             any(map(self._beliefs.move_to_end, chain))
         except KeyError:  # move_to_end: the first page not believed; the ones before it are touched
