@@ -1,0 +1,311 @@
+"""LRU accounting and eviction of the file store's files (SEMANTICS.md V1-V6).
+
+What it is for: :class:`~hicache.file_store.HiCacheFile` asks :meth:`reserve`
+before every write; the evictor keeps the namespace's files under ``max_size``
+bytes and the filesystem's free space at or above ``min_free_space`` by
+unlinking the least recently used files.
+
+Internal invariants (``check_invariants`` asserts them):
+
+* ``_entries`` maps key -> ``_Entry(size, in_flight)``, least recently used
+  first; ``_total`` is the sum of the sizes (C3).  An in-flight entry is a
+  reserved write that is not committed yet; eviction never picks it (V5).
+* Every change of an entry and of ``_total`` happens under ``lock``, together,
+  so no reader ever sees one without the other.
+
+Decisions where SEMANTICS.md leaves room:
+
+* Inert (V1: no cap, no floor): writes are still tracked, so the accounting of
+  C3 holds whatever the configuration; nothing is ever evicted.
+* ``reserve`` of a key that is tracked already: its old entry is excluded from
+  eviction and from the total while room is made; if the write is refused it
+  stays as it was.
+* A victim that cannot be unlinked (EPERM, EBUSY, EISDIR, EROFS, EIO...) keeps
+  its entry (its bytes are still on disk) and position; each ``reserve`` tries
+  every victim at most once, so an unremovable file costs one failed unlink per
+  reservation, never a loop (V5).
+* ``discard`` (the store found the file missing, or deleted it) drops a
+  committed entry and gives its bytes back; an in-flight one belongs to a write
+  still running and is left alone.
+
+Complexity: ``commit``/``abort``/``touch``/``discard`` O(1); ``reserve`` O(1)
+plus O(victims tried), plus one ``free_bytes`` probe before and one after
+evicting when ``min_free_space`` is set; ``snapshot``/``check_invariants`` O(n).
+
+Thread model: every method takes ``lock`` (an ``RLock``; the owner may pass its
+own so that its compound decisions are atomic with eviction).  Unlinks and the
+``on_evict`` callback run with the lock held: the callback must be quick and
+must not wait for another thread that needs the lock.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import NamedTuple
+
+from hicache._validate import check_int
+from hicache.fs import FileSystem
+
+__all__ = ["EvictorEntry", "LRUFileEvictor"]
+
+logger = logging.getLogger(__name__)
+
+
+class EvictorEntry(NamedTuple):
+    """One tracked file, as :meth:`LRUFileEvictor.snapshot` reports it."""
+
+    key: str
+    size: int
+    in_flight: bool
+
+
+class _Entry:
+    __slots__ = ("in_flight", "size")
+
+    def __init__(self, size: int, in_flight: bool) -> None:
+        self.size = size
+        self.in_flight = in_flight
+
+
+class LRUFileEvictor:
+    """Size accounting in LRU order, evicting files to make room for writes (V1-V6).
+
+    ``path_of(key)`` names a key's file; ``directory`` is probed for free space.
+    ``max_size`` (bytes, 0 = no cap), ``min_free_space`` (bytes, 0 = no floor),
+    ``eviction_ratio`` in (0, 1]: eviction for the cap goes down to
+    ``floor(max_size * eviction_ratio)`` so that it does not run on every write.
+    ``on_evict(key)`` is called once per victim, before its unlink (V6).
+
+    Raises ``TypeError``/``ValueError`` naming the parameter on bad input (B1).
+
+    >>> from spec.fake_fs import FakeFileSystem
+    >>> fs = FakeFileSystem(); fs.mkdir("/d")
+    >>> for key in "ab": fs.put(f"/d/{key}", b"12345")
+    >>> ev = LRUFileEvictor(fs, lambda k: f"/d/{k}", directory="/d", max_size=12, eviction_ratio=1.0)
+    >>> ev.touch("a"), ev.touch("b"), ev.total
+    (True, True, 10)
+    >>> ev.reserve("c", 5), [e.key for e in ev.snapshot()], ev.total
+    (True, ['b', 'c'], 10)
+    """
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        path_of: Callable[[str], str],
+        *,
+        directory: str,
+        max_size: int = 0,
+        min_free_space: int = 0,
+        eviction_ratio: float = 0.9,
+        on_evict: Callable[[str], object] | None = None,
+        lock: threading.RLock | None = None,
+    ) -> None:
+        self._max_size = check_int("max_size", max_size, minimum=0) or 0
+        self._min_free = check_int("min_free_space", min_free_space, minimum=0) or 0
+        if isinstance(eviction_ratio, bool) or not isinstance(eviction_ratio, (int, float)):
+            raise TypeError(
+                f"eviction_ratio must be a number, got {type(eviction_ratio).__name__} {eviction_ratio!r}"
+            )
+        if not (0 < eviction_ratio <= 1):
+            raise ValueError(f"eviction_ratio must be in (0, 1], got {eviction_ratio!r}")
+        if not callable(path_of):
+            raise TypeError(f"path_of must be callable, got {type(path_of).__name__} {path_of!r}")
+        if on_evict is not None and not callable(on_evict):
+            raise TypeError(f"on_evict must be callable or None, got {type(on_evict).__name__} {on_evict!r}")
+        self._ratio = float(eviction_ratio)
+        self._fs = fs
+        self._path_of = path_of
+        self._directory = directory
+        self._on_evict = on_evict
+        self.lock: threading.RLock = lock if lock is not None else threading.RLock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._total = 0
+
+    @property
+    def enabled(self) -> bool:
+        """V1: eviction is on when there is a cap or a free-space floor."""
+        return self._max_size > 0 or self._min_free > 0
+
+    @property
+    def max_size(self) -> int:
+        return self._max_size
+
+    @property
+    def min_free_space(self) -> int:
+        return self._min_free
+
+    @property
+    def eviction_ratio(self) -> float:
+        return self._ratio
+
+    @property
+    def total(self) -> int:
+        """Bytes of every tracked entry, in flight included (V2)."""
+        with self.lock:
+            return self._total
+
+    def __len__(self) -> int:
+        with self.lock:
+            return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        with self.lock:
+            return key in self._entries
+
+    def reserve(self, key: str, size: int) -> bool:
+        """Admit a write of ``size`` bytes for ``key``, evicting LRU files as needed (V3, V5).
+
+        On success ``key`` is most recently used, in flight, counted with
+        ``size``.  Refused (False): larger than the cap, or no room could be
+        made.  O(1) plus the victims tried.
+        """
+        check_int("size", size, minimum=0)
+        with self.lock:
+            old = self._entries.get(key)
+            others = self._total - (old.size if old is not None else 0)
+            if self.enabled and not self._make_room(key, size, others):
+                return False
+            if old is not None:
+                self._total -= old.size
+                del self._entries[key]
+            self._entries[key] = _Entry(size, True)
+            self._total += size
+            return True
+
+    def evict(self) -> bool:
+        """Enforce the limits now (start-up, F8): as ``reserve`` of nothing.  True when they hold."""
+        with self.lock:
+            return not self.enabled or self._make_room(None, 0, self._total)
+
+    def commit(self, key: str) -> None:
+        """V4: the write of ``key`` is on disk; it may now be evicted.  O(1)."""
+        with self.lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                entry.in_flight = False
+
+    def abort(self, key: str) -> None:
+        """V4: the write of ``key`` failed: drop its entry and give its bytes back.  O(1)."""
+        with self.lock:
+            entry = self._entries.pop(key, None)
+            if entry is not None:
+                self._total -= entry.size
+
+    def touch(self, key: str, size: int | None = None) -> bool:
+        """V4: make ``key`` most recently used; adopt an untracked file with its real size.
+
+        The real size is ``size`` when the caller knows it, else one ``stat``.
+        False when the key is untracked and its file is missing or unreadable.
+        """
+        with self.lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return True
+            if size is None:
+                try:
+                    size = self._fs.stat(self._path_of(key)).size
+                except OSError as exc:
+                    # ENOENT: nothing to adopt; any other errno: adopt nothing rather than guess a size.
+                    if exc.errno != errno.ENOENT:
+                        logger.warning("file evictor: cannot stat %r to adopt it: %s", key, exc)
+                    return False
+            self._entries[key] = _Entry(size, False)
+            self._total += size
+            return True
+
+    def discard(self, key: str) -> bool:
+        """Drop the committed entry of a file that is gone, giving its bytes back (F4).  O(1).
+
+        An in-flight entry is left alone (its write is still running).  True if dropped.
+        """
+        with self.lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.in_flight:
+                return False
+            del self._entries[key]
+            self._total -= entry.size
+            return True
+
+    def clear(self) -> None:
+        """Forget every entry (the store removed the files itself; ``on_evict`` is not called)."""
+        with self.lock:
+            self._entries.clear()
+            self._total = 0
+
+    def snapshot(self) -> tuple[EvictorEntry, ...]:
+        """The entries, least recently used first (introspection for tests).  O(n)."""
+        with self.lock:
+            return tuple(EvictorEntry(k, e.size, e.in_flight) for k, e in self._entries.items())
+
+    def check_invariants(self) -> None:
+        """Assert C3 for the evictor: the total is the sum of the tracked sizes.  O(n)."""
+        with self.lock:
+            assert self._total == sum(e.size for e in self._entries.values()), "total != sum of sizes"
+            assert all(e.size >= 0 for e in self._entries.values()), "negative size"
+
+    # -- internals -----------------------------------------------------------
+
+    def _make_room(self, key: str | None, size: int, others: int) -> bool:
+        """Evict for the cap, then for the free-space floor; True when ``size`` more bytes fit (lock held)."""
+        cap = self._max_size
+        if cap > 0:
+            if size > cap:
+                return False
+            if others + size > cap:
+                target = math.floor(cap * self._ratio) - size
+                for victim in list(self._entries):
+                    if others <= target:
+                        break
+                    freed = self._evict_one(victim, key)
+                    if freed is not None:
+                        others -= freed
+                if others + size > cap:
+                    return False
+        floor = self._min_free
+        if floor > 0:
+            free = self._free_bytes()
+            if free is None:
+                return False
+            if free - size < floor:
+                for victim in list(self._entries):
+                    if free - size >= floor:
+                        break
+                    freed = self._evict_one(victim, key)
+                    if freed is not None:
+                        free += freed  # an estimate: re-probed below
+                free = self._free_bytes()
+                if free is None or free - size < floor:
+                    return False
+        return True
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        """Try to remove one victim: its size when evicted, None when skipped (lock held)."""
+        entry = self._entries.get(victim)
+        if entry is None or entry.in_flight or victim == keep:
+            return None
+        if self._on_evict is not None:
+            self._on_evict(victim)  # before the unlink: no belief outlives its file (V6)
+        try:
+            self._fs.unlink(self._path_of(victim))
+        except FileNotFoundError:
+            pass  # already gone (another process, or by hand): counts as evicted (V5)
+        except OSError as exc:
+            # EPERM/EACCES/EBUSY/EISDIR/EROFS/EIO...: the file stays; skip it and go on (V5).
+            logger.warning("file evictor: cannot remove %r, skipping it: %s", victim, exc)
+            return None
+        del self._entries[victim]
+        self._total -= entry.size
+        return entry.size
+
+    def _free_bytes(self) -> int | None:
+        try:
+            return self._fs.free_bytes(self._directory)
+        except OSError as exc:
+            # Any errno: without a probe the floor cannot be honoured, so the write is refused.
+            logger.warning("file evictor: cannot probe free space of %r: %s", self._directory, exc)
+            return None

@@ -1,0 +1,526 @@
+"""HiCacheFile: a key -> bytes store, one file per key, with beliefs and LRU eviction (SEMANTICS.md F, C, B).
+
+What it is for: the file backend of the storage tier.  Pages are written once
+(content-addressed keys), read back, and asked about very often; many ranks in
+many processes share one directory on a (possibly slow, shared) filesystem.
+
+Files: a key's file is ``<key><namespace>.bin`` in the storage directory;
+writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
+directory and are published by an atomic rename, so a reader never sees a
+partial value (F3, C4).  Start-up (F8) lists the directory once.
+
+Collaborators: a :class:`~hicache.metadata_cache.MetadataCache` of beliefs
+(keys known to exist, when enabled), an :class:`~hicache.file_evictor.LRUFileEvictor`
+for the accounting, and a :class:`~hicache.fs.FileSystem` port for every I/O.
+
+Internal invariants (``check_invariants``):
+
+* the evictor's total is the sum of its tracked sizes (C3);
+* ``_epoch`` is even except while a removal (eviction, ``delete``, ``clear``)
+  is under way under ``_lock``; it is bumped to odd before the first belief
+  is dropped and back to even after the last unlink.
+
+The C1 guard: a probe (``exists``/``get``/``set`` that finds the file) reads
+``_epoch`` before its filesystem call and teaches the belief afterwards, under
+``_lock``, only if the epoch is even and unchanged.  Any removal that
+overlapped the probe changed the epoch (or was under way, odd, when the probe
+began), so a probe that saw a file just before this store removed it never
+plants a belief after the removal.  The price is that a probe overlapping an
+unrelated removal does not teach; the next probe will.
+
+Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one
+``stat``; ``get``/``get_into`` one read; ``set`` one probe, one write, one
+rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory
+scan (F5); ``clear`` and start-up O(files in the directory).
+
+Thread model: safe from several threads (C5).  ``_lock`` (an ``RLock``, shared
+with the evictor) serializes accounting, removals and belief teaching; reads,
+writes and ``stat`` calls run outside it.  Unlinks run inside it.
+
+I/O failures never raise out of an operation: they are an answer
+(``False``/``None``) plus a log line on the ``hicache.file_store`` logger (B2).
+Bad arguments raise ``TypeError``/``ValueError`` naming the parameter before
+any I/O (F2, B1).  Failing to create or list the directory at construction
+raises ``OSError``: a store that can never work should not look healthy.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from hicache.file_config import FileStoreConfig, load_file_config
+from hicache.file_evictor import LRUFileEvictor
+from hicache.fs import FileStat, FileSystem, OSFileSystem
+from hicache.metadata_cache import MetadataCache
+
+__all__ = ["NAME_MAX", "HiCacheFile", "is_temp_name"]
+
+logger = logging.getLogger(__name__)
+
+NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
+_TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
+BytesLike = bytes | bytearray | memoryview
+
+
+def is_temp_name(name: str) -> bool:
+    """True for a temp file name of the store (``.<random>.tmp``): never a key's file, since keys
+    cannot start with a dot."""
+    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
+
+
+class HiCacheFile:
+    """One file per key in a shared directory, with a metadata cache and an LRU evictor.
+
+    ``storage_dir`` (None: the configured one), ``namespace`` (a suffix of
+    every file name: a store sees only its own namespace), ``extra_config``
+    (see :mod:`hicache.file_config`; it overrides the environment), ``fs``
+    (the filesystem port, default the OS), ``clock`` (monotonic seconds for
+    the belief lifetimes, default ``time.monotonic``).
+
+    Raises ``TypeError``/``ValueError`` naming the parameter on bad arguments,
+    and ``OSError`` when the directory cannot be created or listed.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     store = HiCacheFile(d, namespace="_r0", extra_config={"enable_metadata_cache": True})
+    ...     store.set("page-1", b"kv"), store.exists("page-1"), store.get("page-1"), store.get("page-2")
+    ...     store.batch_exists(["page-1", "page-2"]), sorted(os.listdir(d))
+    (True, True, b'kv', None)
+    (1, ['page-1_r0.bin'])
+    """
+
+    # The evictor class; a subclass may substitute a variant (tests/variants/file_store.py does).
+    _evictor_class: ClassVar[type[LRUFileEvictor]] = LRUFileEvictor
+
+    def __init__(
+        self,
+        storage_dir: str | os.PathLike[str] | None = None,
+        *,
+        namespace: str = "",
+        extra_config: Mapping[str, object] | None = None,
+        fs: FileSystem | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        config = load_file_config(extra_config)
+        if storage_dir is None:
+            directory = config.storage_dir
+        elif isinstance(storage_dir, (str, os.PathLike)):
+            directory = os.fspath(storage_dir)
+            if not isinstance(directory, str) or not directory:
+                raise ValueError(f"storage_dir must be a non-empty str path, got {storage_dir!r}")
+        else:
+            raise TypeError(
+                f"storage_dir must be a str path or None, got {type(storage_dir).__name__} {storage_dir!r}"
+            )
+        if not isinstance(namespace, str):
+            raise TypeError(f"namespace must be a str, got {type(namespace).__name__} {namespace!r}")
+        if "/" in namespace or "\0" in namespace or (os.altsep is not None and os.altsep in namespace):
+            raise ValueError(f"namespace must not contain a path separator or NUL, got {namespace!r}")
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
+        self._config = config
+        self._directory = directory
+        self._namespace = namespace
+        self._suffix = namespace + ".bin"
+        self._fs: FileSystem = fs if fs is not None else OSFileSystem()
+        self._lock = threading.RLock()
+        self._epoch = 0
+        self._beliefs: MetadataCache | None = None
+        if config.enable_metadata_cache:
+            self._beliefs = MetadataCache(
+                config.metadata_ttl, clock=clock if clock is not None else time.monotonic
+            )
+        self._evictor = self._evictor_class(
+            self._fs,
+            self._path,
+            directory=directory,
+            max_size=config.max_size,
+            min_free_space=config.min_free_space,
+            eviction_ratio=config.eviction_ratio,
+            on_evict=self._on_evict,
+            lock=self._lock,
+        )
+        self._start()
+
+    # -- introspection -------------------------------------------------------
+
+    @property
+    def config(self) -> FileStoreConfig:
+        return self._config
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    @property
+    def evictor(self) -> LRUFileEvictor:
+        """The store's evictor (read its ``snapshot()``/``total``; do not drive it directly)."""
+        return self._evictor
+
+    def file_name(self, key: str) -> str:
+        """The name of ``key``'s file in the directory (F1); ValueError for a bad key (F2)."""
+        self._check_key(key)
+        return key + self._suffix
+
+    def believes(self, key: str) -> bool:
+        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect)."""
+        return self._beliefs is not None and self._beliefs.contains(key)
+
+    def check_invariants(self) -> None:
+        """Assert the internal invariants (O(n): for tests)."""
+        self._evictor.check_invariants()
+        if self._beliefs is not None:
+            self._beliefs.check_invariants()
+        with self._lock:
+            assert self._epoch % 2 == 0, "a removal was left half done"
+
+    # -- the operations ------------------------------------------------------
+
+    def exists(self, key: str) -> bool:
+        """F6: a live belief answers with no filesystem call; else one ``stat``.  O(1)."""
+        self._check_key(key)
+        beliefs = self._beliefs
+        if beliefs is not None and beliefs.contains(key):
+            return True
+        return self._probe(key, touch=False) is not None
+
+    def set(self, key: str, value: BytesLike) -> bool:
+        """F3: store ``value`` under ``key``; True when it is on disk (or already was).
+
+        An existing key is only refreshed (the write is skipped).  Never raises
+        for I/O: False plus a log line, with the temp file removed and the
+        reservation released.
+        """
+        self._check_key(key)
+        return self._set(key, self._as_bytes(value))
+
+    def get(self, key: str) -> bytes | None:
+        """F4: the value of ``key``, or None when it is missing or cannot be read whole."""
+        self._check_key(key)
+        path = self._path(key)
+        epoch = self._epoch
+        try:
+            size, data = self._fs.read_file(path)
+        except FileNotFoundError:
+            self._forget_missing(key)
+            return None
+        except OSError as exc:
+            # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
+            logger.warning("file store: cannot read %r: %s", path, exc)
+            return None
+        if len(data) != size:
+            logger.warning("file store: short read of %r: %d of %d bytes", path, len(data), size)
+            return None
+        self._learn(key, epoch, size)
+        return data
+
+    def get_into(self, key: str, buffer: Any) -> bool:
+        """F4: read ``key``'s value into ``buffer``; True only when its size is exactly ``len(buffer)``.
+
+        ``buffer`` is a writable, contiguous bytes-like object (bytearray,
+        writable memoryview, numpy array...).  A file of another size is not
+        read at all (a page of another layout is never taken for this one).
+        """
+        self._check_key(key)
+        view = self._as_writable(buffer)
+        path = self._path(key)
+        epoch = self._epoch
+        try:
+            size, got = self._fs.read_into(path, view)
+        except FileNotFoundError:
+            self._forget_missing(key)
+            return False
+        except OSError as exc:
+            # EIO, EACCES, ...: as in get().
+            logger.warning("file store: cannot read %r: %s", path, exc)
+            return False
+        if size != len(view):
+            logger.warning("file store: %r holds %d bytes, the buffer %d: not read", path, size, len(view))
+            return False
+        if got != size:
+            logger.warning("file store: short read of %r: %d of %d bytes", path, got, size)
+            return False
+        self._learn(key, epoch, size)
+        return True
+
+    def delete(self, key: str) -> bool:
+        """F7: remove ``key``'s file; True when it is gone afterwards (False: it could not be removed)."""
+        self._check_key(key)
+        path = self._path(key)
+        with self._lock:
+            self._begin_removal()
+            try:
+                if self._beliefs is not None:
+                    self._beliefs.remove(key)
+                try:
+                    self._fs.unlink(path)
+                except FileNotFoundError:
+                    pass  # nothing to remove: the key is gone all the same
+                except OSError as exc:
+                    # EPERM/EBUSY/EISDIR/EIO...: the file stays, and so does its accounting.
+                    logger.warning("file store: cannot delete %r: %s", path, exc)
+                    return False
+                self._evictor.discard(key)
+                return True
+            finally:
+                self._end_removal()
+
+    def clear(self) -> bool:
+        """F7: remove every file of this namespace (only those); reset beliefs and accounting.
+
+        Files that cannot be removed stay tracked (their bytes are still on
+        disk).  True when every file was removed.  O(files in the directory).
+        """
+        with self._lock:
+            self._begin_removal()
+            try:
+                if self._beliefs is not None:
+                    self._beliefs.clear()
+                try:
+                    found = self._scan()
+                except OSError as exc:
+                    # Any errno: nothing can be removed without a listing; the accounting stays as it was.
+                    logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
+                    return False
+                kept: list[tuple[str, int]] = []
+                for _mtime, _name, key, size in found:
+                    try:
+                        self._fs.unlink(self._path(key))
+                    except FileNotFoundError:
+                        pass  # removed meanwhile by someone else: gone all the same
+                    except OSError as exc:
+                        # EPERM/EBUSY/EISDIR/EIO...: it stays on disk, so it stays counted.
+                        logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
+                        kept.append((key, size))
+                self._evictor.clear()
+                for key, size in kept:
+                    self._evictor.touch(key, size)
+                return not kept
+            finally:
+                self._end_removal()
+
+    def batch_set(self, keys: Sequence[str], values: Sequence[BytesLike]) -> list[bool]:
+        """F5: ``set`` of each pair, in order; every argument is checked before any I/O."""
+        keys, views = list(keys), [self._as_bytes(v) for v in values]
+        if len(keys) != len(views):
+            raise ValueError(f"values must have one value per key: {len(keys)} keys, {len(views)} values")
+        for key in keys:
+            self._check_key(key)
+        return [self._set(key, view) for key, view in zip(keys, views, strict=True)]
+
+    def batch_get(self, keys: Iterable[str]) -> list[bytes | None]:
+        """F5: ``get`` of each key, in order."""
+        keys = self._check_keys(keys)
+        return [self.get(key) for key in keys]
+
+    def batch_exists(self, keys: Iterable[str]) -> int:
+        """F5: the length of the longest prefix of ``keys`` that exists.  O(keys asked), no scan."""
+        keys = self._check_keys(keys)
+        for count, key in enumerate(keys):
+            if not self.exists(key):
+                return count
+        return len(keys)
+
+    # -- internals -----------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self._directory, key + self._suffix)
+
+    def _check_key(self, key: object) -> None:
+        """F2: a non-empty str, no separator or NUL, no leading dot, file name <= NAME_MAX bytes."""
+        if not isinstance(key, str):
+            raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
+        if not key or key[0] == "." or "/" in key or "\0" in key or (os.altsep and os.altsep in key):
+            raise ValueError(
+                "key must be a non-empty str without a path separator or NUL, not starting"
+                f" with '.', got {key!r:.100}"
+            )
+        name_chars = len(key) + len(self._suffix)
+        if name_chars * 4 > NAME_MAX:  # 4 bytes per char at most: only long names need encoding
+            try:
+                name_bytes = len(os.fsencode(key + self._suffix))
+            except UnicodeEncodeError:
+                raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
+            if name_bytes > NAME_MAX:
+                raise ValueError(
+                    f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
+                )
+
+    def _check_keys(self, keys: Iterable[str]) -> list[str]:
+        keys = list(keys)
+        for key in keys:
+            self._check_key(key)
+        return keys
+
+    @staticmethod
+    def _as_bytes(value: object) -> memoryview:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(
+                f"value must be bytes, bytearray or memoryview, got {type(value).__name__} {value!r:.100}"
+            )
+        view = memoryview(value)
+        if view.format == "B" and view.ndim == 1:
+            return view
+        return view.cast("B") if view.c_contiguous else memoryview(view.tobytes())
+
+    @staticmethod
+    def _as_writable(buffer: object) -> memoryview:
+        try:
+            view = memoryview(buffer)  # type: ignore[arg-type]
+        except TypeError:
+            raise TypeError(
+                f"buffer must be a writable bytes-like object, got {type(buffer).__name__}"
+            ) from None
+        if view.readonly:
+            raise TypeError(f"buffer must be writable, got a read-only {type(buffer).__name__}")
+        if not view.c_contiguous:
+            raise ValueError(f"buffer must be contiguous, got a non-contiguous {type(buffer).__name__}")
+        return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+    def _set(self, key: str, view: memoryview) -> bool:
+        beliefs = self._beliefs
+        if beliefs is not None and beliefs.contains(key):
+            with self._lock:
+                if beliefs.contains(key):  # still: no removal slipped in
+                    self._evictor.touch(key)
+                    return True
+        if self._probe(key, touch=True) is not None:
+            return True
+        path = self._path(key)
+        with self._lock:
+            admitted = self._evictor.reserve(key, len(view))
+            self._end_removal()  # the evictions reserve() made, if any, are over
+        if not admitted:
+            logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
+            return False
+        epoch = self._epoch
+        temp = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+        try:
+            self._fs.write_new(temp, view)
+            self._fs.replace(temp, path)
+        except OSError as exc:
+            # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
+            logger.warning("file store: cannot write %r: %s", path, exc)
+            self._remove_temp(temp)
+            with self._lock:
+                self._evictor.abort(key)
+                if beliefs is not None:
+                    beliefs.remove(key)
+            return False
+        with self._lock:
+            self._evictor.commit(key)
+            if beliefs is not None and self._epoch == epoch:
+                beliefs.add(key)
+        return True
+
+    def _probe(self, key: str, *, touch: bool) -> FileStat | None:
+        """One ``stat``: the file's stat (teaching the belief, C1-guarded) or None when missing/unreadable."""
+        path = self._path(key)
+        epoch = self._epoch
+        try:
+            st = self._fs.stat(path)
+        except FileNotFoundError:
+            self._forget_missing(key)
+            return None
+        except OSError as exc:
+            # EIO, EACCES, ESTALE...: existence unknown, answered as absent (the conservative answer).
+            logger.warning("file store: cannot stat %r: %s", path, exc)
+            return None
+        self._learn(key, epoch, st.size if touch else None, touch=touch)
+        return st
+
+    def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
+        """A probe found ``key``: teach the belief, refresh recency, unless a removal overlapped (C1)."""
+        if epoch % 2:
+            return  # a removal was under way when the probe began
+        with self._lock:
+            if self._epoch != epoch:
+                return  # a removal overlapped the probe: what it saw may be gone now
+            if touch:
+                self._evictor.touch(key, size)
+            if self._beliefs is not None:
+                self._beliefs.add(key)
+
+    def _forget_missing(self, key: str) -> None:
+        """F4: the file is gone: drop the belief and give its bytes back to the accounting."""
+        with self._lock:
+            if self._beliefs is not None:
+                self._beliefs.remove(key)
+            self._evictor.discard(key)
+
+    def _on_evict(self, key: str) -> None:
+        """V6 callback (lock held, before the unlink): the belief goes first."""
+        self._begin_removal()
+        if self._beliefs is not None:
+            self._beliefs.remove(key)
+
+    def _begin_removal(self) -> None:
+        if self._epoch % 2 == 0:
+            self._epoch += 1
+
+    def _end_removal(self) -> None:
+        if self._epoch % 2:
+            self._epoch += 1
+
+    def _remove_temp(self, temp: str) -> None:
+        try:
+            self._fs.unlink(temp)
+        except FileNotFoundError:
+            pass  # the write failed before creating it
+        except OSError as exc:
+            # EPERM/EIO...: a leftover temp file; start-up removes it once it is old (F8).
+            logger.warning("file store: cannot remove temp file %r: %s", temp, exc)
+
+    def _key_of(self, name: str) -> str | None:
+        """The key whose file is ``name`` in this namespace, or None (another namespace, a temp file)."""
+        suffix = self._suffix
+        if len(name) <= len(suffix) or not name.endswith(suffix) or name[0] == ".":
+            return None
+        return name[: -len(suffix)]
+
+    def _scan(self) -> list[tuple[float, str, str, int]]:
+        """One pass: this namespace's files as (mtime, name, key, size), oldest first (ties by name)."""
+        found = []
+        for entry in self._fs.scandir(self._directory):
+            key = self._key_of(entry.name)
+            if key is not None:
+                found.append((entry.mtime, entry.name, key, entry.size))
+        found.sort()
+        return found
+
+    def _start(self) -> None:
+        """F8: create the directory, remove stale temp files, seed accounting and beliefs, evict."""
+        fs = self._fs
+        fs.mkdir(self._directory)
+        entries = list(fs.scandir(self._directory))
+        now = fs.now()
+        found = []
+        for entry in entries:
+            if is_temp_name(entry.name):
+                if now - entry.mtime > self._config.temp_max_age:
+                    self._remove_temp(os.path.join(self._directory, entry.name))
+                continue
+            key = self._key_of(entry.name)
+            if key is not None:
+                found.append((entry.mtime, entry.name, key, entry.size))
+        found.sort()
+        with self._lock:
+            for _mtime, _name, key, size in found:
+                self._evictor.touch(key, size)
+                if self._beliefs is not None:
+                    self._beliefs.add(key)
+            if not self._evictor.evict():
+                logger.warning(
+                    "file store: %r is over its limits; nothing more can be evicted", self._directory
+                )
+            self._end_removal()

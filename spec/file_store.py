@@ -1,0 +1,328 @@
+"""Executable model of the file store and its evictor (SEMANTICS.md F1-F8, V1-V6, C1-C4).
+
+The whole state is three small things:
+
+* ``files``: the directory, name -> (bytes, mtime): this namespace's files,
+  other namespaces' files and leftover temp files alike;
+* ``lru``: the evictor's entries ``(key, size, in_flight)``, least recently
+  used first (its total is the sum of the sizes: C3);
+* ``beliefs``: key -> birth, read through :mod:`spec.metadata_cache`.
+
+The pure functions below carry PEP 316 contracts for CrossHair; the class
+applies them operation by operation, in the order the store makes its
+filesystem calls, so that the lock-step machine can inject the same faults
+into both (pending faults are consumed by the next call of that operation,
+as :class:`spec.fake_fs.FakeFileSystem` does).
+
+Where SEMANTICS.md leaves a choice open, the model fixes it:
+
+* ``exists`` that finds the file missing also drops the evictor's entry (as
+  ``get`` must, F4): a file removed behind the store's back is refunded
+  whichever query notices it first.
+* A ``set`` of a believed key refreshes recency without a ``stat`` (F6, F3).
+* ``delete`` answers True when the file is gone afterwards; ``clear`` answers
+  True when every file of the namespace was removed, and keeps the ones it
+  could not remove tracked (their bytes are still on disk: C3).
+* Start-up orders files by (mtime, name) and gives every belief the same birth.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+from spec import metadata_cache as beliefs_model
+
+__all__ = ["Entry", "FileStoreModel", "cap_pass", "space_pass", "total"]
+
+Entry = tuple[str, int, bool]  # key, size in bytes, in flight
+
+
+def total(lru: list[Entry]) -> int:
+    """V2, C3: the evictor's total is the sum of the tracked sizes.
+
+    post: __return__ == sum(e[1] for e in lru)
+    """
+    return sum(size for _key, size, _in_flight in lru)
+
+
+def _evictable(entry: Entry, keep: str | None) -> bool:
+    return not entry[2] and entry[0] != keep
+
+
+def cap_pass(
+    lru: list[Entry], keep: str | None, size: int, cap: int, ratio: float, unremovable: frozenset[str]
+) -> tuple[list[Entry], list[str]]:
+    """V3, V5: evict LRU entries until the others fit under floor(cap * ratio) - size.
+
+    Returns the entries left and the victims tried, in order (each one got
+    ``on_evict``, V6).  ``keep`` (the key being written) and writes in flight
+    are never victims; an unremovable victim is tried once and keeps its entry.
+
+    pre: 0 < cap < 2**52 and 0 < ratio <= 1 and size >= 0
+    pre: all(e[1] >= 0 for e in lru) and len({e[0] for e in lru}) == len(lru)
+    post: all(e in lru for e in __return__[0])
+    post: not any(e[2] or e[0] == keep for e in lru if e[0] in __return__[1])
+    post: all(e in __return__[0] for e in lru if e[0] in unremovable or e[2])
+    post: len(__return__[0]) + len([k for k in __return__[1] if k not in unremovable]) == len(lru)
+    """
+    others = total(lru) - sum(e[1] for e in lru if e[0] == keep)
+    target = math.floor(cap * ratio) - size
+    left: list[Entry] = []
+    tried: list[str] = []
+    for entry in lru:
+        if others > target and _evictable(entry, keep):
+            tried.append(entry[0])
+            if entry[0] not in unremovable:
+                others -= entry[1]
+                continue
+        left.append(entry)
+    return left, tried
+
+
+def space_pass(
+    lru: list[Entry], keep: str | None, size: int, floor: int, free: int, unremovable: frozenset[str]
+) -> tuple[list[Entry], list[str]]:
+    """V3, V5: evict LRU entries until the estimated free space minus size reaches the floor.
+
+    The estimate grows by each victim's size (the caller re-probes the real
+    free space afterwards).  Same victims rules as :func:`cap_pass`.
+
+    pre: floor > 0 and size >= 0
+    pre: all(e[1] >= 0 for e in lru) and len({e[0] for e in lru}) == len(lru)
+    post: all(e in lru for e in __return__[0])
+    post: not any(e[2] or e[0] == keep for e in lru if e[0] in __return__[1])
+    post: all(e in __return__[0] for e in lru if e[0] in unremovable or e[2])
+    """
+    left: list[Entry] = []
+    tried: list[str] = []
+    for entry in lru:
+        if free - size < floor and _evictable(entry, keep):
+            tried.append(entry[0])
+            if entry[0] not in unremovable:
+                free += entry[1]
+                continue
+        left.append(entry)
+    return left, tried
+
+
+class FileStoreModel:
+    """The store's model over a modelled directory; mirrors ``HiCacheFile``'s operations.
+
+    ``cap``/``ratio``/``min_free`` are the evictor's limits, ``disk_size`` the
+    fake disk, ``metadata`` whether beliefs are kept, ``ttl`` their lifetime.
+    ``pending`` holds the faults armed on the filesystem (``write``,
+    ``replace``, ``read``, ``short``) and ``unremovable`` the names whose
+    unlink fails.  No validation: the machine passes what the store accepted.
+    """
+
+    def __init__(
+        self,
+        *,
+        namespace: str,
+        cap: int,
+        ratio: float,
+        min_free: int,
+        disk_size: int,
+        metadata: bool,
+        ttl: float,
+        temp_max_age: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.suffix = namespace + ".bin"
+        self.cap, self.ratio, self.min_free, self.disk_size = cap, ratio, min_free, disk_size
+        self.metadata, self.ttl, self.temp_max_age, self.clock = metadata, ttl, temp_max_age, clock
+        self.files: dict[str, tuple[bytes, float]] = {}
+        self.lru: list[Entry] = []
+        self.beliefs: beliefs_model.Births = {}
+        self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
+        self.unremovable: set[str] = set()
+        self.evicted: list[str] = []  # every victim tried (on_evict calls), for the properties
+
+    # -- observations ------------------------------------------------------
+
+    def name(self, key: str) -> str:
+        return key + self.suffix
+
+    def key_of(self, name: str) -> str | None:
+        """F1: the key of one of this namespace's files, else None."""
+        if len(name) <= len(self.suffix) or not name.endswith(self.suffix) or name[0] == ".":
+            return None
+        return name[: -len(self.suffix)]
+
+    def free(self) -> int:
+        return max(self.disk_size - sum(len(data) for data, _mtime in self.files.values()), 0)
+
+    def believed(self, key: str) -> bool:
+        return self.metadata and beliefs_model.contains(self.beliefs, key, self.clock(), self.ttl)
+
+    def namespace_bytes(self) -> int:
+        return sum(len(d) for n, (d, _m) in self.files.items() if self.key_of(n) is not None)
+
+    # -- the operations (F3-F8) -------------------------------------------
+
+    def exists(self, key: str) -> bool:
+        if self.believed(key):
+            return True
+        if self.name(key) in self.files:
+            self._teach(key)
+            return True
+        self._missing(key)
+        return False
+
+    def get(self, key: str, buffer_size: int | None = None) -> bytes | None:
+        """``get``, or with ``buffer_size`` the bytes ``get_into`` fills (None: it answers False)."""
+        if self._consume("read"):
+            return None
+        file = self.files.get(self.name(key))
+        if file is None:
+            self._missing(key)
+            return None
+        data = file[0]
+        if buffer_size is not None and buffer_size != len(data):
+            return None
+        if self._consume("short") and len(data) // 2 != len(data):
+            return None
+        self._touch(key, len(data))
+        self._teach(key)
+        return data
+
+    def set(self, key: str, value: bytes) -> bool:
+        if self.believed(key):
+            self._touch(key)
+            return True
+        if self.name(key) in self.files:
+            self._teach(key)
+            self._touch(key)
+            return True
+        self._missing(key)
+        if not self._reserve(key, len(value)):
+            return False
+        write_failed = self._consume("write") or len(value) > self.free()
+        if write_failed or self._consume("replace"):
+            self.lru = [e for e in self.lru if e[0] != key]  # abort (V4)
+            self._forget(key)
+            return False
+        self.files[self.name(key)] = (bytes(value), self.clock())
+        self.lru = [(k, s, False if k == key else f) for k, s, f in self.lru]  # commit (V4)
+        self._teach(key)
+        return True
+
+    def delete(self, key: str) -> bool:
+        self._forget(key)
+        if self.name(key) in self.unremovable:
+            return False
+        self.files.pop(self.name(key), None)
+        self._discard(key)
+        return True
+
+    def clear(self) -> bool:
+        self.beliefs = {}
+        kept = []
+        for _mtime, name, key, size in self._scan():
+            if name in self.unremovable:
+                kept.append((key, size))
+            else:
+                del self.files[name]
+        self.lru = [e for e in self.lru if e[2]]
+        for key, size in kept:
+            self._touch(key, size)
+        return not kept
+
+    def batch_exists(self, keys: Iterable[str]) -> int:
+        count = 0
+        for key in keys:
+            if not self.exists(key):
+                break
+            count += 1
+        return count
+
+    def restart(self) -> None:
+        """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
+        now = self.clock()
+        for name, (_data, mtime) in list(self.files.items()):
+            stale = name.startswith(".") and name.endswith(".tmp") and now - mtime > self.temp_max_age
+            if stale and name not in self.unremovable:
+                del self.files[name]
+        self.lru, self.beliefs = [], {}
+        for _mtime, _name, key, size in self._scan():
+            self.lru.append((key, size, False))
+            self._teach(key)
+        self._make_room(None, 0)
+
+    # -- the evictor (V3-V6) ----------------------------------------------
+
+    def _reserve(self, key: str, size: int) -> bool:
+        if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
+            return False
+        self.lru = [e for e in self.lru if e[0] != key] + [(key, size, True)]
+        return True
+
+    def _make_room(self, keep: str | None, size: int) -> bool:
+        unremovable = frozenset(k for e in self.lru if self.name(k := e[0]) in self.unremovable)
+        own = sum(e[1] for e in self.lru if e[0] == keep)
+        if self.cap > 0:
+            if size > self.cap:
+                return False
+            if total(self.lru) - own + size > self.cap:
+                self._apply(*cap_pass(self.lru, keep, size, self.cap, self.ratio, unremovable))
+                if total(self.lru) - own + size > self.cap:
+                    return False
+        if self.min_free > 0 and self.free() - size < self.min_free:
+            self._apply(*space_pass(self.lru, keep, size, self.min_free, self.free(), unremovable))
+            if self.free() - size < self.min_free:
+                return False
+        return True
+
+    def _apply(self, left: list[Entry], tried: list[str]) -> None:
+        """V6: each victim loses its belief before its unlink; removable ones lose their file."""
+        for key in tried:
+            self.evicted.append(key)
+            self._forget(key)
+            if self.name(key) not in self.unremovable:
+                self.files.pop(self.name(key), None)
+        self.lru = left
+
+    # -- internals ----------------------------------------------------------
+
+    def _scan(self) -> list[tuple[float, str, str, int]]:
+        found = []
+        for name, (data, mtime) in self.files.items():
+            key = self.key_of(name)
+            if key is not None:
+                found.append((mtime, name, key, len(data)))
+        return sorted(found)
+
+    def _consume(self, fault: str) -> bool:
+        if self.pending[fault]:
+            self.pending[fault] -= 1
+            return True
+        return False
+
+    def _teach(self, key: str) -> None:
+        if self.metadata:
+            self.beliefs = beliefs_model.add(self.beliefs, key, self.clock(), self.ttl, None)[0]
+
+    def _forget(self, key: str) -> None:
+        self.beliefs = beliefs_model.remove(self.beliefs, key)
+
+    def _touch(self, key: str, size: int | None = None) -> None:
+        """V4: most recently used; an untracked file is adopted with its real size."""
+        for i, entry in enumerate(self.lru):
+            if entry[0] == key:
+                self.lru.append(self.lru.pop(i))
+                return
+        if size is None:
+            file = self.files.get(self.name(key))
+            if file is None:
+                return
+            size = len(file[0])
+        self.lru.append((key, size, False))
+
+    def _discard(self, key: str) -> None:
+        self.lru = [e for e in self.lru if e[0] != key or e[2]]
+
+    def _missing(self, key: str) -> None:
+        """F4: the file is gone: no belief, and its bytes go back to the accounting."""
+        self._forget(key)
+        self._discard(key)

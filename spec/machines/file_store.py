@@ -1,0 +1,409 @@
+"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2) against ``spec.file_store``.
+
+The factory is called as ``factory(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)``
+(``HiCacheFile``'s signature).  The implementation runs on a
+:class:`spec.fake_fs.FakeFileSystem`; the model keeps its own copy of the
+directory.  Both see the same world: other processes creating and deleting
+files (of this namespace and another one, and temp files), faults (ENOSPC/EIO
+on write, EIO on rename and read, short reads, unremovable files with
+EPERM/EBUSY/EISDIR), a fake clock, restarts and crashes in the middle of a
+``set`` (then a new store on the same directory).
+
+Checked after every step: the directory (names, bytes, mtimes) equals the
+model's; C3 (the evictor's total is the sum of its sizes and its entries are
+the model's, when the implementation offers ``evictor.snapshot()``); beliefs
+(when it offers ``believes(key)``).  Checked as properties in the rules: C1 (a
+key this store removed is never reported to exist until set again), C2 (a
+``True`` for a file that is gone comes from a live belief), C4 (after a crash:
+whole values only, acknowledged values intact unless evicted, stale temp files
+removed at start-up), F6 (a believed ``exists`` makes no filesystem call, an
+unbelieved one exactly one) and F5 (``batch_exists`` never lists the directory).
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, precondition, rule
+
+from spec.fake_fs import Crash, FakeFileSystem
+from spec.fakes import FakeClock
+from spec.file_store import FileStoreModel
+from spec.machines._base import LockstepMachine
+
+__all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "file_store_machine"]
+
+DIRECTORY = "/cache"
+NAMESPACE = "_ns"
+FOREIGN = "_zz"  # another namespace sharing the directory
+KEYS = ("a", "b", "c", "d", "e")
+TEMP_MAX_AGE = 10.0
+DELTAS = (0.5, 1.0, 2.5, 11.0)
+
+keys = st.sampled_from(KEYS)
+# Distinct contents (no value is half of another), sizes that make a small cap overflow.
+VALUES = (b"", b"Q", b"xy", b"abc", b"12345", b"qwerty", b"ZZZZZZ")
+values = st.sampled_from(VALUES)
+
+
+def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
+    """A machine class that checks ``factory``'s stores against the model."""
+
+    class FileStoreMachine(LockstepMachine):
+        impl: Any
+        model: FileStoreModel
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.ready = False
+            self.clock = FakeClock(1000.0)
+            self.fs = FakeFileSystem(self.clock)
+            self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
+            self.temp_serial = 0
+
+        @initialize(
+            cap=st.sampled_from((0, 6, 10, 16)),
+            ratio=st.sampled_from((1.0, 0.75, 0.5)),
+            min_free=st.sampled_from((0, 0, 6)),
+            disk_size=st.sampled_from((1 << 20, 40, 24)),
+            metadata=st.booleans(),
+            ttl=st.sampled_from((-1, 0, 2.0, 30.0)),
+        )
+        def build(
+            self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
+        ) -> None:
+            self.fs.disk_size = disk_size
+            self.extra_config: dict[str, object] = {
+                "max_size": cap,
+                "eviction_ratio": ratio,
+                "min_free_space": min_free,
+                "enable_metadata_cache": metadata,
+                "metadata_ttl": ttl,
+                "temp_max_age": TEMP_MAX_AGE,
+            }
+            self.model = FileStoreModel(
+                namespace=NAMESPACE,
+                cap=cap,
+                ratio=ratio,
+                min_free=min_free,
+                disk_size=disk_size,
+                metadata=metadata,
+                ttl=ttl,
+                temp_max_age=TEMP_MAX_AGE,
+                clock=self.clock,
+            )
+            self.impl = self._new_store()
+            self.model.restart()
+            self.ready = True
+
+        def _new_store(self) -> Any:
+            return factory(
+                DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
+            )
+
+        def _note_evictions(self, before: int) -> None:
+            """C1 bookkeeping: victims this store removed."""
+            for key in self.model.evicted[before:]:
+                if self.model.name(key) not in self.model.unremovable:
+                    self.removed_by_store.add(key)
+
+        # -- the public operations --------------------------------------------
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, value=values)
+        def set(self, key: str, value: bytes) -> None:
+            """F3, V3-V6, B2."""
+            evicted = len(self.model.evicted)
+            quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
+            calls = sum(self.fs.calls.values())
+            got = self.impl.set(key, value)
+            calls = sum(self.fs.calls.values()) - calls
+            want = self.model.set(key, value)
+            assert got == want, f"set({key!r}, {value!r}) -> {got}, model {want}"
+            if quiet:
+                assert calls == 0, f"F6/F3: set of believed {key!r} made {calls} filesystem calls"
+            self._note_evictions(evicted)
+            if want:
+                self.removed_by_store.discard(key)
+
+        @precondition(lambda self: self.ready)
+        @rule(pairs=st.lists(st.tuples(keys, values), max_size=3))
+        def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
+            """F5."""
+            evicted = len(self.model.evicted)
+            got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
+            want = [self.model.set(k, v) for k, v in pairs]
+            assert got == want, f"batch_set({pairs!r}) -> {got}, model {want}"
+            self._note_evictions(evicted)
+            self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys)
+        def get(self, key: str) -> None:
+            """F4, B2."""
+            got = self.impl.get(key)
+            want = self.model.get(key)
+            assert got == want, f"get({key!r}) -> {got!r}, model {want!r}"
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, delta=st.sampled_from((0, 0, 1, -1)))
+        def get_into(self, key: str, delta: int) -> None:
+            """F4: exact size only."""
+            file = self.model.files.get(self.model.name(key))
+            size = max((len(file[0]) if file is not None else 3) + delta, 0)
+            buffer = bytearray(b"\xee" * size)
+            got = self.impl.get_into(key, buffer)
+            want = self.model.get(key, buffer_size=size)
+            assert got == (want is not None), f"get_into({key!r}, {size}) -> {got}, model {want!r}"
+            if want is not None:
+                assert bytes(buffer) == want, f"get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
+
+        @precondition(lambda self: self.ready)
+        @rule(batch=st.lists(keys, max_size=4))
+        def batch_get(self, batch: list[str]) -> None:
+            """F5."""
+            got = self.impl.batch_get(batch)
+            want = [self.model.get(k) for k in batch]
+            assert got == want, f"batch_get({batch!r}) -> {got!r}, model {want!r}"
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys)
+        def exists(self, key: str) -> None:
+            """F6 (no filesystem call on a live belief), C1, C2."""
+            believed = self.model.believed(key)
+            calls = sum(self.fs.calls.values())
+            got = self.impl.exists(key)
+            calls = sum(self.fs.calls.values()) - calls
+            want = self.model.exists(key)
+            assert got == want, f"exists({key!r}) -> {got}, model {want}"
+            assert calls == (0 if believed else 1), f"exists({key!r}) made {calls} filesystem calls (F6)"
+            if key in self.removed_by_store:
+                assert not got, f"C1: exists({key!r}) after this store removed it"
+            if got and self.model.name(key) not in self.model.files:
+                assert believed, f"C2: exists({key!r}) is True for a gone file without a live belief"
+
+        @precondition(lambda self: self.ready)
+        @rule(batch=st.lists(keys, max_size=4))
+        def batch_exists(self, batch: list[str]) -> None:
+            """F5: the longest existing prefix; at most one call per key asked, never a listing."""
+            scans, calls = self.fs.calls["scandir"], sum(self.fs.calls.values())
+            got = self.impl.batch_exists(batch)
+            unbelieved, taught = 0, set()  # the stat calls F6 allows: one per unbelieved key walked
+            for k in batch:
+                if self.model.believed(k) or k in taught:
+                    continue
+                unbelieved += 1
+                if self.model.name(k) not in self.model.files:
+                    break
+                if self.model.metadata:
+                    taught.add(k)
+            want = self.model.batch_exists(batch)
+            assert got == want, f"batch_exists({batch!r}) -> {got}, model {want}"
+            assert self.fs.calls["scandir"] == scans, "F5: batch_exists listed the directory"
+            calls = sum(self.fs.calls.values()) - calls
+            assert calls == unbelieved, f"F5/F6: {calls} calls for {unbelieved} unbelieved keys asked"
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys)
+        def delete(self, key: str) -> None:
+            """F7."""
+            got = self.impl.delete(key)
+            want = self.model.delete(key)
+            assert got == want, f"delete({key!r}) -> {got}, model {want}"
+            if want:
+                self.removed_by_store.add(key)
+
+        @precondition(lambda self: self.ready)
+        @rule()
+        def clear(self) -> None:
+            """F7: only this namespace's files go (the foreign ones are compared every step)."""
+            ours = {self.model.key_of(n) for n in self.model.files} - {None}
+            got = self.impl.clear()
+            want = self.model.clear()
+            assert got == want, f"clear() -> {got}, model {want}"
+            self.removed_by_store |= {
+                k for k in ours if k is not None and self.model.name(k) not in self.model.files
+            }
+
+        # -- the world --------------------------------------------------------
+
+        @precondition(lambda self: self.ready)
+        @rule(index=st.integers(0, 9))
+        def another_process_deletes(self, index: int) -> None:
+            """C2, F4: one of this namespace's files is deleted behind the store's back."""
+            ours = sorted(n for n in self.model.files if self.model.key_of(n) is not None)
+            if ours:
+                name = ours[index % len(ours)]
+                self.fs.remove(f"{DIRECTORY}/{name}")
+                del self.model.files[name]
+
+        @precondition(lambda self: self.ready)
+        @rule(index=st.integers(0, 9), op=st.sampled_from(("get", "exists", "set", "get_into", "delete")))
+        def revisit_a_vanished_file(self, index: int, op: str) -> None:
+            """F4, C2, V4: a key the store tracks or believes, whose file another process deleted."""
+            tracked = {e[0] for e in self.model.lru} | {k for k in KEYS if self.model.believed(k)}
+            gone = sorted(k for k in tracked if self.model.name(k) not in self.model.files)
+            if not gone:
+                return
+            key = gone[index % len(gone)]
+            if op == "set":
+                self.set(key, VALUES[index % len(VALUES)])
+            elif op == "get_into":
+                self.get_into(key, 0)
+            else:
+                getattr(self, op)(key)
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, value=values, foreign=st.booleans())
+        def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
+            """F1: a file of this namespace (or, foreign, of another one) appears."""
+            name = key + (FOREIGN + ".bin" if foreign else self.model.suffix)
+            self.fs.put(f"{DIRECTORY}/{name}", value)
+            self.model.files[name] = (value, self.clock())
+            if not foreign:
+                self.removed_by_store.discard(key)
+
+        @precondition(lambda self: self.ready)
+        @rule(size=st.integers(0, 4))
+        def another_writer_leaves_a_temp_file(self, size: int) -> None:
+            """F8, C4: a live (young) or crashed (later old) writer's temp file."""
+            self.temp_serial += 1
+            name = f".w{self.temp_serial}.tmp"
+            self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
+            self.model.files[name] = (b"t" * size, self.clock())
+
+        @precondition(lambda self: self.ready)
+        @rule(
+            op=st.sampled_from(("write", "replace", "read", "short")),
+            code=st.sampled_from((errno.EIO, errno.ENOSPC)),
+        )
+        def fault(self, op: str, code: int) -> None:
+            """B2: the next call of one operation fails (or reads short)."""
+            if op == "short":
+                self.fs.short_reads(1)
+            else:
+                self.fs.fail(op, code)
+            self.model.pending[op] += 1
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
+        def file_becomes_unremovable(self, key: str, code: int) -> None:
+            """V5: unlink of this key's file fails until healed."""
+            self.fs.fail_unlink(f"{DIRECTORY}/{self.model.name(key)}", code)
+            self.model.unremovable.add(self.model.name(key))
+
+        @precondition(lambda self: self.ready)
+        @rule()
+        def heal(self) -> None:
+            self.fs.heal()
+            self.model.unremovable.clear()
+            self.model.pending = dict.fromkeys(self.model.pending, 0)
+
+        @precondition(lambda self: self.ready)
+        @rule(delta=st.sampled_from(DELTAS))
+        def advance(self, delta: float) -> None:
+            self.clock.advance(delta)
+
+        @precondition(lambda self: self.ready)
+        @rule()
+        def restart(self) -> None:
+            """F8, C3: a new store on the same directory counts exactly this namespace's bytes."""
+            self.impl = self._new_store()
+            evicted = len(self.model.evicted)
+            self.model.restart()
+            self._note_evictions(evicted)
+            self._check_restart()
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, value=values, after=st.integers(0, 6))
+        def crash_during_set(self, key: str, value: bytes, after: int) -> None:
+            """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
+            self.heal()
+            acknowledged = {
+                n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None
+            }
+            self.fs.crash_after(after)
+            try:
+                got = self.impl.set(key, value)
+            except Crash:
+                self.fs.restart()
+                self._after_crash(key, value, acknowledged)
+                return
+            self.fs.restart()
+            evicted = len(self.model.evicted)
+            want = self.model.set(key, value)
+            assert got == want, f"set({key!r}, {value!r}) -> {got}, model {want}"
+            self._note_evictions(evicted)
+            if want:
+                self.removed_by_store.discard(key)
+
+        def _after_crash(self, key: str, value: bytes, acknowledged: dict[str, bytes]) -> None:
+            listing = self.fs.listing(DIRECTORY)
+            evicting = self.model.cap > 0 or self.model.min_free > 0
+            for name, file in listing.items():
+                owner = self.model.key_of(name)
+                if owner is None:
+                    continue
+                if name == self.model.name(key) and name not in acknowledged:
+                    assert file.data == value, f"C4: partial value under {key!r}: {file.data!r}"
+                else:
+                    assert acknowledged.get(name) == file.data, f"C4: {name} changed to {file.data!r}"
+            for name in acknowledged:
+                assert name in listing or evicting, f"C4: acknowledged {name} lost without eviction"
+            self.model.files = {n: (f.data, f.mtime) for n, f in listing.items()}
+            self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
+            self.removed_by_store |= {
+                k for n in acknowledged if n not in listing and (k := self.model.key_of(n)) is not None
+            }
+            self.restart()
+
+        def _check_restart(self) -> None:
+            evictor = getattr(self.impl, "evictor", None)
+            if evictor is None:
+                return
+            on_disk = sum(len(f.data) for n, f in self.fs.listing(DIRECTORY).items() if self.model.key_of(n))
+            assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
+            now = self.clock()
+            for name, file in self.fs.listing(DIRECTORY).items():
+                if name.startswith(".") and name.endswith(".tmp"):
+                    assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
+
+        # -- every step -------------------------------------------------------
+
+        def check_step(self) -> None:
+            if not self.ready:
+                return
+            if hasattr(self.impl, "check_invariants"):
+                self.impl.check_invariants()
+            listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
+            assert listing == self.model.files, f"directory {listing} != model {self.model.files}"
+            evictor = getattr(self.impl, "evictor", None)
+            if evictor is not None and hasattr(evictor, "snapshot"):
+                entries = [tuple(e) for e in evictor.snapshot()]
+                assert entries == self.model.lru, f"C3/V2: evictor {entries} != model {self.model.lru}"
+                assert evictor.total == sum(e[1] for e in entries), "C3: total != sum of sizes"
+            if hasattr(self.impl, "believes"):
+                for key in KEYS:
+                    assert self.impl.believes(key) == self.model.believed(key), f"belief of {key!r}"
+
+        def abstract_state(self) -> Hashable:
+            if not self.ready:
+                return None
+            model = self.model
+            return (
+                model.cap,
+                model.ratio,
+                model.min_free,
+                model.disk_size,
+                model.metadata,
+                model.ttl,
+                tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
+                tuple(model.lru),
+                tuple(k for k in KEYS if model.believed(k)),
+                len(model.unremovable),
+            )
+
+    return FileStoreMachine

@@ -1,0 +1,129 @@
+"""Deliberately wrong file stores: each breaks one clause, and a checker must catch it.
+
+Each variant is a small subclass of the production class with one mistake that
+real file backends have made.  ``VARIANTS`` maps a name to ``(factory,
+clauses broken)``; the lock-step machine must fail on every variant listed in
+``CAUGHT_BY_MACHINE``, and ``NoC1Guard`` (a race, invisible to a sequential
+machine) must fail the deterministic race tests in
+``tests/concurrency/test_file_store_threads.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hicache.file_evictor import LRUFileEvictor
+from hicache.file_store import HiCacheFile
+
+__all__ = ["CAUGHT_BY_MACHINE", "VARIANTS", "NoC1Guard"]
+
+
+class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
+    """V6 broken: a victim whose file is already gone is dropped without ``on_evict``, so its belief
+    outlives it."""
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        entry = self._entries.get(victim)
+        if entry is not None and not entry.in_flight and victim != keep:
+            try:
+                self._fs.stat(self._path_of(victim))
+            except FileNotFoundError:
+                del self._entries[victim]
+                self._total -= entry.size
+                return entry.size
+        return super()._evict_one(victim, keep)
+
+
+class CallbackSkippedWhenGone(HiCacheFile):
+    _evictor_class = _CallbackSkippedWhenGoneEvictor
+
+
+class _NoRefundOnAbortEvictor(LRUFileEvictor):
+    """V4/C3 broken: a failed write keeps its reservation, leaking capacity."""
+
+    def abort(self, key: str) -> None:
+        self.commit(key)
+
+
+class NoRefundOnAbort(HiCacheFile):
+    _evictor_class = _NoRefundOnAbortEvictor
+
+
+class _WedgedOnEpermEvictor(LRUFileEvictor):
+    """V5 broken: the first victim that cannot be removed stops eviction for the whole reservation."""
+
+    _stuck = False
+
+    def reserve(self, key: str, size: int) -> bool:
+        self._stuck = False
+        return super().reserve(key, size)
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        if self._stuck:
+            return None
+        tried = victim in self._entries and not self._entries[victim].in_flight and victim != keep
+        freed = super()._evict_one(victim, keep)
+        self._stuck = tried and freed is None
+        return freed
+
+
+class WedgedOnEperm(HiCacheFile):
+    _evictor_class = _WedgedOnEpermEvictor
+
+
+class NoRefundWhenMissing(HiCacheFile):
+    """F4/C3 broken: a file removed behind the store's back keeps its bytes counted forever."""
+
+    def _forget_missing(self, key: str) -> None:
+        if self._beliefs is not None:
+            self._beliefs.remove(key)
+
+
+class ExistsAlwaysStats(HiCacheFile):
+    """F6 broken: the metadata cache is consulted by set but never by exists."""
+
+    def exists(self, key: str) -> bool:
+        self._check_key(key)
+        return self._probe(key, touch=False) is not None
+
+
+class ClearsOtherNamespaces(HiCacheFile):
+    """F1/F7 broken: every ``.bin`` file is taken for one of ours."""
+
+    def _key_of(self, name: str) -> str | None:
+        if name.endswith(".bin") and not name.startswith("."):
+            return name[: -len(self._suffix)] if name.endswith(self._suffix) else name[:-4]
+        return None
+
+
+class KeepsTempOnFailure(HiCacheFile):
+    """F3 broken: a failed write leaves its temp file behind."""
+
+    def _remove_temp(self, temp: str) -> None:
+        pass
+
+
+class NoC1Guard(HiCacheFile):
+    """C1 broken: a probe teaches its belief whatever removal overlapped it."""
+
+    def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
+        with self._lock:
+            if touch:
+                self._evictor.touch(key, size)
+            if self._beliefs is not None:
+                self._beliefs.add(key)
+
+
+VARIANTS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
+    "callback skipped when the file is already gone": (CallbackSkippedWhenGone, ("V6", "C1")),
+    "capacity not refunded on abort": (NoRefundOnAbort, ("V4", "C3")),
+    "eviction wedged on EPERM": (WedgedOnEperm, ("V5",)),
+    "capacity not refunded when a file vanished": (NoRefundWhenMissing, ("F4", "C3")),
+    "exists ignores the metadata cache": (ExistsAlwaysStats, ("F6",)),
+    "clear and scan take other namespaces' files": (ClearsOtherNamespaces, ("F1", "F7")),
+    "temp file left after a failed write": (KeepsTempOnFailure, ("F3",)),
+    "no C1 guard": (NoC1Guard, ("C1",)),
+}
+
+CAUGHT_BY_MACHINE = [name for name in VARIANTS if name != "no C1 guard"]
