@@ -1,6 +1,7 @@
 # make test    - the test suite (unit, stateful, concurrency)
 # make verify  - lint, types, tests under the larger verify profile, CrossHair, conformance report
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
+# make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
 # Each target creates .venv on first use (Python >= 3.10 and make are all it needs).
 
@@ -9,7 +10,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test verify verify-quick bench chart lint typecheck threads clean
+.PHONY: test verify verify-quick bench chart lint typecheck threads clean mutation modelcheck
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +29,16 @@ verify: $(STAMP)
 
 verify-quick: $(STAMP)
 	$(BIN)/python -m spec.verify --quick
+
+# make mutation [MODULES=hicache/metadata_cache.py]: mutmut over hicache/, one file at a time, in a scratch
+# copy (build/mutation); writes docs/mutation-score.json (shown by make verify).  CPU-heavy: one worker.
+mutation: $(STAMP)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[mutation]'
+	$(BIN)/python -m spec.mutation $(MODULES)
+
+# make modelcheck [DEPTH=N] [WIDE=--wide]: the bounded exhaustive model check alone, with a progress display
+modelcheck: $(STAMP)
+	$(BIN)/python -m spec.modelcheck --progress --verbose $(if $(DEPTH),--depth $(DEPTH)) $(WIDE)
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check .

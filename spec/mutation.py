@@ -1,0 +1,173 @@
+"""``make mutation``: mutation testing of ``hicache/`` with mutmut, one file at a time.
+
+For each production module, in a scratch copy of the tree (``build/mutation/<module>``,
+so the working tree is never mutated), mutmut generates mutants of that module
+only and runs, for each mutant, the tests of the module's narrowest selection
+(``SELECTIONS``) that reach the mutated function, under the small derandomized
+Hypothesis profile ``mutation``.  A mutant is *killed* when a test fails,
+*survives* otherwise.  The score per module and in total, with every survivor's
+name and diff, goes to ``docs/mutation-score.json``; ``make verify`` prints the
+last recorded score.  Each survivor must be explained in ``docs/MUTATION.md``
+(an equivalent mutant, or a test added to kill it).
+
+Why mutmut: it installs and runs here and mutates a copy; it skips decorated
+functions (only the ``@property`` getters in ``hicache/``, which return an
+attribute), and trampolines the rest.  One worker by default (``--jobs``): the
+machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SELECTIONS", "main"]
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH = ROOT / "build" / "mutation"
+SCORE = ROOT / "docs" / "mutation-score.json"
+
+_MC = [
+    "tests/unit/test_metadata_cache.py",
+    "tests/stateful/test_metadata_cache_machine.py",
+    "tests/modelcheck/test_explorer.py",
+    "tests/modelcheck/test_refinement_mapping.py",
+    "tests/concurrency/test_metadata_cache_threads.py",
+]
+SELECTIONS: dict[str, list[str]] = {
+    "hicache/metadata_cache.py": _MC,
+    "hicache/_validate.py": ["tests/unit/test_metadata_cache.py"],
+    "hicache/existence_cache.py": [
+        "tests/unit/test_existence_cache.py",
+        "tests/stateful/test_existence_cache_machine.py",
+        "tests/modelcheck/test_existence_caches.py",
+    ],
+    "hicache/pool_beliefs.py": [
+        "tests/unit/test_pool_beliefs.py",
+        "tests/stateful/test_pool_beliefs_machine.py",
+        "tests/modelcheck/test_existence_caches.py",
+    ],
+}
+
+
+def _copy_tree(target: Path) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    for name in ("hicache", "spec", "tests"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
+
+
+def _configure(target: Path, module: str, tests: list[str]) -> None:
+    """mutmut reads ``[tool.mutmut]`` from the copy's pyproject.toml (never the real one)."""
+    quoted = ", ".join(json.dumps(t) for t in tests)
+    with (target / "pyproject.toml").open("a") as f:
+        f.write(
+            "\n[tool.mutmut]\n"
+            'source_paths = ["hicache/"]\n'
+            f"only_mutate = [{json.dumps(module)}]\n"
+            'also_copy = ["spec/"]\n'
+            f"pytest_add_cli_args_test_selection = [{quoted}]\n"
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
+        )
+
+
+def _mutmut(target: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation"}
+    exe = Path(sys.executable).with_name("mutmut")
+    return subprocess.run([str(exe), *args], cwd=target, env=env, capture_output=True, text=True)
+
+
+def mutate(module: str, jobs: int) -> dict[str, Any]:
+    """Run mutmut over one module; return its figures and survivors."""
+    tests = [t for t in SELECTIONS[module] if (ROOT / t).exists()]
+    target = SCRATCH / Path(module).stem
+    _copy_tree(target)
+    _configure(target, module, tests)
+    run = _mutmut(target, "run", "--max-children", str(jobs))
+    (target / "run.log").write_text(run.stdout + run.stderr)
+    _mutmut(target, "export-cicd-stats")
+    stats_path = target / "mutants" / "mutmut-cicd-stats.json"
+    if not stats_path.exists():
+        raise RuntimeError(f"mutmut produced no stats for {module}; see {target / 'run.log'}")
+    stats = json.loads(stats_path.read_text())
+    listing = _mutmut(target, "results").stdout
+    survivors = []
+    for line in listing.splitlines():
+        m = re.match(r"\s*(\S+): (survived|no tests|timeout|suspicious)", line)
+        if m:
+            diff = _mutmut(target, "show", m[1]).stdout
+            survivors.append({"name": m[1], "status": m[2], "diff": diff.strip()})
+    killed = int(stats.get("killed", 0))
+    total = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
+    return {
+        "module": module,
+        "tests": tests,
+        "killed": killed,
+        "total": total,
+        "stats": stats,
+        "survivors": survivors,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m spec.mutation", description=__doc__)
+    parser.add_argument("modules", nargs="*", help=f"any of {', '.join(SELECTIONS)} (default: all)")
+    parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1: the CPU is shared)")
+    args = parser.parse_args(argv)
+    modules = args.modules or [m for m in SELECTIONS if (ROOT / m).exists()]
+    unknown = [m for m in modules if m not in SELECTIONS]
+    if unknown:
+        parser.error(f"no test selection for {unknown}; known: {sorted(SELECTIONS)}")
+    previous = json.loads(SCORE.read_text()) if SCORE.exists() else {}
+    per_module = {m["module"]: m for m in previous.get("modules", [])}
+    for module in modules:
+        print(f"mutating {module} ...", flush=True)
+        result = mutate(module, args.jobs)
+        per_module[module] = result
+        print(
+            f"  {result['killed']}/{result['total']} killed, {len(result['survivors'])} survivors", flush=True
+        )
+        for survivor in result["survivors"]:
+            print(f"    {survivor['status']}: {survivor['name']}")
+    rows = [per_module[m] for m in sorted(per_module)]
+    killed, total = sum(r["killed"] for r in rows), sum(r["total"] for r in rows)
+    record = {
+        "tool": "mutmut " + _version(),
+        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "hypothesis_profile": "mutation",
+        "killed": killed,
+        "total": total,
+        "score": round(100.0 * killed / total, 1) if total else 0.0,
+        "paths": [r["module"] for r in rows],
+        "modules": rows,
+    }
+    SCORE.parent.mkdir(parents=True, exist_ok=True)
+    SCORE.write_text(json.dumps(record, indent=1) + "\n")
+    print(
+        f"mutation score: {killed}/{total} killed ({record['score']}%), recorded in {SCORE.relative_to(ROOT)}"
+    )
+    return 0 if total and killed / total >= 0.95 else 1
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("mutmut")
+    except ImportError:
+        return "?"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
