@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from hicache import StorageExistenceCache
 from spec.existence_cache import StorageExistenceCacheSpec
@@ -27,7 +28,9 @@ IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
 def test_existence_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
-    figures = run_machine(existence_cache_machine(IMPLEMENTATIONS[name]))
+    # The spec conforming to itself checks the machine, not the spec: a small budget is enough.
+    budget = settings(parent=settings(), max_examples=100) if name == "spec" else None
+    figures = run_machine(existence_cache_machine(IMPLEMENTATIONS[name]), budget)
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0
