@@ -232,10 +232,16 @@ class LRUFileEvictor:
             return True
 
     def clear(self) -> None:
-        """Forget every entry (the store removed the files itself; ``on_evict`` is not called)."""
+        """Forget every committed entry (the owner removed the files; ``on_evict`` is not called).
+
+        Writes in flight keep their entries: they publish after the clear and
+        will be committed or aborted by their writers.  O(n).
+        """
         with self.lock:
-            self._entries.clear()
-            self._total = 0
+            for key, entry in list(self._entries.items()):
+                if not entry.in_flight:
+                    del self._entries[key]
+                    self._total -= entry.size
 
     def snapshot(self) -> tuple[EvictorEntry, ...]:
         """The entries, least recently used first (introspection for tests).  O(n)."""
