@@ -1,0 +1,235 @@
+"""The C1 race reproduced deterministically, and real threads hammering one store (C1, C3, C5).
+
+The race: a probe (``exists`` or ``get``) sees the file, then the store removes
+it (eviction, ``delete``, ``clear``), then the probe would teach the belief: a
+stale positive this store inflicted on itself.  The fake filesystem's hooks
+pause a thread at an exact point, so both orders are reproduced without
+sleeping:
+
+* probe first: the probe's filesystem call has returned, the removal runs to
+  completion, then the probe finishes;
+* removal first: the eviction has dropped the belief (``on_evict``) but not yet
+  unlinked the file when the whole probe runs (reentrantly, in the unlink hook).
+
+Each is run on the production store, which must hold C1, and on ``NoC1Guard``
+(tests/variants/file_store.py), which must break it: the test can fail.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from hicache import HiCacheFile
+from hicache.fs import FileSystem, OSFileSystem
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+from tests.variants.file_store import NoC1Guard
+
+DIR = "/cache"
+IMPLEMENTATIONS: dict[str, tuple[type[HiCacheFile], bool]] = {
+    "production": (HiCacheFile, True),
+    "variant without the C1 guard": (NoC1Guard, False),
+}
+SAFETY_TIMEOUT = 30.0  # only ever reached if the test is broken: every wait is released explicitly
+
+
+def build(kind: type[HiCacheFile], fs: FakeFileSystem, clock: FakeClock, ttl: float = -1) -> HiCacheFile:
+    config = {"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": ttl}
+    return kind(DIR, extra_config=config, fs=fs, clock=clock)
+
+
+def path(key: str) -> str:
+    return f"{DIR}/{key}.bin"
+
+
+def remove_by(store: HiCacheFile, removal: str) -> None:
+    if removal == "eviction":
+        assert store.set("other", b"x" * 10)  # the cap is 10: "victim" must go
+    elif removal == "delete":
+        assert store.delete("victim")
+    else:
+        assert store.clear()
+
+
+@pytest.mark.clauses("C1", "V6", "C5")
+@pytest.mark.parametrize("probe", ["exists", "get"])
+@pytest.mark.parametrize("removal", ["eviction", "delete", "clear"])
+@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+def test_a_probe_that_saw_the_file_before_the_removal_plants_no_belief_after_it(
+    clock: FakeClock, name: str, removal: str, probe: str
+) -> None:
+    kind, holds = IMPLEMENTATIONS[name]
+    fs = FakeFileSystem(clock)
+    store = build(kind, fs, clock, ttl=0)  # beliefs live for one instant of the fake clock
+    assert store.set("victim", b"12345")
+    clock.advance(1)  # tracked, but unbelieved: the probe must go to the filesystem
+    assert not store.believes("victim")
+
+    probe_op = "stat" if probe == "exists" else "read"
+    saw_file, resume = threading.Event(), threading.Event()
+    answers: list[object] = []
+
+    def pause_the_probe(op: str, where: str) -> None:
+        if op == probe_op and where == path("victim") and threading.current_thread() is prober:
+            saw_file.set()
+            assert resume.wait(SAFETY_TIMEOUT)
+
+    def run_probe() -> None:
+        answers.append(getattr(store, probe)("victim"))
+
+    fs.after = pause_the_probe
+    prober = threading.Thread(target=run_probe)
+    prober.start()
+    assert saw_file.wait(SAFETY_TIMEOUT)
+    remove_by(store, removal)  # runs to completion while the probe is paused
+    resume.set()
+    prober.join(SAFETY_TIMEOUT)
+    fs.after = None
+
+    assert answers[0] in (True, b"12345"), "the probe linearizes before the removal"
+    assert not fs.remove(path("victim")), "the removal did remove the file"
+    stale = store.exists("victim")
+    assert stale is not holds, f"{name}: exists after {removal} -> {stale}"
+    if holds:
+        store.check_invariants()
+
+
+@pytest.mark.clauses("C1", "V6")
+@pytest.mark.parametrize("probe", ["exists", "get"])
+@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+def test_a_probe_between_the_eviction_callback_and_the_unlink_plants_no_belief(
+    clock: FakeClock, name: str, probe: str
+) -> None:
+    kind, holds = IMPLEMENTATIONS[name]
+    fs = FakeFileSystem(clock)
+    store = build(kind, fs, clock)
+    assert store.set("victim", b"12345")
+    during: list[object] = []
+
+    def probe_before_the_unlink(op: str, where: str) -> None:
+        if op == "unlink" and where == path("victim") and not during:
+            assert not store.believes("victim"), "V6: the belief goes before the file"
+            during.append(getattr(store, probe)("victim"))  # the file is still there
+
+    fs.before = probe_before_the_unlink
+    assert store.set("other", b"x" * 10)  # evicts "victim"
+    fs.before = None
+
+    assert during and during[0] in (True, b"12345")
+    assert "victim.bin" not in fs.listing(DIR)
+    stale = store.exists("victim")
+    assert stale is not holds, f"{name}: exists after the eviction -> {stale}"
+
+
+# -- real threads -----------------------------------------------------------------
+
+THREADS = 6
+ROUNDS = 1500
+KEYS = [f"k{i}" for i in range(12)]
+
+
+@pytest.fixture
+def _switch_threads_often() -> Iterator[None]:
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(old)
+
+
+def hammer(store: HiCacheFile, seed: int, errors: list[BaseException]) -> None:
+    try:
+        for i in range(ROUNDS):
+            key = KEYS[(seed * 5 + i * 7) % len(KEYS)]
+            op = (i * 13 + seed) % 9
+            if op <= 1:
+                store.set(key, key.encode() * (1 + i % 4))
+            elif op == 2:
+                value = store.get(key)
+                assert value is None or value == key.encode() * (len(value) // len(key)), "torn value"
+            elif op == 3:
+                store.exists(key)
+            elif op == 4:
+                store.delete(key)
+            elif op == 5:
+                store.batch_exists(KEYS[: 1 + i % 5])
+            elif op == 6:
+                other = KEYS[(i + 1) % len(KEYS)]
+                store.batch_set([key, other], [key.encode() * 2, other.encode()])
+            elif op == 7:
+                buffer = bytearray(len(key) * 2)
+                store.get_into(key, buffer)
+            elif i % 50 == 0:
+                store.clear()
+            else:
+                store.batch_get(KEYS[: 1 + i % 3])
+    except BaseException as exc:  # a thread's failure must reach the test
+        errors.append(exc)
+
+
+def believed_files_exist(store: HiCacheFile, exists: Callable[[str], bool]) -> list[str]:
+    return [k for k in KEYS if store.believes(k) and not exists(k)]
+
+
+@pytest.mark.threads
+@pytest.mark.usefixtures("_switch_threads_often")
+@pytest.mark.clauses("C5", "C3", "C1")
+@pytest.mark.parametrize("filesystem", ["fake", "os"])
+def test_threads_hammering_one_store_keep_accounting_exact_and_no_stale_beliefs(
+    tmp_path: Path, filesystem: str
+) -> None:
+    fs: FileSystem
+    if filesystem == "fake":
+        fake = FakeFileSystem(FakeClock(100.0))
+        fs, directory = fake, DIR
+
+        def on_disk(key: str) -> bool:
+            return f"{key}.bin" in fake.listing(DIR)
+
+    else:
+        fs, directory = OSFileSystem(), str(tmp_path / "store")
+
+        def on_disk(key: str) -> bool:
+            return os.path.exists(os.path.join(directory, f"{key}.bin"))
+
+    config = {"max_size": 60, "eviction_ratio": 0.7, "enable_metadata_cache": True, "metadata_ttl": -1}
+    store = HiCacheFile(directory, extra_config=config, fs=fs)
+    errors: list[BaseException] = []
+    threads = [threading.Thread(target=hammer, args=(store, seed, errors)) for seed in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    store.check_invariants()  # C3: total == sum of tracked sizes; no removal left half done
+    assert believed_files_exist(store, on_disk) == [], "C1: a belief outlived its file"
+    assert store.evictor.total <= 60 + 8 * THREADS, "the cap holds up to the writes in flight"
+    restarted = HiCacheFile(directory, extra_config=config, fs=fs)
+    names = [e.name for e in fs.scandir(directory)]
+    assert not [n for n in names if n.endswith(".tmp")], "every temp file was published or removed"
+    assert restarted.evictor.total == sum(e.size for e in fs.scandir(directory)), "C3 after a restart"
+
+
+@pytest.mark.threads
+@pytest.mark.usefixtures("_switch_threads_often")
+@pytest.mark.clauses("C5", "V5", "C3")
+def test_threads_writing_past_an_unremovable_file_never_wedge(clock: FakeClock) -> None:
+    fs = FakeFileSystem(clock)
+    store = build(HiCacheFile, fs, clock)
+    assert store.set("stuck", b"12")
+    fs.fail_unlink(path("stuck"), errno.EPERM)
+    errors: list[BaseException] = []
+    threads = [threading.Thread(target=hammer, args=(store, seed, errors)) for seed in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    store.check_invariants()
+    assert "stuck.bin" in fs.listing(DIR)
