@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="one line per configuration")
     parser.add_argument("--progress", action="store_true", help="progress display (default: on a terminal)")
     args = parser.parse_args(argv)
+    # The file store logs each I/O failure it answers (B2); the faults here are deliberate, so keep quiet.
+    logging.getLogger("hicache").addHandler(logging.NullHandler())
     try:
         components = components_named(args.components)
     except ValueError as exc:

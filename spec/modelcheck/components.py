@@ -37,7 +37,12 @@ COMPONENTS: dict[str, Component] = {
         Component("metadata_cache", ("M2", "M3", "M4", "M5", "M6", "M8"), "metadata_cache", 10),
         Component("existence_cache", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"), "existence_cache", 8),
         Component("pool_beliefs", ("P1", "P2", "P3", "P4", "P5"), "pool_beliefs", 12),
-        Component("file_store", ("F3", "F4", "F6", "F7", "V3", "V5", "V6", "C1", "C3"), "file_store", 4),
+        Component(
+            "file_store",
+            ("F3", "F4", "F5", "F6", "F7", "F8", "V3", "V4", "V5", "V6", "C1", "C3", "B2"),
+            "file_store",
+            4,
+        ),
     )
 }
 
