@@ -200,11 +200,11 @@ class FileStoreModel:
             return False
         write_failed = self._consume("write") or len(value) > self.free()
         if write_failed or self._consume("replace"):
-            self.lru = [e for e in self.lru if e[0] != key]  # abort (V4)
+            self.abort(key)
             self._forget(key)
             return False
         self.files[self.name(key)] = (bytes(value), self.clock())
-        self.lru = [(k, s, False if k == key else f) for k, s, f in self.lru]  # commit (V4)
+        self.commit(key)
         self._teach(key)
         return True
 
@@ -224,7 +224,7 @@ class FileStoreModel:
                 kept.append((key, size))
             else:
                 del self.files[name]
-        self.lru = [e for e in self.lru if e[2]]
+        self.forget_committed()
         for key, size in kept:
             self._touch(key, size)
         return not kept
@@ -248,9 +248,31 @@ class FileStoreModel:
         for _mtime, _name, key, size in self._scan():
             self.lru.append((key, size, False))
             self._teach(key)
-        self._make_room(None, 0)
+        self.evict()
 
-    # -- the evictor (V3-V6) ----------------------------------------------
+    # -- the evictor (V3-V6); the public names are its own API, for its machine --
+
+    def reserve(self, key: str, size: int) -> bool:
+        return self._reserve(key, size)
+
+    def commit(self, key: str) -> None:
+        self.lru = [(k, s, False if k == key else f) for k, s, f in self.lru]
+
+    def abort(self, key: str) -> None:
+        self.lru = [e for e in self.lru if e[0] != key]
+
+    def touch(self, key: str, size: int | None = None) -> bool:
+        return self._touch(key, size)
+
+    def discard(self, key: str) -> bool:
+        return self._discard(key)
+
+    def evict(self) -> bool:
+        return not (self.cap > 0 or self.min_free > 0) or self._make_room(None, 0)
+
+    def forget_committed(self) -> None:
+        """The evictor's ``clear``: writes in flight keep their entries."""
+        self.lru = [e for e in self.lru if e[2]]
 
     def _reserve(self, key: str, size: int) -> bool:
         if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
@@ -306,21 +328,24 @@ class FileStoreModel:
     def _forget(self, key: str) -> None:
         self.beliefs = beliefs_model.remove(self.beliefs, key)
 
-    def _touch(self, key: str, size: int | None = None) -> None:
+    def _touch(self, key: str, size: int | None = None) -> bool:
         """V4: most recently used; an untracked file is adopted with its real size."""
         for i, entry in enumerate(self.lru):
             if entry[0] == key:
                 self.lru.append(self.lru.pop(i))
-                return
+                return True
         if size is None:
             file = self.files.get(self.name(key))
             if file is None:
-                return
+                return False
             size = len(file[0])
         self.lru.append((key, size, False))
+        return True
 
-    def _discard(self, key: str) -> None:
+    def _discard(self, key: str) -> bool:
+        before = len(self.lru)
         self.lru = [e for e in self.lru if e[0] != key or e[2]]
+        return len(self.lru) < before
 
     def _missing(self, key: str) -> None:
         """F4: the file is gone: no belief, and its bytes go back to the accounting."""

@@ -16,7 +16,7 @@ from typing import Any
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 
-__all__ = ["CAUGHT_BY_MACHINE", "VARIANTS", "NoC1Guard"]
+__all__ = ["CAUGHT_BY_MACHINE", "EVICTOR_VARIANTS", "VARIANTS", "NoC1Guard"]
 
 
 class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
@@ -44,6 +44,29 @@ class _NoRefundOnAbortEvictor(LRUFileEvictor):
 
     def abort(self, key: str) -> None:
         self.commit(key)
+
+
+class _EvictsWritesInFlightEvictor(LRUFileEvictor):
+    """V5 broken: a reserved write that is not committed yet can be chosen as a victim."""
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        entry = self._entries.get(victim)
+        if entry is not None and entry.in_flight:
+            entry.in_flight = False
+            freed = super()._evict_one(victim, keep)
+            if victim in self._entries:
+                entry.in_flight = True
+            return freed
+        return super()._evict_one(victim, keep)
+
+
+class _CallbackOnAbortEvictor(LRUFileEvictor):
+    """V6 broken: abort reports the key as evicted."""
+
+    def abort(self, key: str) -> None:
+        if key in self._entries and self._on_evict is not None:
+            self._on_evict(key)
+        super().abort(key)
 
 
 class NoRefundOnAbort(HiCacheFile):
@@ -124,6 +147,14 @@ VARIANTS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "clear and scan take other namespaces' files": (ClearsOtherNamespaces, ("F1", "F7")),
     "temp file left after a failed write": (KeepsTempOnFailure, ("F3",)),
     "no C1 guard": (NoC1Guard, ("C1",)),
+}
+
+EVICTOR_VARIANTS: dict[str, type[LRUFileEvictor]] = {
+    "callback skipped when the file is already gone": _CallbackSkippedWhenGoneEvictor,
+    "capacity not refunded on abort": _NoRefundOnAbortEvictor,
+    "eviction wedged on EPERM": _WedgedOnEpermEvictor,
+    "writes in flight evicted": _EvictsWritesInFlightEvictor,
+    "callback on abort": _CallbackOnAbortEvictor,
 }
 
 CAUGHT_BY_MACHINE = [name for name in VARIANTS if name != "no C1 guard"]
