@@ -1,10 +1,12 @@
 """``make chart``: ns/page of ``contains_all`` against cache size per variant, as an SVG (stdlib only).
 
 Writes ``benchmarks/existence_cache.svg`` (and the figures beside it as
-``benchmarks/existence_cache.json``; ``--out`` elsewhere).  Each point is the median ns per chain
-page over interleaved rounds (``benchmarks/_harness.py``), chains of 64 pages
-at random offsets, the garbage collector paused while timing.  The spec
-rebuilds a list per touch, so it is only measured on the small sizes.
+``benchmarks/existence_cache.json``; ``--out`` elsewhere).  Each point is ns
+per chain page: the median per-round ratio to the floor (interleaved rounds,
+``benchmarks/_harness.py``) times the floor's median, so that machine noise
+cancels as it does in the tables.  Chains of 64 pages at random offsets, the
+garbage collector paused while timing.  The spec rebuilds a list per touch, so
+it is only measured on the small sizes.
 
     python -m benchmarks.chart [--quick] [--out PATH]
 """
@@ -20,6 +22,7 @@ from html import escape
 from pathlib import Path
 
 from benchmarks.bench_existence_cache import (
+    FLOOR,
     PAGES,
     POOL,
     POOL_TEXTBOOK,
@@ -60,12 +63,12 @@ def sweep(sizes: tuple[int, ...], spec_sizes: tuple[int, ...], rounds: int, call
         runs["per-pool production"] = walk(pool.contains_all, chains, True)
         runs[f"per-pool {POOL_TEXTBOOK}"] = walk(textbook.contains_all, chains, True)
         if size not in sizes:
-            runs = {"spec": runs["spec"]}
-        result = timed(
-            runs, n * PAGES, baseline=next(iter(runs)), rounds=3 if with_spec else rounds, warmup=1
-        )
+            runs = {name: runs[name] for name in ("spec", FLOOR)}
+        result = timed(runs, n * PAGES, baseline=FLOOR, rounds=3 if with_spec else rounds, warmup=1)
+        floor_ns = result.median_ns(FLOOR)
         for name in result.samples:
-            series.setdefault(name, []).append((size, result.median_ns(name)))
+            # the median per-round ratio to the floor, in the floor's ns: machine noise cancels
+            series.setdefault(name, []).append((size, result.ratio(name) * floor_ns))
     return series
 
 
@@ -74,10 +77,10 @@ def _ticks(low: float, high: float) -> list[float]:
 
 
 def line_chart(
-    series: Series, *, title: str, x_label: str, y_label: str, width: int = 760, height: int = 440
+    series: Series, *, title: str, x_label: str, y_label: str, width: int = 880, height: int = 440
 ) -> str:
     """An SVG line chart with log-scaled axes (sizes and times both span decades)."""
-    left, right, top, bottom = 70, 250, 40, 50
+    left, right, top, bottom = 70, 300, 40, 50
     xs = [x for points in series.values() for x, _ in points]
     ys = [y for points in series.values() for _, y in points]
     x_ticks = sorted(set(xs))
@@ -137,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     series = sweep(
         sizes,
         SPEC_SIZES[:1] if args.quick else SPEC_SIZES,
-        3 if args.quick else 11,
-        64 if args.quick else 256,
+        3 if args.quick else 15,
+        64 if args.quick else 128,
     )
     svg = line_chart(
         series,
