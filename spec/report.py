@@ -107,6 +107,8 @@ def _modelcheck_lines(summaries: list[dict[str, Any]]) -> list[str]:
             f" {s['transitions']:>12} {s['seconds']:>6.1f}s  {s['verdict']}"
         )
     lines.append("  depth: deepest level with a new state / bound; fix: all configurations at a fixpoint")
+    if any(s.get("component") == "c1_race" for s in summaries):
+        lines.append("  c1_race: every schedule of 2 threads at marked points; transitions = schedules run")
     return lines
 
 

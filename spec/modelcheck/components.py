@@ -23,6 +23,7 @@ class Component:
     clauses: tuple[str, ...]
     module: str  # spec.modelcheck.<module>, importing the production code it checks
     default_depth: int  # CI-sized bound: reaches the fixpoint of the CI domain where that is cheap
+    schedules: bool = False  # an interleaving exploration (module.results()), not a state-space search
 
     def configurations(self, wide: bool) -> list[Configuration]:
         """The domain: CI-sized, or ``wide`` (more keys, finer clock) for deeper runs."""
@@ -39,10 +40,11 @@ COMPONENTS: dict[str, Component] = {
         Component("pool_beliefs", ("P1", "P2", "P3", "P4", "P5"), "pool_beliefs", 12),
         Component(
             "file_store",
-            ("F3", "F4", "F5", "F6", "F7", "F8", "V3", "V4", "V5", "V6", "C1", "C3", "B2"),
+            ("F3", "F4", "F5", "F6", "F7", "F8", "V3", "V4", "V5", "V6", "C3", "B2"),
             "file_store",
             4,
         ),
+        Component("c1_race", ("C1",), "c1_race", 0, schedules=True),
     )
 }
 

@@ -139,7 +139,7 @@ Progress = Callable[[Result, int], None]
 
 def _show(op: Op) -> str:
     name, *args = op
-    return f"{name}({', '.join(repr(a) for a in args)})"
+    return f"{name}({', '.join(repr(a) for a in args)})" if args else str(name)
 
 
 def _replay(config: Configuration, path: tuple[Op, ...]) -> Pair:

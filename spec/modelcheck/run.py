@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -45,12 +46,20 @@ def check_component(
         return summary
     start = time.perf_counter()
     results: list[Result] = []
-    for config in component.configurations(wide):
-        result = explore(config, bound, progress=progress)
+    if component.schedules:  # every interleaving of each scenario: depth = the most choice points
+        module = importlib.import_module(f"spec.modelcheck.{component.module}")
+        runs: list[Result] = module.results()
+        summary.depth_bound = max((r.max_depth for r in runs), default=0)
+    else:
+        runs = []
+    configs = [] if component.schedules else component.configurations(wide)
+    for item in runs or configs:
+        result = item if isinstance(item, Result) else explore(item, bound, progress=progress)
+        config_name = result.configuration
         results.append(result)
         summary.rows.append(
             {
-                "configuration": config.name,
+                "configuration": config_name,
                 "states": result.states,
                 "transitions": result.transitions,
                 "depth": result.diameter,
@@ -87,9 +96,9 @@ def format_table(summaries: list[ComponentSummary]) -> list[str]:
             f"  {s.component:<16} {s.configurations:>7} {depth:>11} {s.states:>9} {s.transitions:>12}"
             f" {s.seconds:>6.1f}s  {s.verdict}"
         )
-    lines.append(
-        "  (depth: deepest level with a new state / bound; 'fix': every configuration reached its fixpoint)"
-    )
+    lines.append("  depth: deepest level with a new state / bound; fix: all configurations at a fixpoint")
+    lines.append("  c1_race: configs = scenarios, states = distinct outcomes, transitions = schedules run,")
+    lines.append("  depth = most scheduling choices in one schedule; every schedule of every scenario is run")
     return lines
 
 
