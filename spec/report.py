@@ -181,7 +181,8 @@ def render_report(
     if linearizability is not None:
         lines.append("\nLinearizability (real-thread histories, python -m spec.linearizability)")
         for run in linearizability:
-            lines.append(f"  {'PASS' if run['passed'] else 'FAIL':<5} {run['subject']}: {run['summary']}")
+            verdict = "INFO" if run.get("expect") == "finding" else "PASS" if run["passed"] else "FAIL"
+            lines.append(f"  {verdict:<5} {run['subject']}: {run['summary']}")
         if not linearizability:
             lines.append("  not run")
     lines.extend(_mutation_line(mutation))

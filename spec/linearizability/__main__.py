@@ -1,49 +1,77 @@
 """``python -m spec.linearizability [--histories N] [--json PATH]``: real-thread histories, checked.
 
-Production MetadataCache (TTL 1 with clock moves, and TTL -1), then the
-deliberately racy variant, which must be caught (exit status 1 otherwise).
+Each batch has an expectation: ``linearizable`` (every history must pass),
+``caught`` (the deliberately racy variant: some history must fail), or
+``finding`` (a known divergence from C5, reported with its count, not failed:
+see docs/LINEARIZABILITY.md).  Exit status 1 when an expectation is not met.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+from collections.abc import Callable
 from pathlib import Path
 
+from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
-from spec.linearizability.metadata_cache import RacyMetadataCache, check_real_thread_histories
+from spec.linearizability.file_store import check_file_store_histories
+from spec.linearizability.metadata_cache import RacyMetadataCache, RunSummary, check_real_thread_histories
 
 __all__ = ["main"]
+
+
+def _batches(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], RunSummary]]]:
+    n, threads, length = args.histories, args.threads, args.length
+
+    def cache(factory: object, ttl: float, stop: bool = False) -> Callable[[], RunSummary]:
+        return lambda: check_real_thread_histories(
+            factory,  # type: ignore[arg-type]
+            histories=n,
+            ttl=ttl,
+            threads=threads,
+            length=length,
+            stop_at_first_violation=stop,
+        )
+
+    def store(cap: int) -> Callable[[], RunSummary]:
+        return lambda: check_file_store_histories(HiCacheFile, histories=n, threads=threads, cap=cap)
+
+    return [
+        ("MetadataCache ttl=1 cap=2", "linearizable", cache(MetadataCache, 1.0)),
+        ("MetadataCache ttl=-1 cap=2", "linearizable", cache(MetadataCache, -1.0)),
+        ("RacyMetadataCache (must be caught)", "caught", cache(RacyMetadataCache, -1.0, stop=True)),
+        ("HiCacheFile no cap", "linearizable", store(0)),
+        ("HiCacheFile cap=6 (refusals allowed)", "finding", store(6)),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.linearizability", description=__doc__)
     parser.add_argument("--histories", type=int, default=100, help="histories per batch (default 100)")
     parser.add_argument("--threads", type=int, default=3)
-    parser.add_argument("--length", type=int, default=25, help="operations per thread")
+    parser.add_argument("--length", type=int, default=25, help="operations per thread (metadata cache)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    logging.getLogger("hicache").addHandler(logging.NullHandler())  # refused writes log; expected here
     rows = []
     ok = True
-    for label, factory, ttl, expect_violation in (
-        ("MetadataCache ttl=1 cap=2", MetadataCache, 1.0, False),
-        ("MetadataCache ttl=-1 cap=2", MetadataCache, -1.0, False),
-        ("RacyMetadataCache (must be caught)", RacyMetadataCache, -1.0, True),
-    ):
-        summary = check_real_thread_histories(
-            factory,
-            histories=args.histories,
-            ttl=ttl,
-            threads=args.threads,
-            length=args.length,
-            stop_at_first_violation=expect_violation,
-        )
-        passed = summary.violations > 0 if expect_violation else summary.violations == summary.unknown == 0
+    for label, expect, run in _batches(args):
+        summary = run()
+        if expect == "linearizable":
+            passed = summary.violations == summary.unknown == 0
+        elif expect == "caught":
+            passed = summary.violations > 0
+        else:
+            passed = summary.unknown == 0
         ok = ok and passed
-        print(f"{'PASS' if passed else 'FAIL'}  {label}: {summary.line()}", flush=True)
-        if summary.first_violation is not None and not expect_violation:
+        verdict = ("PASS" if passed else "FAIL") if expect != "finding" else "INFO"
+        note = " (known divergence from C5, docs/LINEARIZABILITY.md)" if expect == "finding" else ""
+        print(f"{verdict}  {label}: {summary.line()}{note}", flush=True)
+        if summary.first_violation is not None and expect == "linearizable":
             print(summary.first_violation.explain())
-        rows.append({"subject": label, "passed": passed, "summary": summary.line()})
+        rows.append({"subject": label, "expect": expect, "passed": passed, "summary": summary.line() + note})
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1))

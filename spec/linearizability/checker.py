@@ -51,7 +51,12 @@ class Operation:
 
 
 class SequentialSpec(Protocol[S]):
-    """The spec as a pure step function over hashable states."""
+    """The spec as a pure step function over hashable states.
+
+    A spec that allows several outcomes for one operation (a nondeterministic
+    spec) also defines ``outcomes(state, name, args) -> list[(state, answer)]``;
+    the search then tries each outcome that gives the recorded answer.
+    """
 
     @property
     def initial(self) -> S: ...
@@ -167,8 +172,9 @@ def check_history(
     state: S = spec.initial
     linearized = 0
     memo: set[tuple[int, S]] = set()
-    stack: list[tuple[_Event, S]] = []
+    stack: list[tuple[_Event, S, list[S]]] = []  # lifted call, state before it, alternatives left
     longest: list[int] = []
+    outcomes = getattr(spec, "outcomes", None)
     entry = head.next
     while head.next is not None:
         verdict.steps += 1
@@ -177,30 +183,39 @@ def check_history(
         assert entry is not None
         if entry.is_call:
             op = history[entry.index]
-            after, answer = spec.step(state, op.name, op.args)
-            if answer == op.result:
-                key = (linearized | (1 << entry.index), after)
-                if key not in memo:
-                    memo.add(key)
-                    stack.append((entry, state))
-                    state, linearized = after, key[0]
-                    _lift(entry)
-                    if len(stack) > len(longest):
-                        longest = [e.index for e, _ in stack]
-                    entry = head.next
-                    continue
+            bit = 1 << entry.index
+            results = outcomes(state, op.name, op.args) if outcomes else [spec.step(state, op.name, op.args)]
+            fresh = [after for after, answer in results if answer == op.result]
+            fresh = [after for after in fresh if (linearized | bit, after) not in memo]
+            if fresh:
+                memo.add((linearized | bit, fresh[0]))
+                stack.append((entry, state, fresh[1:]))
+                state, linearized = fresh[0], linearized | bit
+                _lift(entry)
+                if len(stack) > len(longest):
+                    longest = [e.index for e, _, _ in stack]
+                entry = head.next
+                continue
             entry = entry.next
         else:
             if not stack:
                 verdict.linearizable = False
                 break
-            entry, state = stack.pop()
-            linearized &= ~(1 << entry.index)
+            entry, state, others = stack.pop()
+            bit = 1 << entry.index
+            linearized &= ~bit
+            others = [after for after in others if (linearized | bit, after) not in memo]
+            if others:  # a nondeterministic operation: the same place, another allowed outcome
+                memo.add((linearized | bit, others[0]))
+                stack.append((entry, state, others[1:]))
+                state, linearized = others[0], linearized | bit
+                entry = head.next
+                continue
             _unlift(entry)
             entry = entry.next
     else:
         verdict.linearizable = True
-        verdict.linearization = [history[e.index] for e, _ in stack]
+        verdict.linearization = [history[e.index] for e, _, _ in stack]
     if verdict.linearizable is False:
         verdict.stuck = [history[i] for i in longest]
     verdict.configurations = len(memo)

@@ -37,6 +37,7 @@ __all__ = [
     "forced_racy_history",
     "overlapping",
     "random_scripts",
+    "switch_often",
 ]
 
 State = tuple[tuple[tuple[Hashable, float], ...], float]  # (live births in birth order, now)
@@ -221,7 +222,7 @@ def overlapping(history: Sequence[Operation]) -> int:
 
 
 @contextmanager
-def _switch_often(interval: float) -> Iterator[None]:
+def switch_often(interval: float) -> Iterator[None]:
     old = sys.getswitchinterval()
     sys.setswitchinterval(interval)  # many more thread switches, so more overlapping intervals
     try:
@@ -248,7 +249,7 @@ def check_real_thread_histories(
     rng = random.Random(seed)
     start = time.perf_counter()
     spec = MetadataCacheHistorySpec(ttl, max_entries)
-    with _switch_often(1e-6):
+    with switch_often(1e-6):
         for _ in range(histories):
             clock = FakeClock(START)
             target = ClockedCache(factory(ttl, max_entries=max_entries, clock=clock), clock)
