@@ -1,0 +1,93 @@
+"""``python -m spec.oracle <component> <target>``: exit 0 PASS, 1 divergence, 2 usage or import error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from spec.oracle._components import COMPONENTS, available_components
+from spec.oracle._run import OracleUsageError, check
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hicache-oracle",
+        description="Check an implementation against the HiCache spec with the project's lock-step machines.",
+        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error",
+    )
+    parser.add_argument("component", nargs="?", help=f"one of: {', '.join(COMPONENTS)}")
+    parser.add_argument("target", nargs="?", help="package.module:Class or package.module:factory")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0); runs are deterministic")
+    parser.add_argument("--max-examples", type=int, default=500, help="examples to run (default 500)")
+    parser.add_argument("--steps", type=int, default=40, help="steps per example (default 40)")
+    parser.add_argument("--seconds", type=float, default=None, help="stop starting new examples after this")
+    parser.add_argument(
+        "--adapter", default=None, help="JSON adapter: methods, arguments, positional, form, omit"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
+    parser.add_argument(
+        "--list", action="store_true", help="list the components and whether they are available"
+    )
+    return parser
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse exits 2 on bad usage already; keep --help at 0
+        return int(exit_.code or 0)
+    if os.getcwd() not in sys.path:  # targets are imported from the current directory too, as with -m
+        sys.path.insert(0, os.getcwd())
+    if args.list:
+        for name, ready in available_components().items():
+            print(f"{name}: {'available' if ready else 'machine not in this tree yet'}")
+        return 0
+    if not args.component or not args.target:
+        parser.print_usage(sys.stderr)
+        print("hicache-oracle: error: give a component and a target (or --list)", file=sys.stderr)
+        return 2
+    try:
+        adapter = json.loads(args.adapter) if args.adapter else None
+        if adapter is not None and not isinstance(adapter, dict):
+            raise OracleUsageError("--adapter must be a JSON object")
+        result = check(
+            args.component,
+            args.target,
+            seed=args.seed,
+            max_examples=args.max_examples,
+            steps=args.steps,
+            seconds=args.seconds,
+            adapter=adapter,
+            progress=None if args.json else _progress,
+        )
+    except json.JSONDecodeError as error:
+        print(f"hicache-oracle: error: --adapter is not valid JSON: {error}", file=sys.stderr)
+        return 2
+    except OracleUsageError as error:
+        print(f"hicache-oracle: error: {error}", file=sys.stderr)
+        return 2
+    if args.repro and result.repro:
+        Path(args.repro).write_text(result.repro)
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=1, sort_keys=True))
+    else:
+        print(result.summary())
+        if result.repro:
+            print("\n# ---- reproduction (save as test_repro.py and run pytest) ----")
+            print(result.repro, end="")
+    return 0 if result.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""The components the oracle knows: which machine, which spec, which calls, which clauses.
+
+Each component names the lock-step machine of the project's own tests (the
+oracle runs that machine, never a copy), the spec class it replays against,
+the spec-level interface (constructor and method parameters), the groups a
+target may leave out, and how to name the clause a divergence breaks.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spec.fakes import FakeClock
+from spec.oracle._session import Call, OneShot, Replay, live
+
+__all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
+
+
+@dataclass(frozen=True)
+class Projection:
+    """How an answer that is not a plain value is compared (and written in a reproduction)."""
+
+    impl: Callable[[Any], Any]
+    spec: Callable[[Any], Any]
+    render: str  # a format string over the result variable name ``{r}``
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    title: str
+    machine_module: str
+    machine_function: str
+    spec_module: str
+    spec_class: str
+    constructor: tuple[str, ...]
+    methods: Mapping[str, tuple[str, ...]]
+    required: tuple[str, ...]
+    classify: Callable[[Replay, Mapping[str, Any]], list[str]]
+    optional_parameters: Mapping[str, str] = field(default_factory=dict)
+    optional_methods: Mapping[str, str] = field(default_factory=dict)
+    rules_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    projections: Mapping[str, Projection] = field(default_factory=dict)
+    pooled: frozenset[str] = frozenset()  # methods whose first argument is the pool (per-pool form)
+    model_attribute: str = "model"
+    probe: Mapping[str, Any] = field(default_factory=dict)  # constructor arguments of the probe instance
+    probe_text: str = ""
+    child: str | None = None  # the registry method that hands out per-pool objects
+    child_methods: frozenset[str] = frozenset()  # methods of those per-pool objects
+    mirrored: frozenset[str] = frozenset()  # queries that the spec answers when the target has none
+
+    def machine(self) -> Callable[[Callable[..., Any]], Any]:
+        """The machine builder of the project's tests (raises ImportError until it exists)."""
+        return getattr(importlib.import_module(self.machine_module), self.machine_function)  # type: ignore[no-any-return]
+
+    def spec_factory(self) -> Callable[..., Any]:
+        return getattr(importlib.import_module(self.spec_module), self.spec_class)  # type: ignore[no-any-return]
+
+
+def _args(call: Call) -> dict[str, Any]:
+    return {k: live(v) for k, v in call.bound}
+
+
+def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
+    """Name the M clauses a metadata-cache divergence implicates, the most specific first."""
+    from spec.metadata_cache import MetadataCacheSpec
+
+    last = result.calls[-1]
+    if last.method == "stats":
+        return ["M8"]
+    ttl = float(init["ttl_seconds"])
+    clock = FakeClock(result.calls[0].now or 0.0)
+    model = MetadataCacheSpec(ttl, max_entries=init.get("max_entries"), clock=clock)
+    found: list[str] = []
+    seen: set[Any] = set()
+    for call in result.calls[:-1]:
+        clock.set(max(clock(), call.now or 0.0))
+        if call.method == "add":
+            key = _args(call)["key"]
+            if key in seen and key in model.births:
+                found.append("M3")
+            seen.add(key)
+            model.add(key)
+        elif call.method == "remove":
+            model.remove(_args(call)["key"])
+        elif call.method == "clear":
+            model.clear()
+    now = last.now or 0.0
+    if model.evictions:
+        found.append("M6")
+    if last.method == "__len__" or any(c.method in ("remove", "clear") for c in result.calls):
+        found.append("M5")
+    key = _args(last).get("key")
+    birth = model.births.get(key)
+    if not found or (birth is not None and now - birth == ttl):
+        found.append("M2")  # liveness itself: nothing else is involved, or the query sits on the boundary
+    if last.method == "contains":
+        found.append("M4")
+    return list(dict.fromkeys(found)) or ["M4"]
+
+
+def _stats_spec(model: Any) -> tuple[int, int, int]:
+    return (model.hits, model.misses, model.evictions)
+
+
+def _stats_impl(answer: Any) -> tuple[int, int, int]:
+    return (answer.hits, answer.misses, answer.evictions)
+
+
+METADATA_CACHE = Component(
+    name="metadata-cache",
+    title="MetadataCache: hard-TTL positive cache (M2-M6, M8)",
+    machine_module="spec.machines.metadata_cache",
+    machine_function="metadata_cache_machine",
+    spec_module="spec.metadata_cache",
+    spec_class="MetadataCacheSpec",
+    constructor=("ttl_seconds", "max_entries", "clock"),
+    methods={
+        "add": ("key",),
+        "contains": ("key",),
+        "remove": ("key",),
+        "clear": (),
+        "__len__": (),
+        "stats": (),
+        "check_invariants": (),
+    },
+    required=("add", "contains"),
+    classify=_classify_metadata,
+    optional_parameters={"max_entries": "M6 bounded size: no max_entries parameter, unbounded runs only"},
+    optional_methods={
+        "remove": "M5 remove: no remove()",
+        "clear": "M5 clear: no clear()",
+        "__len__": "M5 len: no __len__ (the spec's answer stands in)",
+        "stats": "M8 counters: no stats()",
+    },
+    rules_for={"remove": ("remove",), "clear": ("clear",)},
+    projections={"stats": Projection(_stats_impl, _stats_spec, "({r}.hits, {r}.misses, {r}.evictions)")},
+    probe={"ttl_seconds": 1.0, "max_entries": None},
+    probe_text="target(ttl_seconds, max_entries=..., clock=...)",
+    mirrored=frozenset({"__len__"}),
+)
+
+
+def _touching(calls: list[Call]) -> list[str]:
+    """The clauses of the calls that move beliefs in the LRU order, in the order they first appear."""
+    named = {
+        "contains": "E3",
+        "contains_all": "E4",
+        "covers_all": "E5",
+        "invalidate_beyond": "E6",
+        "clear": "E7",
+    }
+    return [named[c.method] for c in calls if c.method in named]
+
+
+def _classify_existence(result: Replay, init: Mapping[str, Any]) -> list[str]:
+    """Name the E clauses an existence-cache divergence implicates, the most specific first."""
+    calls = result.calls
+    last = calls[-1]
+    found: list[str] = []
+    if any(c.method == "covers_all" and _args(c).get("extra_cover") for c in calls):
+        found.append("E5")
+    if any(c.method == "invalidate_beyond" for c in calls):
+        found.append("E6")
+    capacity = int(init.get("max_entries", 0))
+    added = {(_args(c)["pool"], h) for c in calls if c.method == "add" for h in _values(c, "hashes")}
+    if capacity == 0:
+        found.append("E1")
+    own = {"contains": "E3", "contains_all": "E4", "covers_all": "E5", "__len__": "E7", "clear": "E7"}
+    if last.method in own:
+        found.append(own[last.method])
+    found += _touching(calls)
+    if len(added) > capacity or any(c.method == "add" for c in calls):
+        found.append("E2")
+    return list(dict.fromkeys(found)) or ["E2"]
+
+
+def _values(call: Call, name: str) -> tuple[Any, ...]:
+    value = dict(call.bound).get(name, ())
+    return value.values if isinstance(value, OneShot) else tuple(value)
+
+
+def _snapshot_impl(answer: Any) -> list[tuple[Any, ...]]:
+    return [tuple(belief) for belief in answer]
+
+
+def _snapshot_spec(model: Any) -> Any:
+    return model.snapshot()
+
+
+EXISTENCE_CACHE = Component(
+    name="existence-cache",
+    title="StorageExistenceCache: global LRU beliefs over (pool, hash) (E1-E8)",
+    machine_module="spec.machines.existence_cache",
+    machine_function="existence_cache_machine",
+    spec_module="spec.existence_cache",
+    spec_class="StorageExistenceCacheSpec",
+    constructor=("max_entries",),
+    methods={
+        "add": ("pool", "hashes"),
+        "contains": ("pool", "page_hash"),
+        "contains_all": ("pool", "hashes"),
+        "covers_all": ("pool", "hashes", "extra_cover"),
+        "invalidate_beyond": ("pool", "hashes", "keep_pages"),
+        "clear": (),
+        "__len__": (),
+        "snapshot": (),
+        "check_invariants": (),
+    },
+    required=("add", "contains", "contains_all"),
+    classify=_classify_existence,
+    optional_methods={
+        "covers_all": "E5 covers_all: no covers_all()",
+        "invalidate_beyond": "E6 invalidate_beyond: no invalidate_beyond()",
+        "clear": "E7 clear: no clear()",
+        "__len__": "E7 len: no __len__ (the spec's answer stands in)",
+        "snapshot": "LRU order: no snapshot(), only the answers are compared",
+    },
+    rules_for={
+        "covers_all": ("covers_all", "covers_all_without_extra_cover"),
+        "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
+        "clear": ("clear",),
+    },
+    projections={"snapshot": Projection(_snapshot_impl, _snapshot_spec, "[tuple(b) for b in {r}]")},
+    pooled=frozenset({"add", "contains", "contains_all", "covers_all", "invalidate_beyond"}),
+    probe={"max_entries": 4},
+    probe_text="target(max_entries)",
+    mirrored=frozenset({"__len__", "snapshot"}),
+)
+
+
+def _classify_pools(result: Replay, init: Mapping[str, Any]) -> list[str]:
+    """Name the P clauses a pool-beliefs divergence implicates, the most specific first."""
+    calls = result.calls
+    methods = [c.method for c in calls]
+    found: list[str] = []
+    if any(m in ("track_inflight", "untrack_inflight") for m in methods):
+        found.append("P3")
+    if "covered" in methods:
+        found.append("P4")
+    if any(m in ("clear", "clear_inflight") for m in methods):
+        found.append("P5")
+    registry = [c for c in calls if not c.receiver and c.method in ("clear", "clear_inflight")]
+    names = {dict(step[1]).get("name") for c in calls for step in c.receiver[:1]}
+    if registry or len(names) > 1:
+        found.append("P1")
+    found.append("P2")
+    return list(dict.fromkeys(found))
+
+
+def _pool_snapshot_impl(answer: Any) -> tuple[list[Any], dict[Any, int]]:
+    beliefs, inflight = answer
+    return (list(beliefs), dict(inflight))
+
+
+POOL_BELIEFS = Component(
+    name="pool-beliefs",
+    title="PooledExistenceCache / PoolExistenceBeliefs: per-pool beliefs with in-flight refs (P1-P5)",
+    machine_module="spec.machines.pool_beliefs",
+    machine_function="pool_beliefs_machine",
+    spec_module="spec.pool_beliefs",
+    spec_class="PooledExistenceCacheSpec",
+    constructor=("max_entries",),
+    methods={
+        "pool": ("name",),
+        "add": ("hashes",),
+        "contains": ("page_hash",),
+        "contains_all": ("hashes",),
+        "covered": ("hashes",),
+        "track_inflight": ("hashes",),
+        "untrack_inflight": ("hashes",),
+        "invalidate_beyond": ("hashes", "keep_pages"),
+        "clear": (),
+        "clear_inflight": (),
+        "__len__": (),
+        "snapshot": (),
+        "check_invariants": (),
+    },
+    required=("add", "contains", "contains_all"),
+    classify=_classify_pools,
+    optional_methods={
+        "track_inflight": "P3/P4 in-flight references: no track_inflight()",
+        "__len__": "P2 len: no __len__ (the spec's answer stands in)",
+        "snapshot": "LRU order and reference counts: no snapshot(), only the answers are compared",
+    },
+    rules_for={
+        "track_inflight": (
+            "track_inflight",
+            "untrack_inflight",
+            "clear_pool_inflight",
+            "clear_registry_inflight",
+        ),
+    },
+    projections={
+        "snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))"),
+    },
+    probe={"max_entries": 4},
+    probe_text="target(max_entries), a registry with pool(name) or a per-pool class",
+    child="pool",
+    child_methods=frozenset(
+        {
+            "add",
+            "contains",
+            "contains_all",
+            "covered",
+            "track_inflight",
+            "untrack_inflight",
+            "invalidate_beyond",
+            "__len__",
+            "snapshot",
+        }
+    ),
+    mirrored=frozenset({"__len__", "snapshot"}),
+)
+
+COMPONENTS: dict[str, Component] = {c.name: c for c in (METADATA_CACHE, EXISTENCE_CACHE, POOL_BELIEFS)}
+
+
+def available_components() -> dict[str, bool]:
+    """Each component and whether its machine module is importable in this tree."""
+    out = {}
+    for name, component in COMPONENTS.items():
+        try:
+            component.machine()
+            out[name] = True
+        except (ImportError, AttributeError):
+            out[name] = False
+    return out

@@ -1,0 +1,179 @@
+"""The reproduction file: the shrunk calls as a self-contained pytest test.
+
+The file imports the target by its import path (``HICACHE_ORACLE_TARGET`` in
+the environment overrides it, to run the same calls against a fixed version),
+controls time the way the oracle did, replays the calls in the target's own
+API, and asserts the spec's answer at every compared call.  Against the target
+it fails at the divergence; against a correct implementation it passes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from spec.clauses import CLAUSES
+from spec.oracle._session import Call, OneShot, PerPoolRegistry, Replay, Session
+from spec.oracle._time import FakeClock, control_time
+
+__all__ = ["render_call", "render_calls", "render_repro"]
+
+_TITLES = {clause.id: clause.title for clause in CLAUSES}
+
+
+def _repr(value: Any) -> str:
+    if isinstance(value, OneShot):
+        return repr(value)
+    if isinstance(value, frozenset):
+        return f"frozenset({sorted(value, key=repr)!r})" if value else "frozenset()"
+    if isinstance(value, float) and value.is_integer():
+        return repr(value)
+    return repr(value)
+
+
+def _expression(session: Session, receiver: str, method: str, bound: tuple[tuple[str, Any], ...]) -> str:
+    names = session.component.methods.get(method) or tuple(k for k, _ in bound)
+    values = dict(bound)
+    if session.adapter.form == "per-pool" and method in session.component.pooled and "pool" in values:
+        pool = values.pop("pool")
+        receiver = f"{receiver}.{session.adapter.name_of('pool')}({_repr(pool)})"
+        names = tuple(n for n in names if n != "pool")
+    call = session.adapter.translate(method, values, names)
+    if call.method == "__len__":
+        return f"len({receiver})"
+    parts = [_repr(a) for a in call.args] + [f"{k}={_repr(v)}" for k, v in call.kwargs.items()]
+    return f"{receiver}.{call.method}({', '.join(parts)})"
+
+
+def render_calls(session: Session, calls: list[Call], start: float | None) -> list[str]:
+    """The calls as lines of code, with the clock moves between them (``clock.now = ...``)."""
+    lines = []
+    now = start
+    for call in calls:
+        if call.now is not None and call.now != now:
+            lines.append(f"clock.now = {call.now!r}")
+            now = call.now
+        lines.append(render_call(session, call))
+    return lines
+
+
+def render_call(session: Session, call: Call, root: str = "cache") -> str:
+    """One call in the target's API, e.g. ``cache.has('a')``."""
+    receiver = root
+    for method, bound in call.receiver:
+        receiver = _expression(session, receiver, method, bound)
+    return _expression(session, receiver, call.method, call.bound)
+
+
+def _clause_line(clauses: list[str]) -> str:
+    return "; ".join(f"{c} ({_TITLES.get(c, '?')})" for c in clauses) or "the target's own invariants"
+
+
+def render_repro(
+    session: Session,
+    result: Replay,
+    init: dict[str, Any],
+    start: float | None,
+    target_path: str,
+    clauses: list[str],
+) -> str:
+    """The text of a pytest file that reproduces ``result``'s divergence."""
+    component = session.component
+    index = result.divergence if result.divergence is not None else len(result.calls) - 1
+    got, want = result.got[index], result.want[index]
+    divergent = render_call(session, result.calls[index])
+    if want is None:
+        what = f"{divergent} raised {got[1]}"
+    else:
+        answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
+        spec = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
+        what = f"{divergent} {answer}; the spec {spec}"
+    timed = start is not None
+    lines = [
+        f'"""Reproduction from the HiCache regression oracle: {component.name}, {len(result.calls)} calls.',
+        "",
+        f"Target: {target_path}",
+        f"Breaks: {_clause_line(clauses)} (SEMANTICS.md).",
+        f"Divergence: {what}.",
+        f"Time: {session.describe_time()}.",
+        "",
+        "Run with pytest.  HICACHE_ORACLE_TARGET=package.module:Name runs the same calls against another",
+        "implementation (a correct one passes).",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import importlib",
+        "import os",
+        "from collections.abc import Callable",
+        "from types import ModuleType",
+        "from typing import Any",
+        "",
+        "import pytest",
+        "",
+        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+        "",
+        "",
+        "def load(path: str) -> Any:",
+        "    module, _, name = path.partition(':')",
+        "    obj: Any = importlib.import_module(module)",
+        "    for part in name.split('.'):",
+        "        obj = getattr(obj, part)",
+        "    return obj",
+        "",
+    ]
+    if timed:
+        lines += ["", inspect.getsource(FakeClock).rstrip(), ""]
+        if session.time_control == "patched":
+            lines += ["", inspect.getsource(control_time).rstrip(), ""]
+    if session.per_pool_class:
+        lines += ["", inspect.getsource(PerPoolRegistry).rstrip(), ""]
+    test_name = (
+        f"test_{component.name.replace('-', '_')}_answers_as_the_spec_{'_'.join(clauses) or 'invariants'}"
+    )
+    lines += ["", f"def {test_name}() -> None:", "    target = load(TARGET)"]
+    body: list[str] = []
+    if timed:
+        body.append(f"clock = FakeClock({start!r})")
+    build = session.constructor_call(init, "__CLOCK__" if timed else None)
+    parts = [_repr(a) for a in build.args] + [f"{k}={_repr(v)}" for k, v in build.kwargs.items()]
+    constructor = f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
+    if session.per_pool_class:
+        body.append(f"cache = PerPoolRegistry(lambda: {constructor})  # the oracle keeps one per pool name")
+    else:
+        body.append(f"cache = {constructor}")
+    now = start
+    for i, call in enumerate(result.calls):
+        if timed and call.now is not None and call.now != now:
+            body.append(f"clock.now = {call.now!r}")
+            now = call.now
+        expression = render_call(session, call)
+        expected = result.want[i]
+        projection = component.projections.get(call.method)
+        note = f"{', '.join(clauses) or 'invariants'}: the spec answers"
+        if expected is None:
+            body.append(expression)
+        elif expected[0] == "raised":
+            body.append(f"with pytest.raises({expected[1]}):")
+            body.append(f"    {expression}")
+        elif projection is not None:
+            body.append(f"answer = {expression}")
+            body.append(
+                f"assert {projection.render.format(r='answer')} == {expected[1]!r}, "
+                f"{note + ' ' + repr(expected[1])!r}"
+            )
+        else:
+            relation = "is" if isinstance(expected[1], bool) or expected[1] is None else "=="
+            body.append(f"assert {expression} {relation} {expected[1]!r}, {note + ' ' + repr(expected[1])!r}")
+    if timed and session.time_control == "patched":
+        lines.append("    module = importlib.import_module(target.__module__)")
+        lines.append("    replaced = control_time(module, clock := FakeClock(" + repr(start) + "))")
+        body = [line for line in body if not line.startswith("clock = FakeClock(")]
+        lines.append("    try:")
+        lines += [f"        {line}" for line in body]
+        lines.append("    finally:")
+        lines.append("        for name, value in replaced.items():")
+        lines.append("            setattr(module, name, value)")
+    else:
+        lines += [f"    {line}" for line in body]
+    return "\n".join(lines) + "\n"

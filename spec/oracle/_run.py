@@ -1,0 +1,279 @@
+"""``check()``: run a component's machine over a target and report PASS or FAIL with a reproduction."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.errors import HypothesisException
+from hypothesis.reporting import with_reporter
+
+from spec.machines._base import Figures, LockstepMachine, run_machine
+from spec.oracle._adapter import Adapter
+from spec.oracle._components import COMPONENTS, Component
+from spec.oracle._errors import OracleUsageError
+from spec.oracle._repro import render_call, render_calls, render_repro
+from spec.oracle._session import OneShot, Recording, Replay, Session, minimize, replay
+
+__all__ = ["OracleResult", "OracleUsageError", "check", "load_target"]
+
+CHUNK = 250  # examples per Hypothesis run: the time budget and the progress line act between runs
+PROGRESS_AFTER = 3.0  # seconds before the first progress line
+
+
+@dataclass
+class OracleResult:
+    """What a run of the oracle found.
+
+    ``verdict`` is ``"PASS"`` or ``"FAIL"``; ``figures`` the examples, steps,
+    distinct states and seconds covered; ``left_out`` the clause groups the
+    target does not implement (not checked); ``time_control`` how the oracle
+    controlled the target's time.  On FAIL: ``clauses`` (the broken clause IDs,
+    most specific first), ``message`` (the divergence), ``counterexample`` (the
+    shrunk calls in the target's API) and ``repro`` (a pytest file).
+    """
+
+    component: str
+    target: str
+    verdict: str
+    seed: int
+    figures: dict[str, float]
+    time_control: str
+    left_out: dict[str, str]
+    adapter: dict[str, Any]
+    clauses: list[str] = field(default_factory=list)
+    message: str = ""
+    counterexample: list[str] = field(default_factory=list)
+    calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
+    repro: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """A human-readable report (what the CLI prints without ``--json``)."""
+        f = self.figures
+        lines = [
+            f"{self.verdict}: {self.target} as {self.component}",
+            f"  examples {f['examples']}, steps {f['steps']}, distinct states {f['distinct_states']},"
+            f" {f['seconds']} s (seed {self.seed})",
+            f"  time: {self.time_control}",
+        ]
+        lines += [f"  left out: {why}" for why in self.left_out.values()]
+        if not self.passed:
+            lines.append(f"  breaks: {', '.join(self.clauses) or 'the target own invariants'}")
+            lines.append(f"  divergence: {self.message}")
+            lines.append(f"  counterexample ({self.calls} calls):")
+            lines += [f"    {line}" for line in self.counterexample]
+        return "\n".join(lines)
+
+
+def load_target(path: str) -> Callable[..., Any]:
+    """Import ``package.module:Name`` (``Name`` may be dotted); OracleUsageError with a clear message."""
+    module_name, sep, name = path.partition(":")
+    if not sep or not module_name or not name:
+        raise OracleUsageError(
+            f"target must look like package.module:Class or package.module:factory, got {path!r}"
+        )
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise OracleUsageError(f"cannot import module {module_name!r} of target {path!r}: {error}") from None
+    for part in name.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise OracleUsageError(
+                f"module {module_name!r} has no attribute {name!r} (target {path!r})"
+            ) from None
+    if not callable(obj):
+        raise OracleUsageError(f"target {path!r} is {type(obj).__name__}, not a class or a factory")
+    return obj  # type: ignore[no-any-return]
+
+
+def _path_of(target: Callable[..., Any]) -> str:
+    module = getattr(target, "__module__", None)
+    name = getattr(target, "__qualname__", None)
+    return f"{module}:{name}" if module and name and "<" not in name else repr(target)
+
+
+def _machine_class(component: Component, session: Session) -> type[LockstepMachine]:
+    """The component's own machine over the session's factory, minus the rules of left-out operations."""
+    try:
+        build = component.machine()
+    except ImportError as error:
+        raise OracleUsageError(
+            f"component {component.name!r} has no machine in this tree yet: {error}"
+        ) from None
+    base: type[LockstepMachine] = build(session.factory)
+    hidden = {rule: None for method in session.left_out for rule in component.rules_for.get(method, ())}
+
+    def check_step(self: LockstepMachine) -> None:
+        session.current_model = getattr(self, component.model_attribute, None)
+        base.check_step(self)
+
+    return type(f"Oracle{base.__name__}", (base,), {**hidden, "check_step": check_step})
+
+
+def check(
+    component: str,
+    target: str | Callable[..., Any],
+    *,
+    seed: int = 0,
+    max_examples: int = 300,
+    steps: int = 40,
+    seconds: float | None = None,
+    adapter: Adapter | Mapping[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> OracleResult:
+    """Check ``target`` against the spec of ``component`` with the project's own lock-step machine.
+
+    ``target`` is an import path (``package.module:Class``) or the class/factory
+    itself, called like the spec's constructor (through ``adapter``).  Runs at
+    most ``max_examples`` examples of at most ``steps`` steps, stopping early
+    after ``seconds``; deterministic for a given ``seed`` and budget.  Raises
+    :class:`OracleUsageError` when the run cannot start.
+
+    >>> from spec.metadata_cache import MetadataCacheSpec
+    >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
+    'PASS'
+    """
+    if component not in COMPONENTS:
+        raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
+    spec_component = COMPONENTS[component]
+    for name, value in (("max_examples", max_examples), ("steps", steps)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise OracleUsageError(f"{name} must be an int >= 1, got {value!r}")
+    if seconds is not None and not seconds > 0:
+        raise OracleUsageError(f"seconds must be > 0, got {seconds!r}")
+    if adapter is None:
+        adapter = Adapter()
+    elif not isinstance(adapter, Adapter):
+        try:
+            adapter = Adapter.from_dict(adapter)
+        except (TypeError, ValueError) as error:
+            raise OracleUsageError(f"bad adapter: {error}") from None
+    target_path = target if isinstance(target, str) else _path_of(target)
+    target_obj = load_target(target) if isinstance(target, str) else target
+    if not callable(target_obj):
+        raise OracleUsageError(f"target {target_path} is not callable")
+    session = Session(spec_component, target_obj, adapter)  # probes the target: OracleUsageError if unusable
+    machine = _machine_class(spec_component, session)
+
+    totals = Figures()
+    start = time.perf_counter()
+    last_report = start
+    failure: BaseException | None = None
+    undo = session.patch()
+    try:
+        done = 0
+        chunk_index = 0
+        while done < max_examples and failure is None:
+            if seconds is not None and time.perf_counter() - start >= seconds:
+                break
+            budget = min(CHUNK, max_examples - done)
+            run_settings = settings(
+                max_examples=budget,
+                stateful_step_count=steps,
+                deadline=None,
+                database=None,
+                derandomize=False,
+                report_multiple_bugs=False,
+                print_blob=False,
+                phases=(Phase.generate,),  # the oracle minimizes the failing trace itself (faster)
+                suppress_health_check=list(HealthCheck),
+            )
+            machine._hypothesis_internal_use_seed = seed * 1_000_003 + chunk_index  # type: ignore[attr-defined,unused-ignore]
+            try:
+                with with_reporter(lambda _message: None):
+                    figures = run_machine(machine, run_settings)
+            except HypothesisException as error:
+                raise OracleUsageError(f"the machine could not run the target: {error}") from None
+            except Exception as error:  # the machine's verdict: any exception is a divergence to report
+                failure = error
+                figures = machine.figures
+            totals.examples += figures.examples
+            totals.checks += figures.checks
+            totals.states |= figures.states
+            done += budget
+            chunk_index += 1
+            now = time.perf_counter()
+            if progress is not None and now - start > PROGRESS_AFTER and now - last_report > 1.0:
+                last_report = now
+                f = {**totals.as_dict(), "seconds": round(now - start, 1)}
+                progress(
+                    f"oracle: {f['examples']} examples, {f['steps']} steps, "
+                    f"{f['distinct_states']} states, {f['seconds']} s"
+                )
+        totals.seconds = time.perf_counter() - start
+        result = OracleResult(
+            component=component,
+            target=target_path,
+            verdict="PASS" if failure is None else "FAIL",
+            seed=seed,
+            figures=totals.as_dict(),
+            time_control=session.describe_time(),
+            left_out=dict(session.left_out),
+            adapter=adapter.as_dict(),
+        )
+        if failure is not None:
+            _explain(result, session, failure, target_path)
+        return result
+    finally:
+        undo()
+
+
+def _without_one_shots(session: Session, recording: Recording, replayed: Replay) -> tuple[Replay, bool]:
+    """The same calls with lists for one-shot iterators if they still diverge; else E8 is what breaks."""
+    if not any(isinstance(v, OneShot) for call in replayed.calls for _, v in call.bound):
+        return replayed, False
+    plain = [
+        replace(
+            call, bound=tuple((k, list(v.values) if isinstance(v, OneShot) else v) for k, v in call.bound)
+        )
+        for call in replayed.calls
+    ]
+    again = replay(session, recording, plain)
+    return (again, False) if again.divergence is not None else (replayed, True)
+
+
+def _explain(result: OracleResult, session: Session, failure: BaseException, target_path: str) -> None:
+    """Fill in the clauses, the shrunk calls and the reproduction of a failure."""
+    recording = session.recording
+    machine_message = f"{type(failure).__name__}: {failure}".strip()
+    if recording is None:
+        result.message = f"the machine failed before building the target: {machine_message}"
+        return
+    replayed = minimize(session, recording)
+    if replayed is None or replayed.divergence is None:
+        # The machine saw something the replay does not (an answer it compares some other way).
+        result.message = f"{machine_message} (not reproduced by replaying the calls alone)"
+        result.counterexample = render_calls(session, recording.calls, recording.start)
+        return
+    replayed, one_shot_matters = _without_one_shots(session, recording, replayed)
+    index = replayed.divergence
+    assert index is not None
+    got, want = replayed.got[index], replayed.want[index]
+    call = render_call(session, replayed.calls[index])
+    if want is None:
+        result.message = f"{call} raised {got[1]}"
+    else:
+        answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
+        expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
+        result.message = f"{call} {answer}; the spec {expected}"
+    result.clauses = session.component.classify(replayed, recording.init) if want is not None else []
+    if one_shot_matters:
+        result.clauses = ["E8", *(c for c in result.clauses if c != "E8")]
+    result.counterexample = render_calls(session, replayed.calls, recording.start)
+    result.calls = len(replayed.calls)
+    result.repro = render_repro(
+        session, replayed, recording.init, recording.start, target_path, result.clauses
+    )

@@ -1,0 +1,439 @@
+"""Driving a target through an adapter: the recording proxy, time control and replay.
+
+The machines call what they believe is an implementation; the oracle hands them
+a ``TargetProxy`` instead.  The proxy translates every spec-level call into the
+target's API (through the :class:`~spec.oracle.Adapter`), reads the fake time,
+and records ``Call``s: the trace of the current example.  When a machine fails,
+the trace of the failing (shrunk) example is replayed against a fresh target and
+a fresh spec, call by call, to find the first diverging answer, and cut down to
+the fewest calls that still diverge.  The reproduction file is written from it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import reject
+
+from spec.oracle._adapter import Adapter
+from spec.oracle._errors import OracleUsageError
+from spec.oracle._time import ClockHolder, FakeClock, control_time
+
+if TYPE_CHECKING:
+    from spec.oracle._components import Component
+
+__all__ = [
+    "Call",
+    "OneShot",
+    "Outcome",
+    "PerPoolRegistry",
+    "Recording",
+    "Replay",
+    "Session",
+    "TargetProxy",
+    "live",
+    "minimize",
+    "replay",
+]
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
+
+Bound = tuple[tuple[str, Any], ...]  # spec parameter name -> value, in call order ("_0", "_1": positional)
+Step = tuple[str, Bound]
+
+
+@dataclass(frozen=True)
+class OneShot:
+    """A one-shot iterator argument, recorded as its values (E8): passed on as ``iter(values)``."""
+
+    values: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        return f"iter({list(self.values)!r})"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One spec-level call: ``receiver`` is the chain of calls from the root object (e.g. ``pool('p')``)."""
+
+    receiver: tuple[Step, ...]
+    method: str
+    bound: Bound
+    now: float | None
+
+
+Outcome = tuple[str, Any]  # ("value", projected answer) | ("raised", exception type name)
+
+
+@dataclass
+class Recording:
+    """What the oracle saw of one example: the constructor arguments and the calls."""
+
+    init: dict[str, Any]
+    start: float | None
+    calls: list[Call] = field(default_factory=list)
+
+
+def live(value: Any) -> Any:
+    """The value to pass on: a fresh iterator for a recorded one-shot argument."""
+    return iter(value.values) if isinstance(value, OneShot) else value
+
+
+def _spec_call(method: Callable[..., Any], bound: Bound) -> Any:
+    args = [live(v) for k, v in bound if k.startswith("_")]
+    return method(*args, **{k: live(v) for k, v in bound if not k.startswith("_")})
+
+
+class PerPoolRegistry:
+    """The registry the oracle keeps around a per-pool class: ``pool(name)`` creates on first use (P1)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._pools: dict[Any, Any] = {}
+
+    def pool(self, name: Any) -> Any:
+        if name not in self._pools:
+            self._pools[name] = self._make()
+        return self._pools[name]
+
+    def clear(self) -> None:
+        for beliefs in self._pools.values():
+            beliefs.clear()
+
+    def clear_inflight(self) -> None:
+        for beliefs in self._pools.values():
+            beliefs.clear_inflight()
+
+
+class Session:
+    """One target under one adapter: builds instances for the machines and for replays."""
+
+    def __init__(self, component: Component, target: Callable[..., Any], adapter: Adapter) -> None:
+        self.component = component
+        self.target = target
+        self.adapter = adapter
+        self.holder = ClockHolder()
+        self.left_out: dict[str, str] = {}  # optional group -> why it is left out
+        self.current_model: Any = None
+        self.recording: Recording | None = None
+        self.module: ModuleType | None = None
+        self.time_control = "none"
+        self.patched_names: list[str] = []
+        self.per_pool_class = False
+        self._patched = False
+        self._accepts = self._accepted_parameters()
+        self._decide_time_control()
+        self._probe()
+
+    # -- set-up --------------------------------------------------------------
+
+    def _accepted_parameters(self) -> set[str] | None:
+        """The spec constructor parameters the target takes, or None when it takes anything."""
+        try:
+            signature = inspect.signature(self.target)
+        except (TypeError, ValueError):  # a C type without a signature: assume it takes everything
+            return None
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+            return None
+        names = set(signature.parameters)
+        return {p for p in self.component.constructor if self.adapter.keyword_of("__init__", p) in names}
+
+    def accepts(self, parameter: str) -> bool:
+        if parameter in self.adapter.omit:
+            return False
+        return self._accepts is None or parameter in self._accepts
+
+    def _decide_time_control(self) -> None:
+        if "clock" not in self.component.constructor:
+            return
+        if self.accepts("clock"):
+            self.time_control = "injected"
+            return
+        module = sys.modules.get(getattr(self.target, "__module__", "") or "")
+        if module is None:
+            self.time_control = "uncontrolled"
+            return
+        self.module = module
+        self.time_control = "patched"
+
+    def _probe(self) -> None:
+        """Build one instance to learn which optional groups the target has."""
+        for parameter, why in self.component.optional_parameters.items():
+            if not self.accepts(parameter):
+                self.left_out[parameter] = why
+        undo = self.patch()
+        try:
+            probe = {k: v for k, v in self.component.probe.items() if k not in self.left_out}
+            obj = self.build(probe, FakeClock(0.0) if "clock" in self.component.constructor else None)
+            child = obj
+            if self.component.child is not None:
+                child = getattr(obj, self.component.child)("probe")
+        except Exception as error:  # whatever the target raises here is a usage problem to explain
+            raise OracleUsageError(
+                f"cannot build the target as {self.component.name} needs "
+                f"({self.component.probe_text}): {type(error).__name__}: {error}"
+            ) from None
+        finally:
+            undo()
+        for method, why in self.component.optional_methods.items():
+            holder = child if method in self.component.child_methods else obj
+            if method in self.adapter.omit or not _has(holder, self.adapter.name_of(method)):
+                self.left_out[method] = why
+        for method in self.component.required:
+            holder = child if method in self.component.child_methods else obj
+            if self.adapter.form == "per-pool" and method in self.component.pooled:
+                holder = getattr(obj, self.adapter.name_of("pool"))("probe")
+            if not _has(holder, self.adapter.name_of(method)):
+                raise OracleUsageError(
+                    f"the target has no method {self.adapter.name_of(method)!r} (spec: {method}); map it "
+                    f'with an adapter, e.g. --adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
+                )
+
+    def describe_time(self) -> str:
+        if self.time_control == "injected":
+            return f"injected: the fake clock is passed as {self.adapter.keyword_of('__init__', 'clock')}="
+        if self.time_control == "patched":
+            assert self.module is not None
+            names = ", ".join(self.patched_names) or "no time reference found"
+            return f"patched: the names {names} in module {self.module.__name__} read the fake clock"
+        if self.time_control == "uncontrolled":
+            return "uncontrolled: no clock parameter and no module to patch"
+        return "not applicable (the component has no time)"
+
+    def patch(self) -> Callable[[], None]:
+        """Patch the target's module (only when time control is 'patched'); returns the undo."""
+        if self.time_control != "patched" or self.module is None or self._patched:
+            return lambda: None
+        module = self.module
+        replaced = control_time(module, self.holder)
+        self.patched_names = sorted(replaced)
+        self._patched = True
+
+        def undo() -> None:
+            for name, value in replaced.items():
+                setattr(module, name, value)
+            self._patched = False
+
+        return undo
+
+    # -- building ------------------------------------------------------------
+
+    def factory(self, *args: Any, **kwargs: Any) -> TargetProxy:
+        """The factory handed to the machine: binds spec arguments, builds the target, records."""
+        bound = dict(zip(self.component.constructor, args, strict=False))
+        bound.update(kwargs)
+        for parameter in self.component.optional_parameters:
+            if parameter in self.left_out and bound.get(parameter) is not None:
+                reject()  # the target does not implement this group: skip such examples
+        clock = bound.pop("clock", None)
+        init = {k: v for k, v in bound.items() if not (k in self.left_out and v is None)}
+        self.recording = Recording(init, clock() if clock is not None else None)
+        return TargetProxy(self, self.build(init, clock), (), self.recording)
+
+    def constructor_call(self, init: Mapping[str, Any], clock: Any) -> Any:
+        bound = dict(init)
+        if clock is not None and self.time_control == "injected":
+            bound["clock"] = clock
+        return self.adapter.translate("__init__", bound, self.component.constructor[:1])
+
+    def build(self, init: Mapping[str, Any], clock: Callable[[], float] | None) -> Any:
+        """A fresh target for the spec constructor arguments ``init``."""
+        if clock is not None:
+            self.holder.clock = clock
+        call = self.constructor_call(init, clock)
+        obj = self.target(*call.args, **call.kwargs)
+        child = self.component.child
+        if child is not None and not hasattr(obj, self.adapter.name_of(child)):
+            # A per-pool class: the oracle keeps one instance per pool name (P1).
+            self.per_pool_class = True
+            return PerPoolRegistry(lambda: self.target(*call.args, **call.kwargs))
+        return obj
+
+    def now(self) -> float | None:
+        if "clock" not in self.component.constructor:
+            return None
+        return self.holder()
+
+    def bind(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Bound:
+        names = self.component.methods.get(method) or tuple(f"_{i}" for i in range(len(args)))
+        pairs = [*zip(names, args, strict=False), *kwargs.items()]
+        return tuple((k, OneShot(tuple(v)) if isinstance(v, Iterator) else v) for k, v in pairs)
+
+    def target_call(self, receiver: Any, method: str, bound: Bound) -> tuple[Any, Any]:
+        """(target receiver, TargetCall) for a spec-level call on ``receiver``."""
+        values = dict(bound)
+        names = self.component.methods.get(method) or tuple(values)
+        if self.adapter.form == "per-pool" and method in self.component.pooled and "pool" in values:
+            pool = values.pop("pool")
+            receiver = getattr(receiver, self.adapter.name_of("pool"))(pool)
+            names = tuple(n for n in names if n != "pool")
+        return receiver, self.adapter.translate(method, values, names)
+
+
+def _has(obj: Any, name: str) -> bool:
+    if name == "__len__":
+        return hasattr(type(obj), "__len__")
+    return hasattr(obj, name)
+
+
+class TargetProxy:
+    """What the machine sees: the target behind the adapter, every call recorded."""
+
+    def __init__(
+        self, session: Session, obj: Any, receiver: tuple[Step, ...], recording: Recording | None
+    ) -> None:
+        self._session = session
+        self._obj = obj
+        self._receiver = receiver
+        self._recording = recording
+        self._children: dict[str, TargetProxy] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        session = self._session
+        if name in session.left_out:
+            if name in session.component.mirrored and session.current_model is not None:
+                return lambda *args: getattr(_resolve(session.current_model, self._receiver), name)(*args)
+            raise AttributeError(f"{name} is left out for this target")
+        if not (session.adapter.form == "per-pool" and name in session.component.pooled):
+            value = getattr(self._obj, session.adapter.name_of(name))
+            if not callable(value):
+                return value
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._call(name, args, kwargs)
+
+        return call
+
+    def __len__(self) -> int:
+        session = self._session
+        if "__len__" in session.left_out and session.current_model is not None:
+            return len(_resolve(session.current_model, self._receiver))  # left out: the spec stands in
+        return int(self._call("__len__", (), {}))
+
+    def _call(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        session = self._session
+        bound = session.bind(method, args, kwargs)
+        if self._recording is not None:
+            self._recording.calls.append(Call(self._receiver, method, bound, session.now()))
+        receiver, target = session.target_call(self._obj, method, bound)
+        if target.method == "__len__":
+            result: Any = len(receiver)
+        else:
+            result = getattr(receiver, target.method)(
+                *map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()}
+            )
+        if isinstance(result, _PLAIN):
+            return result
+        key = f"{method}{bound!r}"
+        child = self._children.get(key)
+        if child is None or child._obj is not result:  # the same object answers with the same proxy (P1)
+            child = TargetProxy(session, result, (*self._receiver, (method, bound)), self._recording)
+            self._children[key] = child
+        return child
+
+
+def _resolve(root: Any, receiver: tuple[Step, ...]) -> Any:
+    obj = root
+    for method, bound in receiver:
+        obj = (
+            obj._call(method, [], dict(bound))
+            if isinstance(obj, TargetProxy)
+            else _spec_call(getattr(obj, method), bound)
+        )
+    return obj
+
+
+# -- replay and minimization -------------------------------------------------
+
+
+@dataclass
+class Replay:
+    """The calls replayed on a fresh target and a fresh spec, with both answers."""
+
+    calls: list[Call]
+    got: list[Outcome]
+    want: list[Outcome | None]  # None: not compared (no answer in the spec, or the spec answers None)
+    divergence: int | None
+
+
+def _outcome(run: Callable[[], Any], project: Callable[[Any], Any]) -> Outcome:
+    try:
+        return ("value", project(run()))
+    except Exception as error:  # any exception is an answer to compare, the divergence itself
+        return ("raised", type(error).__name__)
+
+
+def _impl_call(receiver: TargetProxy, call: Call) -> Any:
+    return len(receiver) if call.method == "__len__" else receiver._call(call.method, [], dict(call.bound))
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Replay:
+    """Run ``calls`` on a fresh target and a fresh spec; stop at the first divergence."""
+    component = session.component
+    timed = recording.start is not None
+    clock = FakeClock(recording.start if recording.start is not None else 0.0)
+    undo = session.patch()
+    try:
+        target = TargetProxy(session, session.build(recording.init, clock if timed else None), (), None)
+        model = component.spec_factory()(**recording.init, **({"clock": clock} if timed else {}))
+        got: list[Outcome] = []
+        want: list[Outcome | None] = []
+        for index, call in enumerate(calls):
+            if call.now is not None:
+                clock.now = call.now
+            projection = component.projections.get(call.method)
+            spec_receiver = _resolve(model, call.receiver)
+            expected: Outcome | None = None
+            if projection is not None:
+                expected = ("value", projection.spec(spec_receiver))
+            elif hasattr(spec_receiver, call.method):
+                method = getattr(spec_receiver, call.method)
+                expected = _outcome(partial(_spec_call, method, call.bound), _identity)
+                if expected == ("value", None) or (
+                    expected[0] == "value" and not isinstance(expected[1], _PLAIN)
+                ):
+                    expected = None
+            impl_receiver = _resolve(target, call.receiver)
+            actual = _outcome(
+                partial(_impl_call, impl_receiver, call),
+                projection.impl if projection is not None else _identity,
+            )
+            got.append(actual)
+            want.append(expected)
+            raised_alone = actual[0] == "raised" and (expected is None or expected[0] != "raised")
+            if raised_alone or (expected is not None and actual != expected):
+                return Replay(list(calls[: index + 1]), got, want, index)
+        return Replay(list(calls), got, want, None)
+    finally:
+        undo()
+
+
+def minimize(session: Session, recording: Recording) -> Replay | None:
+    """The fewest calls of ``recording`` that still diverge (greedy one-call deletion), or None."""
+    best = replay(session, recording, recording.calls)
+    if best.divergence is None:
+        return None
+    changed = True
+    while changed:
+        changed = False
+        index = len(best.calls) - 2
+        while index >= 0:
+            if index < len(best.calls) - 1:
+                candidate = replay(session, recording, best.calls[:index] + best.calls[index + 1 :])
+                if candidate.divergence is not None:
+                    best = candidate
+                    changed = True
+            index -= 1
+    return best

@@ -1,0 +1,77 @@
+"""Time under the oracle's control: inject the fake clock, or patch the target module's ``time``.
+
+A target whose constructor takes a clock gets the machine's FakeClock.  A target
+that reads ``time.monotonic()`` / ``time.time()`` itself gets, for the duration
+of the run, a stand-in for the ``time`` module (and for any of its functions
+imported by name) in the globals of the module that defines it.  The global
+``time`` module is never touched, so Hypothesis and the rest of the process
+keep the real clock.
+
+``control_time`` and ``FakeClock`` are copied verbatim into generated
+reproduction files (they are self-contained on purpose).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ClockHolder", "FakeClock", "control_time", "patched_time"]
+
+
+class FakeClock:
+    """A clock that only moves when told to (the reproduction files' copy)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def control_time(module: ModuleType, read: Callable[[], float]) -> dict[str, Any]:
+    """Point ``module``'s view of ``time.monotonic``/``time.time``/``perf_counter`` at ``read``.
+
+    Returns the globals it replaced (name -> original) so the caller can restore them.
+    """
+    import time as real
+
+    clocks = ("monotonic", "time", "perf_counter")
+    fake_time = ModuleType("time", "the oracle's controlled view of the time module")
+    fake_time.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("__")})
+    for name in clocks:
+        setattr(fake_time, name, read)
+        setattr(fake_time, name + "_ns", lambda: int(read() * 1e9))
+    replaced: dict[str, Any] = {}
+    for name, value in list(vars(module).items()):
+        if value is real:
+            replaced[name] = value
+            setattr(module, name, fake_time)
+        elif any(value is getattr(real, c) for c in clocks):
+            replaced[name] = value
+            setattr(module, name, read)
+    return replaced
+
+
+class ClockHolder:
+    """The clock the patched module reads: the oracle points it at each example's FakeClock."""
+
+    def __init__(self) -> None:
+        self.clock: Callable[[], float] = time.monotonic
+
+    def __call__(self) -> float:
+        return self.clock()
+
+
+@contextmanager
+def patched_time(module: ModuleType, holder: ClockHolder) -> Iterator[list[str]]:
+    """Patch ``module`` for the duration of the block; yields the names it replaced."""
+    replaced = control_time(module, holder)
+    try:
+        yield sorted(replaced)
+    finally:
+        for name, value in replaced.items():
+            setattr(module, name, value)

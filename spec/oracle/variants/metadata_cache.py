@@ -1,0 +1,287 @@
+"""MetadataCache variants: one textbook hard-TTL cache, and the same with one mistake each.
+
+``TextbookHardTTL`` is correct: an OrderedDict of births in birth order, the
+expired prefix purged before an add and a len.  Each wrong variant overrides
+one method with a mistake somebody optimizing it could plausibly make.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import NamedTuple
+
+__all__ = [
+    "CORRECT",
+    "WRONG",
+    "BoundOffByOne",
+    "BoundaryExclusive",
+    "CountingTextbook",
+    "EvictNewest",
+    "EvictionCountsExpired",
+    "HitOnExpiredEntry",
+    "LenCountsExpired",
+    "MonotonicBoundaryExclusive",
+    "MonotonicHardTTL",
+    "PlainHardTTLSet",
+    "ReAddKeepsPosition",
+    "RefreshOnReAdd",
+    "StaleBirthOnReAdd",
+    "TextbookHardTTL",
+    "ZeroTtlNeverExpires",
+]
+
+
+class TextbookHardTTL:
+    """Correct: births in an OrderedDict, the expired prefix purged lazily (M2-M6)."""
+
+    def __init__(
+        self,
+        ttl_seconds: float,
+        *,
+        max_entries: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ttl = ttl_seconds
+        self.max_entries = max_entries
+        self.clock = clock
+        self.births: OrderedDict[Hashable, float] = OrderedDict()
+
+    def live(self, birth: float, now: float) -> bool:
+        return self.ttl == -1 or now - birth <= self.ttl
+
+    def purge(self, now: float) -> None:
+        while self.births:
+            key, birth = next(iter(self.births.items()))
+            if self.live(birth, now):
+                return
+            del self.births[key]
+
+    def add(self, key: Hashable) -> None:
+        now = self.clock()
+        self.purge(now)
+        if key in self.births:
+            return
+        if self.max_entries is not None and len(self.births) >= self.max_entries:
+            self.evict()
+        self.births[key] = now
+
+    def evict(self) -> None:
+        self.births.popitem(last=False)
+
+    def contains(self, key: Hashable) -> bool:
+        birth = self.births.get(key)
+        return birth is not None and self.live(birth, self.clock())
+
+    def remove(self, key: Hashable) -> None:
+        self.births.pop(key, None)
+
+    def clear(self) -> None:
+        self.births.clear()
+
+    def __len__(self) -> int:
+        self.purge(self.clock())
+        return len(self.births)
+
+
+class Counters(NamedTuple):
+    hits: int
+    misses: int
+    expirations: int
+    evictions: int
+
+
+class CountingTextbook(TextbookHardTTL):
+    """Correct: the textbook cache with the M8 counters."""
+
+    def __init__(
+        self,
+        ttl_seconds: float,
+        *,
+        max_entries: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(ttl_seconds, max_entries=max_entries, clock=clock)
+        self.hits = self.misses = self.evictions = 0
+
+    def contains(self, key: Hashable) -> bool:
+        found = super().contains(key)
+        if found:
+            self.hits += 1
+        else:
+            self.misses += 1
+        return found
+
+    def evict(self) -> None:
+        super().evict()
+        self.evictions += 1
+
+    def stats(self) -> Counters:
+        return Counters(self.hits, self.misses, 0, self.evictions)
+
+
+class PlainHardTTLSet:
+    """Correct: the benchmark's plain lock + dict set, with hard-TTL re-add (add and contains only)."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._births: dict[Hashable, float] = {}
+        self._lock = threading.Lock()
+        self._ttl = ttl
+        self._clock = clock
+
+    def _live(self, birth: float | None, now: float) -> bool:
+        return birth is not None and (self._ttl == -1 or now - birth <= self._ttl)
+
+    def add(self, key: Hashable) -> None:
+        with self._lock:
+            now = self._clock()
+            if not self._live(self._births.get(key), now):
+                self._births[key] = now
+
+    def contains(self, key: Hashable) -> bool:
+        with self._lock:
+            return self._live(self._births.get(key), self._clock())
+
+
+class MonotonicHardTTL(PlainHardTTLSet):
+    """Correct: reads ``time.monotonic()`` itself (no clock parameter): the oracle patches its module."""
+
+    def __init__(self, ttl: float) -> None:
+        super().__init__(ttl, clock=lambda: time.monotonic())
+
+
+# -- wrong variants ------------------------------------------------------------
+
+
+class BoundaryExclusive(TextbookHardTTL):
+    """M2: ``<`` for ``<=``: a belief dies at exactly birth + ttl instead of just after."""
+
+    def live(self, birth: float, now: float) -> bool:
+        return self.ttl == -1 or now - birth < self.ttl
+
+
+class ZeroTtlNeverExpires(TextbookHardTTL):
+    """M2: a truthiness shortcut (``if not ttl``) makes TTL 0 mean "never expires", like -1."""
+
+    def live(self, birth: float, now: float) -> bool:
+        return not self.ttl or self.ttl == -1 or now - birth <= self.ttl
+
+
+class RefreshOnReAdd(TextbookHardTTL):
+    """M3: re-adding a live key restarts its lifetime (a sliding TTL, as in the benchmark's plain set)."""
+
+    def add(self, key: Hashable) -> None:
+        self.births.pop(key, None)
+        super().add(key)
+
+
+class StaleBirthOnReAdd(TextbookHardTTL):
+    """M3: the add fast path tests ``key in births`` without purging: an expired entry keeps its old birth."""
+
+    def add(self, key: Hashable) -> None:
+        if key in self.births:
+            return
+        super().add(key)
+
+
+class ReAddKeepsPosition(TextbookHardTTL):
+    """M6: purge only when full, and re-add an expired key by rewriting its birth in place: the dict
+    is no longer in birth order, so the bound evicts a fresh key instead of the oldest birth."""
+
+    def add(self, key: Hashable) -> None:
+        now = self.clock()
+        birth = self.births.get(key)
+        if birth is not None and self.live(birth, now):
+            return
+        if birth is None and self.max_entries is not None and len(self.births) >= self.max_entries:
+            self.purge(now)
+            if len(self.births) >= self.max_entries:
+                self.evict()
+        self.births[key] = now
+
+    def __len__(self) -> int:
+        now = self.clock()
+        return sum(self.live(birth, now) for birth in self.births.values())
+
+
+class EvictNewest(TextbookHardTTL):
+    """M6: ``popitem()`` without ``last=False``: the bound drops the newest birth."""
+
+    def evict(self) -> None:
+        self.births.popitem()
+
+
+class BoundOffByOne(TextbookHardTTL):
+    """M6: ``>`` for ``>=`` in the bound check: the cache holds max_entries + 1 keys."""
+
+    def add(self, key: Hashable) -> None:
+        now = self.clock()
+        self.purge(now)
+        if key in self.births:
+            return
+        if self.max_entries is not None and len(self.births) > self.max_entries:
+            self.evict()
+        self.births[key] = now
+
+
+class LenCountsExpired(TextbookHardTTL):
+    """M5: ``__len__`` returns the stored entries, expired ones included (the purge skipped for speed)."""
+
+    def __len__(self) -> int:
+        return len(self.births)
+
+
+class EvictionCountsExpired(CountingTextbook):
+    """M8: the bound is applied before the purge, so an expired entry dropped by it counts as an eviction."""
+
+    def add(self, key: Hashable) -> None:
+        now = self.clock()
+        if key not in self.births or not self.live(self.births[key], now):
+            self.births.pop(key, None)
+            if self.max_entries is not None and len(self.births) >= self.max_entries:
+                self.evict()
+            self.births[key] = now
+        self.purge(now)
+
+
+class HitOnExpiredEntry(CountingTextbook):
+    """M8: the hit counter is bumped on a stored key before the liveness test."""
+
+    def contains(self, key: Hashable) -> bool:
+        birth = self.births.get(key)
+        if birth is None:
+            self.misses += 1
+            return False
+        self.hits += 1
+        return self.live(birth, self.clock())
+
+
+class MonotonicBoundaryExclusive(MonotonicHardTTL):
+    """M2: reads ``time.monotonic()`` itself and dies at exactly birth + ttl (time patched by the oracle)."""
+
+    def _live(self, birth: float | None, now: float) -> bool:
+        return birth is not None and (self._ttl == -1 or now - birth < self._ttl)
+
+
+WRONG: dict[str, tuple[type, str]] = {
+    "BoundaryExclusive": (BoundaryExclusive, "M2"),
+    "ZeroTtlNeverExpires": (ZeroTtlNeverExpires, "M2"),
+    "RefreshOnReAdd": (RefreshOnReAdd, "M3"),
+    "StaleBirthOnReAdd": (StaleBirthOnReAdd, "M3"),
+    "ReAddKeepsPosition": (ReAddKeepsPosition, "M6"),
+    "EvictNewest": (EvictNewest, "M6"),
+    "BoundOffByOne": (BoundOffByOne, "M6"),
+    "LenCountsExpired": (LenCountsExpired, "M5"),
+    "EvictionCountsExpired": (EvictionCountsExpired, "M8"),
+    "HitOnExpiredEntry": (HitOnExpiredEntry, "M8"),
+    "MonotonicBoundaryExclusive": (MonotonicBoundaryExclusive, "M2"),
+}
+
+CORRECT: dict[str, type] = {
+    "TextbookHardTTL": TextbookHardTTL,
+    "CountingTextbook": CountingTextbook,
+    "PlainHardTTLSet": PlainHardTTLSet,
+    "MonotonicHardTTL": MonotonicHardTTL,
+}

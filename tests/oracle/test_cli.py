@@ -1,0 +1,104 @@
+"""The oracle's command line: exit 0 on PASS, 1 on a divergence, 2 on a usage or import error (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spec.oracle.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[2]
+VARIANTS = "spec.oracle.variants.metadata_cache"
+SMALL = ["--max-examples", "40", "--steps", "10"]
+
+
+@pytest.mark.clauses("M4")
+def test_a_conforming_target_exits_0_and_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["metadata-cache", f"{VARIANTS}:TextbookHardTTL", *SMALL]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: ")
+    assert "examples" in out and "distinct states" in out and "time: injected" in out
+
+
+@pytest.mark.clauses("M2")
+def test_a_divergence_exits_1_and_prints_the_reproduction(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    repro = tmp_path / "test_repro.py"
+    assert main(["metadata-cache", f"{VARIANTS}:BoundaryExclusive", *SMALL, "--repro", str(repro)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: ")
+    assert "breaks: M2" in out
+    assert "def test_metadata_cache_answers_as_the_spec" in out
+    assert repro.read_text() in out
+
+
+@pytest.mark.clauses("M2")
+def test_json_report_carries_verdict_clauses_counterexample_and_figures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["metadata-cache", f"{VARIANTS}:BoundaryExclusive", *SMALL, "--json", "--seed", "0"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "FAIL"
+    assert report["seed"] == 0
+    assert report["clauses"][0] == "M2"
+    assert report["calls"] == len([c for c in report["counterexample"] if not c.startswith("clock.")])
+    assert set(report["figures"]) == {"examples", "steps", "distinct_states", "seconds"}
+
+
+@pytest.mark.clauses("M4")
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["no-such-component", f"{VARIANTS}:TextbookHardTTL"], "unknown component"),
+        (["metadata-cache", "not_a_path"], "package.module:Class"),
+        (["metadata-cache", "no_such_module_anywhere:Cache"], "cannot import module"),
+        (["metadata-cache", f"{VARIANTS}:NoSuchClass"], "has no attribute"),
+        (["metadata-cache", f"{VARIANTS}:WRONG"], "not a class or a factory"),
+        (["existence-cache", f"{VARIANTS}:TextbookHardTTL"], "has no method 'contains_all'"),
+        (["metadata-cache", "spec.oracle.variants.existence_cache:TextbookExistenceLRU"], "cannot build"),
+        (["metadata-cache", f"{VARIANTS}:TextbookHardTTL", "--adapter", "{not json"], "not valid JSON"),
+        (["metadata-cache", f"{VARIANTS}:TextbookHardTTL", "--adapter", '{"rename": {}}'], "unknown keys"),
+        (["metadata-cache", f"{VARIANTS}:TextbookHardTTL", "--max-examples", "0"], "max_examples"),
+        (["metadata-cache"], "give a component and a target"),
+    ],
+)
+def test_usage_and_import_errors_exit_2_with_a_clear_message(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.clauses("M4")
+def test_a_target_without_a_required_method_is_a_usage_error_that_suggests_an_adapter(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["pool-beliefs", "spec.oracle.variants.metadata_cache:Counters"]) == 2
+    assert "cannot build" in capsys.readouterr().err
+
+
+@pytest.mark.clauses("M2")
+def test_the_module_entry_point_exits_with_the_verdict_as_its_status() -> None:
+    def run(*argv: str) -> int:
+        return subprocess.run(
+            [sys.executable, "-m", "spec.oracle", *argv, *SMALL], cwd=ROOT, capture_output=True
+        ).returncode
+
+    assert run("metadata-cache", f"{VARIANTS}:PlainHardTTLSet") == 0
+    assert run("metadata-cache", f"{VARIANTS}:BoundaryExclusive", "--seed", "0") == 1
+    assert run("metadata-cache", "nowhere:Nothing") == 2
+
+
+@pytest.mark.clauses("M4")
+def test_list_names_every_component_and_whether_its_machine_is_here(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    for component in ("metadata-cache: available", "existence-cache: available", "pool-beliefs: available"):
+        assert component in out
