@@ -70,6 +70,14 @@ def children() -> Iterator[Children]:
     started.close()
 
 
+@pytest.fixture(autouse=True)
+def _no_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stores here (and the children, which inherit ``os.environ``) see only the settings the test gives."""
+    for name in list(os.environ):
+        if name.startswith(("HICACHE_FILE_", "SGLANG_HICACHE_FILE_BACKEND_")):
+            monkeypatch.delenv(name)
+
+
 class ShiftedClockFileSystem(OSFileSystem):
     """The OS port with a wall clock ``offset`` seconds ahead: makes every existing temp file "old"."""
 
