@@ -15,6 +15,7 @@ import pytest
 
 from hicache import FileStoreConfig, load_file_config, parse_size
 from hicache.file_config import ALIAS_ENV_PREFIX, ENV_PREFIX
+from hicache.file_store import HiCacheFile
 
 pytestmark = pytest.mark.clauses("F9", "B1")
 
@@ -351,3 +352,28 @@ def test_constructing_the_config_directly_normalizes_int_numbers_to_floats() -> 
 
 def _escaped(text: str) -> str:
     return re.escape(repr(text))
+
+
+def test_the_store_reads_its_directory_from_the_environment_when_storage_dir_is_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    monkeypatch.delenv("HICACHE_FILE_STORAGE_DIR", raising=False)
+    monkeypatch.setenv("SGLANG_HICACHE_FILE_BACKEND_STORAGE_DIR", str(tmp_path / "from-env"))
+    store = HiCacheFile()
+    assert store.directory == str(tmp_path / "from-env")
+    assert (tmp_path / "from-env").is_dir()
+    overridden = HiCacheFile(extra_config={"storage_dir": str(tmp_path / "from-extra")})
+    assert overridden.directory == str(tmp_path / "from-extra")
+
+
+@pytest.mark.parametrize(
+    ("variable", "text"),
+    [("HICACHE_FILE_MAX_SIZE", "lots"), ("SGLANG_HICACHE_FILE_BACKEND_EVICTION_RATIO", "0")],
+)
+def test_an_invalid_environment_value_fails_the_store_at_construction_before_any_io(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path, variable: str, text: str
+) -> None:
+    monkeypatch.setenv(variable, text)
+    with pytest.raises(ValueError, match=_escaped(text)):
+        HiCacheFile(tmp_path / "never-created")
+    assert not (tmp_path / "never-created").exists()
