@@ -97,3 +97,26 @@ def test_a_search_that_runs_out_of_budget_says_unknown_never_pass() -> None:
 def test_an_unknown_operation_is_a_value_error() -> None:
     with pytest.raises(ValueError, match="unknown operation"):
         NEVER.step(NEVER.initial, "pop", ())
+
+
+class _Coin:
+    """A nondeterministic spec: ``flip()`` lands heads or tails (state), ``look()`` answers the state."""
+
+    initial = "none"
+
+    def step(self, state: str, name: str, args: tuple[Hashable, ...]) -> tuple[str, Any]:
+        return self.outcomes(state, name, args)[0]
+
+    def outcomes(self, state: str, name: str, args: tuple[Hashable, ...]) -> list[tuple[str, Any]]:
+        if name == "flip":
+            return [("heads", None), ("tails", None)]
+        return [(state, state)]
+
+
+@pytest.mark.clauses("C5")
+def test_a_nondeterministic_spec_is_searched_over_each_allowed_outcome() -> None:
+    """Only the second outcome of flip() explains look() -> 'tails': the search must backtrack into it."""
+    history = [op(0, "flip", (), None, 0, 1), op(0, "look", (), "tails", 2, 3)]
+    assert check_history(history, _Coin()).linearizable is True
+    impossible = [op(0, "flip", (), None, 0, 1), op(0, "look", (), "edge", 2, 3)]
+    assert check_history(impossible, _Coin()).linearizable is False
