@@ -440,12 +440,18 @@ class HiCacheFile:
         return st
 
     def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
-        """A probe found ``key``: teach the belief, refresh recency, unless a removal overlapped (C1)."""
-        if epoch % 2:
-            return  # a removal was under way when the probe began
+        """A probe found ``key``: refresh recency and teach the belief, as C1 allows.
+
+        If a removal overlapped the probe (the epoch was odd or has moved), the
+        file it saw may be gone: no belief is taught and no untracked file is
+        adopted, but a key still tracked is refreshed (the probe linearizes
+        before the removal, which either removed the key or left it alone).
+        """
         with self._lock:
-            if self._epoch != epoch:
-                return  # a removal overlapped the probe: what it saw may be gone now
+            if epoch % 2 or self._epoch != epoch:
+                if touch and key in self._evictor:
+                    self._evictor.touch(key)
+                return
             if touch:
                 self._evictor.touch(key, size)
             if self._beliefs is not None:

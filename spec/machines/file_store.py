@@ -141,6 +141,12 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
 
         @precondition(lambda self: self.ready)
+        @rule(value=st.sampled_from(VALUES[3:]))
+        def write_every_key(self, value: bytes) -> None:
+            """V3, V6: a burst of writes that overflows a small cap (victims include vanished files)."""
+            self.batch_set([(key, value) for key in KEYS])
+
+        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def get(self, key: str) -> None:
             """F4, B2."""

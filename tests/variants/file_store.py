@@ -111,8 +111,8 @@ class ExistsAlwaysStats(HiCacheFile):
         return self._probe(key, touch=False) is not None
 
 
-class ClearsOtherNamespaces(HiCacheFile):
-    """F1/F7 broken: every ``.bin`` file is taken for one of ours."""
+class ScansOtherNamespaces(HiCacheFile):
+    """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
 
     def _key_of(self, name: str) -> str | None:
         if name.endswith(".bin") and not name.startswith("."):
@@ -144,7 +144,7 @@ VARIANTS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "eviction wedged on EPERM": (WedgedOnEperm, ("V5",)),
     "capacity not refunded when a file vanished": (NoRefundWhenMissing, ("F4", "C3")),
     "exists ignores the metadata cache": (ExistsAlwaysStats, ("F6",)),
-    "clear and scan take other namespaces' files": (ClearsOtherNamespaces, ("F1", "F7")),
+    "start-up scan counts other namespaces' files": (ScansOtherNamespaces, ("F1", "F8")),
     "temp file left after a failed write": (KeepsTempOnFailure, ("F3",)),
     "no C1 guard": (NoC1Guard, ("C1",)),
 }
