@@ -17,7 +17,9 @@ Each is run on the production store, which must hold C1, and on ``NoC1Guard``
 
 from __future__ import annotations
 
+import copy
 import errno
+import itertools
 import os
 import sys
 import threading
@@ -30,6 +32,7 @@ from hicache import HiCacheFile
 from hicache.fs import FileSystem, OSFileSystem
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.file_store import FileStoreModel
 from tests.variants.file_store import NoC1Guard
 
 DIR = "/cache"
@@ -233,3 +236,112 @@ def test_threads_writing_past_an_unremovable_file_never_wedge(clock: FakeClock) 
     assert errors == []
     store.check_invariants()
     assert "stuck.bin" in fs.listing(DIR)
+
+
+# -- C5: linearizability against the model ------------------------------------------
+
+LIN_KEYS = ("a", "b", "c")
+LIN_VALUES = (b"1234", b"56789", b"xy")
+Call = tuple[str, tuple[object, ...]]
+
+
+def lin_program(seed: int, length: int) -> list[Call]:
+    """A thread's calls, chosen from the seed (the interleaving is left to the scheduler)."""
+    calls: list[Call] = []
+    for i in range(length):
+        key = LIN_KEYS[(seed * 7 + i * 5) % len(LIN_KEYS)]
+        op = (seed * 3 + i * 11) % 5
+        if op == 0:
+            calls.append(("set", (key, LIN_VALUES[(seed + i) % len(LIN_VALUES)])))
+        elif op == 1:
+            calls.append(("get", (key,)))
+        elif op == 2:
+            calls.append(("exists", (key,)))
+        elif op == 3:
+            calls.append(("delete", (key,)))
+        else:
+            calls.append(("batch_exists", (list(LIN_KEYS[: 1 + i % 3]),)))
+    return calls
+
+
+Event = tuple[int, int, int, str, tuple[object, ...], object]  # thread, invoked, returned, op, args, answer
+
+
+def linearizes(history: list[Event], model: FileStoreModel) -> bool:
+    """True when some order of the calls that respects real time gives the same answers on the model."""
+    remaining = sorted(history, key=lambda e: e[1])
+
+    def search(model: FileStoreModel, remaining: list[Event]) -> bool:
+        if not remaining:
+            return True
+        first_return = min(e[2] for e in remaining)
+        for event in remaining:
+            if event[1] > first_return:
+                break  # invoked after some pending call returned: that call must come first
+            trial = copy.deepcopy(model)
+            if getattr(trial, event[3])(*event[4]) == event[5] and search(
+                trial, [e for e in remaining if e is not event]
+            ):
+                return True
+        return False
+
+    return search(model, remaining)
+
+
+def lin_model(metadata: bool, clock: FakeClock) -> FileStoreModel:
+    return FileStoreModel(
+        namespace="",
+        cap=10,
+        ratio=1.0,
+        min_free=0,
+        disk_size=1 << 50,
+        metadata=metadata,
+        ttl=-1,
+        temp_max_age=3600.0,
+        clock=clock,
+    )
+
+
+def lin_trial(trial: int, metadata: bool) -> tuple[list[Event], FileStoreModel, HiCacheFile]:
+    """Three threads run three calls each on a fresh store; the history of what happened."""
+    clock = FakeClock(100.0)
+    config = {"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": metadata, "metadata_ttl": -1}
+    store = HiCacheFile(DIR, extra_config=config, fs=FakeFileSystem(clock), clock=clock)
+    ticks = itertools.count()
+    history: list[Event] = []
+    barrier = threading.Barrier(3)
+
+    def run(thread: int) -> None:
+        barrier.wait()
+        for op, args in lin_program(trial * 3 + thread, 3):
+            invoked = next(ticks)
+            answer = getattr(store, op)(*args)
+            history.append((thread, invoked, next(ticks), op, args, answer))
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return history, lin_model(metadata, clock), store
+
+
+@pytest.mark.threads
+@pytest.mark.usefixtures("_switch_threads_often")
+@pytest.mark.clauses("C5", "C1")
+@pytest.mark.parametrize("metadata", [True, False])
+def test_concurrent_calls_are_linearizable_against_the_model(metadata: bool) -> None:
+    for trial in range(60):
+        history, model, store = lin_trial(trial, metadata)
+        assert linearizes(history, model), f"trial {trial}: no sequential order explains {sorted(history)}"
+        store.check_invariants()
+
+
+@pytest.mark.clauses("C5")
+def test_the_linearizability_check_rejects_an_impossible_history(clock: FakeClock) -> None:
+    possible: list[Event] = [(0, 0, 1, "set", ("a", b"1234"), True), (1, 2, 3, "get", ("a",), b"1234")]
+    impossible: list[Event] = [(0, 0, 1, "set", ("a", b"1234"), True), (1, 2, 3, "get", ("a",), None)]
+    overlapping: list[Event] = [(0, 0, 3, "set", ("a", b"1234"), True), (1, 1, 2, "get", ("a",), None)]
+    assert linearizes(possible, lin_model(True, clock))
+    assert not linearizes(impossible, lin_model(True, clock))
+    assert linearizes(overlapping, lin_model(True, clock)), "the get may take effect before the set"
