@@ -9,6 +9,7 @@ values overflow makes eviction (and so the LRU order) part of every answer.
 
 from __future__ import annotations
 
+import inspect
 import random
 import threading
 import time
@@ -28,6 +29,12 @@ __all__ = [
     "file_store_scripts",
     "forced_history",
 ]
+
+
+def model_keys(keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """``keys=`` for a ``FileStoreModel`` that recognizes its files by the keys in use (newer models)."""
+    return {"keys": keys} if "keys" in inspect.signature(FileStoreModel).parameters else {}
+
 
 DIRECTORY = "/cache"
 # Content-addressed, as the engine's page keys are: one value per key (two concurrent sets of one key
@@ -67,6 +74,7 @@ class FileStoreHistorySpec:
             ttl=-1,
             temp_max_age=3600.0,
             clock=self.clock,
+            **model_keys(KEYS),
         )
         model.files, model.lru = dict(files), list(lru)
         model.beliefs = dict.fromkeys(believed, 1000.0)
