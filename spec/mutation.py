@@ -1,7 +1,7 @@
 """``make mutation``: mutation testing of ``hicache/`` with mutmut, one file at a time.
 
-For each production module, in a scratch copy of the tree (``build/mutation/<module>``,
-so the working tree is never mutated), mutmut generates mutants of that module
+For each production module, in a scratch copy of the committed tree
+(``build/mutation/<module>``, so the working tree is never mutated), mutmut generates mutants of that module
 only and runs, for each mutant, the tests of the module's narrowest selection
 (``SELECTIONS``) that reach the mutated function, under the small derandomized
 Hypothesis profile ``mutation``.  A mutant is *killed* when a test fails,
@@ -44,7 +44,7 @@ _MC = [
 ]
 SELECTIONS: dict[str, list[str]] = {
     "hicache/metadata_cache.py": _MC,
-    "hicache/_validate.py": ["tests/unit/test_metadata_cache.py"],
+    "hicache/_validate.py": ["tests/unit/test_validate.py", "tests/unit/test_metadata_cache.py"],
     "hicache/existence_cache.py": [
         "tests/unit/test_existence_cache.py",
         "tests/stateful/test_existence_cache_machine.py",
@@ -59,13 +59,17 @@ SELECTIONS: dict[str, list[str]] = {
 
 
 def _copy_tree(target: Path) -> None:
+    """The committed tree (``git archive HEAD``): others' unfinished edits never decide a mutant's fate."""
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
-    for name in ("hicache", "spec", "tests"):
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
-    shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
+    archive = subprocess.run(
+        ["git", "archive", "HEAD", "hicache", "spec", "tests", "pyproject.toml"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    )
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
 
 
 def _configure(target: Path, module: str, tests: list[str]) -> None:
