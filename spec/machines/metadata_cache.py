@@ -96,6 +96,13 @@ def metadata_cache_machine(factory: Callable[..., Any]) -> type[LockstepMachine]
                 self.impl.check_invariants()
             for key in KEYS:
                 assert self.impl.contains(key) == self.model.contains(key), f"contains({key!r})"
+            snapshot = getattr(self.impl, "snapshot", None)
+            if snapshot is not None:
+                # The refinement mapping, where the implementation exposes it: the live keys with
+                # their births, in birth order.  Catches a wrong birth at once, not only when the
+                # clock later reaches it.
+                want_live = tuple(self.model.live().items())
+                assert tuple(snapshot()) == want_live, "live births (M3: lifetimes and birth order)"
             stats = getattr(self.impl, "stats", None)
             if stats is not None and getattr(self.impl, "stats_enabled", True):
                 got = stats()
