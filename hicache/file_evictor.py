@@ -183,11 +183,16 @@ class LRUFileEvictor:
             return not self.enabled or self._make_room(None, 0, self._total)
 
     def commit(self, key: str) -> None:
-        """V4: the write of ``key`` is on disk; it may now be evicted.  O(1)."""
+        """V4: the write of ``key`` is on disk; it may now be evicted, and is most recently used.  O(1).
+
+        Recency counts from publication, not reservation: a write that was
+        reserved first but published last is the newest file (C5).
+        """
         with self.lock:
             entry = self._entries.get(key)
             if entry is not None:
                 entry.in_flight = False
+                self._entries.move_to_end(key)
 
     def abort(self, key: str) -> None:
         """V4: the write of ``key`` failed: drop its entry and give its bytes back.  O(1)."""

@@ -4,7 +4,10 @@ What it is for: the file backend of the storage tier.  Pages are written once
 (content-addressed keys), read back, and asked about very often; many ranks in
 many processes share one directory on a (possibly slow, shared) filesystem.
 
-Files: a key's file is ``<key><namespace>.bin`` in the storage directory;
+Files: a key's file is ``<key><namespace>.bin`` in the storage directory
+(a namespace is empty or starts with ``_``; a key's ``%`` and ``_`` are
+escaped as ``%25`` and ``%5F``, so the first ``_`` of a name starts its
+namespace and no two namespaces ever name the same file: F1);
 writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
 directory and are published by an atomic rename, so a reader never sees a
 partial value (F3, C4).  Start-up (F8) lists the directory once.
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 import threading
 import time
@@ -59,13 +63,44 @@ from hicache.file_evictor import LRUFileEvictor
 from hicache.fs import FileStat, FileSystem, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
-__all__ = ["NAME_MAX", "HiCacheFile", "is_temp_name"]
+__all__ = ["NAMESPACE_MARK", "NAME_MAX", "HiCacheFile", "escape_key", "is_temp_name", "key_of_name"]
 
 logger = logging.getLogger(__name__)
 
 NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
+NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_key)
+_ESCAPED = re.compile(r"%(25|5F)")
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
 BytesLike = bytes | bytearray | memoryview
+
+
+def escape_key(key: str) -> str:
+    """The key as it appears in a file name: ``%`` and ``_`` escaped, so the first ``_`` of a
+    name always starts its namespace (F1: no two namespaces can name the same file).
+
+    >>> escape_key("3fa9"), escape_key("a_b%c")
+    ('3fa9', 'a%5Fb%25c')
+    """
+    if "%" in key or NAMESPACE_MARK in key:
+        return key.replace("%", "%25").replace(NAMESPACE_MARK, "%5F")
+    return key
+
+
+def key_of_name(name: str, namespace: str) -> str | None:
+    """The key of the file ``name`` if it belongs to ``namespace``, else None (F1).
+
+    >>> key_of_name("a%5Fb_r1.bin", "_r1"), key_of_name("x_b_a.bin", "_a"), key_of_name("k_r1.bin", "")
+    ('a_b', None, None)
+    """
+    if not name.endswith(".bin") or name.startswith("."):
+        return None
+    stem = name[:-4]
+    mark = stem.find(NAMESPACE_MARK)
+    part, own = (stem, "") if mark < 0 else (stem[:mark], stem[mark:])
+    if own != namespace or not part:
+        return None
+    key = _ESCAPED.sub(lambda m: "%" if m[1] == "25" else NAMESPACE_MARK, part)
+    return key if escape_key(key) == part else None  # a stray "%" is not a name this store writes
 
 
 def is_temp_name(name: str) -> bool:
@@ -122,6 +157,11 @@ class HiCacheFile:
             raise TypeError(f"namespace must be a str, got {type(namespace).__name__} {namespace!r}")
         if "/" in namespace or "\0" in namespace or (os.altsep is not None and os.altsep in namespace):
             raise ValueError(f"namespace must not contain a path separator or NUL, got {namespace!r}")
+        if namespace and not namespace.startswith(NAMESPACE_MARK):
+            raise ValueError(
+                f"namespace must be empty or start with {NAMESPACE_MARK!r} (it ends the key in file names),"
+                f" got {namespace!r}"
+            )
         if clock is not None and not callable(clock):
             raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
         self._config = config
@@ -170,7 +210,7 @@ class HiCacheFile:
     def file_name(self, key: str) -> str:
         """The name of ``key``'s file in the directory (F1); ValueError for a bad key (F2)."""
         self._check_key(key)
-        return key + self._suffix
+        return escape_key(key) + self._suffix
 
     def believes(self, key: str) -> bool:
         """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect)."""
@@ -334,7 +374,7 @@ class HiCacheFile:
     # -- internals -----------------------------------------------------------
 
     def _path(self, key: str) -> str:
-        return os.path.join(self._directory, key + self._suffix)
+        return os.path.join(self._directory, escape_key(key) + self._suffix)
 
     def _check_key(self, key: object) -> None:
         """F2: a non-empty str, no separator or NUL, no leading dot, file name <= NAME_MAX bytes."""
@@ -345,10 +385,10 @@ class HiCacheFile:
                 "key must be a non-empty str without a path separator or NUL, not starting"
                 f" with '.', got {key!r:.100}"
             )
-        name_chars = len(key) + len(self._suffix)
+        name_chars = len(key) * 3 + len(self._suffix)  # escaping at most triples a char
         if name_chars * 4 > NAME_MAX:  # 4 bytes per char at most: only long names need encoding
             try:
-                name_bytes = len(os.fsencode(key + self._suffix))
+                name_bytes = len(os.fsencode(escape_key(key) + self._suffix))
             except UnicodeEncodeError:
                 raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
             if name_bytes > NAME_MAX:
@@ -489,10 +529,7 @@ class HiCacheFile:
 
     def _key_of(self, name: str) -> str | None:
         """The key whose file is ``name`` in this namespace, or None (another namespace, a temp file)."""
-        suffix = self._suffix
-        if len(name) <= len(suffix) or not name.endswith(suffix) or name[0] == ".":
-            return None
-        return name[: -len(suffix)]
+        return key_of_name(name, self._namespace)
 
     def _scan(self) -> list[tuple[float, str, str, int]]:
         """One pass: this namespace's files as (mtime, name, key, size), oldest first (ties by name)."""

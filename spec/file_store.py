@@ -29,6 +29,7 @@ Where SEMANTICS.md leaves a choice open, the model fixes it:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 
 from spec import metadata_cache as beliefs_model
@@ -129,7 +130,7 @@ class FileStoreModel:
         temp_max_age: float,
         clock: Callable[[], float],
     ) -> None:
-        self.suffix = namespace + ".bin"
+        self.namespace = namespace
         self.cap, self.ratio, self.min_free, self.disk_size = cap, ratio, min_free, disk_size
         self.metadata, self.ttl, self.temp_max_age, self.clock = metadata, ttl, temp_max_age, clock
         self.files: dict[str, tuple[bytes, float]] = {}
@@ -142,13 +143,17 @@ class FileStoreModel:
     # -- observations ------------------------------------------------------
 
     def name(self, key: str) -> str:
-        return key + self.suffix
+        """F1: ``<key><namespace>.bin``, the key's ``%`` and ``_`` escaped (``_`` starts a namespace)."""
+        return key.replace("%", "%25").replace("_", "%5F") + self.namespace + ".bin"
 
     def key_of(self, name: str) -> str | None:
-        """F1: the key of one of this namespace's files, else None."""
-        if len(name) <= len(self.suffix) or not name.endswith(self.suffix) or name[0] == ".":
+        """F1: the key of one of this namespace's files (its namespace starts at the first ``_``) or None."""
+        stem, dot_bin = name[:-4], name[-4:]
+        part, mark, rest = stem.partition("_")
+        if dot_bin != ".bin" or not part or part[0] == "." or mark + rest != self.namespace:
             return None
-        return name[: -len(self.suffix)]
+        key = re.sub("%(25|5F)", lambda m: "%" if m[1] == "25" else "_", part)
+        return key if self.name(key) == name else None
 
     def free(self) -> int:
         return max(self.disk_size - sum(len(data) for data, _mtime in self.files.values()), 0)
@@ -256,7 +261,8 @@ class FileStoreModel:
         return self._reserve(key, size)
 
     def commit(self, key: str) -> None:
-        self.lru = [(k, s, False if k == key else f) for k, s, f in self.lru]
+        """V4: no longer in flight, and most recently used (recency counts from publication)."""
+        self.lru = [e for e in self.lru if e[0] != key] + [(k, s, False) for k, s, _f in self.lru if k == key]
 
     def abort(self, key: str) -> None:
         self.lru = [e for e in self.lru if e[0] != key]

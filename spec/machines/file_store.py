@@ -38,8 +38,8 @@ __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "file_store_machine"]
 
 DIRECTORY = "/cache"
 NAMESPACE = "_ns"
-FOREIGN = "_zz"  # another namespace sharing the directory
-KEYS = ("a", "b", "c", "d", "e")
+FOREIGN = "_x_ns"  # another namespace, ending like ours: its names end in "_ns.bin" too (F1)
+KEYS = ("a", "b", "c", "d", "e_x")  # "e_x" is escaped in file names: "e%5Fx_ns.bin"
 TEMP_MAX_AGE = 10.0
 DELTAS = (0.5, 1.0, 2.5, 11.0)
 
@@ -266,7 +266,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(key=keys, value=values, foreign=st.booleans())
         def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
             """F1: a file of this namespace (or, foreign, of another one) appears."""
-            name = key + (FOREIGN + ".bin" if foreign else self.model.suffix)
+            name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
             self.fs.put(f"{DIRECTORY}/{name}", value)
             self.model.files[name] = (value, self.clock())
             if not foreign:

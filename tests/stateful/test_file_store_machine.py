@@ -18,7 +18,9 @@ from hypothesis import Phase, settings
 from hicache import HiCacheFile
 from spec.machines import run_machine
 from spec.machines.file_store import file_store_machine
-from tests.variants.file_store import CAUGHT_BY_MACHINE, VARIANTS
+from tests.variants.file_store import CAUGHT_BY_MACHINE, NEEDS_OVERLAPPING_NAMESPACES, VARIANTS
+
+CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES
 
 
 @pytest.mark.clauses(
@@ -34,7 +36,7 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3")
-@pytest.mark.parametrize("name", CAUGHT_BY_MACHINE)
+@pytest.mark.parametrize("name", CAUGHT)
 def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
     variant, _broken = VARIANTS[name]
     budget = settings(
@@ -92,6 +94,10 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
         SMALL_CAP,
         [("another_process_writes", {"key": "a", "value": b"xy", "foreign": True}), ("restart", {})],
     ),
+    "namespace taken as a plain suffix": (
+        SMALL_CAP,
+        [("another_process_writes", {"key": "a", "value": b"xy", "foreign": True}), ("restart", {})],
+    ),
     "temp file left after a failed write": (
         SMALL_CAP,
         [("fault", {"op": "replace", "code": errno.EIO}), ("set", {"key": "a", "value": b"xy"})],
@@ -110,7 +116,7 @@ def run_pinned(factory: Callable[..., Any], name: str) -> None:
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3")
-@pytest.mark.parametrize("name", CAUGHT_BY_MACHINE)
+@pytest.mark.parametrize("name", CAUGHT)
 def test_pinned_scenario_exposes_the_variant_and_passes_on_production(name: str) -> None:
     run_pinned(HiCacheFile, name)
     with pytest.raises(AssertionError):

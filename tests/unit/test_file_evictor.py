@@ -272,3 +272,12 @@ def test_bad_evictor_arguments_name_the_parameter(
 def test_reserving_a_negative_size_is_a_value_error(fs: FakeFileSystem) -> None:
     with pytest.raises(ValueError, match="size"):
         make(fs).reserve("a", -1)
+
+
+@pytest.mark.clauses("V4", "C5")
+def test_recency_counts_from_publication_not_reservation(fs: FakeFileSystem) -> None:
+    ev = make(fs, max_size=100)
+    assert ev.reserve("first", 10) and ev.reserve("second", 10)
+    ev.commit("second")
+    ev.commit("first")  # published last: the newest file
+    assert keys(ev) == ["second", "first"]

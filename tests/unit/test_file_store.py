@@ -486,3 +486,57 @@ def test_bad_constructor_arguments_name_the_parameter(
     kwargs = {"storage_dir": DIR, "fs": fs, **kwargs}
     with pytest.raises(error, match=match):
         HiCacheFile(**kwargs)
+
+
+# -- F1: names that cannot collide ------------------------------------------------
+
+
+@pytest.mark.clauses("F1")
+def test_the_default_namespace_leaves_other_namespaces_files_alone(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    ranked = store(fs, clock, "_r1")
+    assert ranked.set("k", b"rank one")
+    default = store(fs, clock, "")
+    assert default.evictor.total == 0 and not default.exists("k")
+    assert default.set("k", b"default") and default.clear()
+    assert ranked.get("k") == b"rank one"
+    assert set(fs.listing(DIR)) == {"k_r1.bin"}
+
+
+@pytest.mark.clauses("F1")
+def test_a_namespace_ending_like_another_never_shares_a_file_with_it(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    outer, inner = store(fs, clock, "_a"), store(fs, clock, "_b_a")
+    assert outer.set("x_b", b"outer") and inner.set("x", b"inner")
+    assert outer.get("x_b") == b"outer" and inner.get("x") == b"inner"
+    assert set(fs.listing(DIR)) == {"x%5Fb_a.bin", "x_b_a.bin"}
+    assert store(fs, clock, "_a").evictor.snapshot() == (("x_b", 5, False),)
+
+
+@pytest.mark.clauses("F1", "F2", "F8")
+@pytest.mark.parametrize("key", ["a_b", "100%", "%5F", "_lead", "a__b%25"])
+def test_keys_with_the_namespace_mark_or_a_percent_round_trip_through_file_names(
+    fs: FakeFileSystem, clock: FakeClock, key: str
+) -> None:
+    assert store(fs, clock).set(key, b"v")
+    again = store(fs, clock)
+    assert [e.key for e in again.evictor.snapshot()] == [key]
+    assert again.get(key) == b"v"
+
+
+@pytest.mark.clauses("F1", "B1")
+def test_a_namespace_must_start_with_the_mark(fs: FakeFileSystem, clock: FakeClock) -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        store(fs, clock, "r0")
+
+
+@pytest.mark.clauses("F1", "F8")
+def test_files_this_store_would_never_write_are_not_taken_for_keys(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.mkdir(DIR)
+    for name in ("a%41_ns.bin", "%_ns.bin", "_ns.bin", ".x_ns.bin", "a_ns.tmp", "a_ns.bin"):
+        fs.put(f"{DIR}/{name}", b"1")
+    assert [e.key for e in store(fs, clock, "_ns").evictor.snapshot()] == ["a"]
