@@ -181,14 +181,22 @@ class Session:
             ) from None
         finally:
             undo()
+        pooled = None
+        if self.adapter.form == "per-pool" and self.component.pooled:
+            pooled = getattr(obj, self.adapter.name_of("pool"), None)
+            if pooled is None:
+                raise OracleUsageError("the per-pool form needs a pool(name) method on the target")
+            pooled = pooled("probe")
         for method, why in self.component.optional_methods.items():
             holder = child if method in self.component.child_methods else obj
+            if pooled is not None and method in self.component.pooled:
+                holder = pooled
             if method in self.adapter.omit or not _has(holder, self.adapter.name_of(method)):
                 self.left_out[method] = why
         for method in self.component.required:
             holder = child if method in self.component.child_methods else obj
-            if self.adapter.form == "per-pool" and method in self.component.pooled:
-                holder = getattr(obj, self.adapter.name_of("pool"))("probe")
+            if pooled is not None and method in self.component.pooled:
+                holder = pooled
             if not _has(holder, self.adapter.name_of(method)):
                 raise OracleUsageError(
                     f"the target has no method {self.adapter.name_of(method)!r} (spec: {method}); map it "

@@ -1,0 +1,104 @@
+"""The reproduction file is real: run by pytest in a fresh process, it fails against the wrong variant
+and passes against a correct implementation (issue 5)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spec.oracle import check
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (component, wrong target, seed, a correct target, what the file must contain)
+CASES = [
+    (
+        "metadata-cache",
+        "spec.oracle.variants.metadata_cache:BoundaryExclusive",
+        0,
+        "spec.oracle.variants.metadata_cache:TextbookHardTTL",
+        "clock=clock",
+    ),
+    (
+        "metadata-cache",
+        "spec.oracle.variants.metadata_cache:MonotonicBoundaryExclusive",
+        0,
+        "spec.oracle.variants.metadata_cache:MonotonicHardTTL",
+        "control_time(module",
+    ),
+    (
+        "metadata-cache",
+        "spec.oracle.variants.metadata_cache:HitOnExpiredEntry",
+        1,
+        "spec.oracle.variants.metadata_cache:CountingTextbook",
+        "answer.hits",
+    ),
+    (
+        "existence-cache",
+        "tests.variants.existence_cache:ContainsAllReadsTheChainTwice",
+        0,
+        "hicache:StorageExistenceCache",
+        "iter([",
+    ),
+    (
+        "existence-cache",
+        "tests.variants.existence_cache:NegativeKeepPagesSlicesFromTheEnd",
+        0,
+        "spec.existence_cache:StorageExistenceCacheSpec",
+        "pytest.raises(ValueError)",
+    ),
+    (
+        "pool-beliefs",
+        "spec.oracle.variants.pool_beliefs:InflightAsASet",
+        0,
+        "hicache:PoolExistenceBeliefs",
+        "PerPoolRegistry(lambda",
+    ),
+]
+
+
+def _pytest(directory: Path, env: dict[str, str] | None = None) -> str:
+    (directory / "pytest.ini").write_text("[pytest]\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(directory / "pytest.ini"),
+            str(directory),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.clauses("M2", "M8", "E6", "E8", "P3")
+def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correct_one(tmp_path: Path) -> None:
+    wrong, fixed = tmp_path / "wrong", tmp_path / "fixed"
+    wrong.mkdir()
+    fixed.mkdir()
+    for i, (component, target, seed, correct, marker) in enumerate(CASES):
+        result = check(component, target, seed=seed, max_examples=300, steps=15)
+        assert result.verdict == "FAIL", result.summary()
+        assert marker in result.repro, result.repro
+        assert f"Breaks: {result.clauses[0]}" in result.repro
+        (wrong / f"test_repro_{i}.py").write_text(result.repro)
+        (fixed / f"test_repro_{i}.py").write_text(result.repro.replace(repr(target), repr(correct), 1))
+    failing = _pytest(wrong)
+    assert re.search(rf"\b{len(CASES)} failed\b", failing), failing
+    assert "passed" not in failing, failing
+    passing = _pytest(fixed)
+    assert re.search(rf"\b{len(CASES)} passed\b", passing), passing
+    assert "failed" not in passing, passing
