@@ -70,6 +70,7 @@ logger = logging.getLogger(__name__)
 NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
 NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_key)
 _ESCAPED = re.compile(r"%(25|5F)")
+_ALTSEP = os.altsep
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
 BytesLike = bytes | bytearray | memoryview
 
@@ -168,6 +169,12 @@ class HiCacheFile:
         self._directory = directory
         self._namespace = namespace
         self._suffix = namespace + ".bin"
+        try:
+            self._suffix_bytes = len(os.fsencode(self._suffix))
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"namespace cannot be encoded as part of a file name, got {namespace!r}"
+            ) from None
         self._fs: FileSystem = fs if fs is not None else OSFileSystem()
         self._lock = threading.RLock()
         self._epoch = 0
@@ -380,13 +387,13 @@ class HiCacheFile:
         """F2: a non-empty str, no separator or NUL, no leading dot, file name <= NAME_MAX bytes."""
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
-        if not key or key[0] == "." or "/" in key or "\0" in key or (os.altsep and os.altsep in key):
+        if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
             raise ValueError(
                 "key must be a non-empty str without a path separator or NUL, not starting"
                 f" with '.', got {key!r:.100}"
             )
-        name_chars = len(key) * 3 + len(self._suffix)  # escaping at most triples a char
-        if name_chars * 4 > NAME_MAX:  # 4 bytes per char at most: only long names need encoding
+        # Bytes of the escaped name: at most 3 per ASCII char ("_" -> "%5F"), 4 per other char.
+        if len(key) * (3 if key.isascii() else 4) + self._suffix_bytes > NAME_MAX:
             try:
                 name_bytes = len(os.fsencode(escape_key(key) + self._suffix))
             except UnicodeEncodeError:
