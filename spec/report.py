@@ -118,6 +118,11 @@ def _mutation_line(mutation: dict[str, Any] | None) -> list[str]:
     killed, total = mutation["killed"], mutation["total"]
     score = 100.0 * killed / total if total else 0.0
     text = f"  {killed}/{total} killed ({score:.1f}%) over {', '.join(mutation.get('paths', []))}"
+    if mutation.get("equivalent"):
+        text += (
+            f"; {mutation['equivalent']} survivors are equivalent mutants:"
+            f" {mutation.get('score_without_equivalent', '?')}% of the killable"
+        )
     text += f" with {mutation.get('tool', '?')}, recorded {mutation.get('recorded', '?')}"
     return ["\nMutation score (last recorded by make mutation; survivors in docs/MUTATION.md)", text]
 
