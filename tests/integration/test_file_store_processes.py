@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from hicache.file_store import HiCacheFile, is_temp_name
+from hicache.file_store import HiCacheFile, is_temp_name, key_of_name
 from hicache.fs import OSFileSystem
 from spec.fakes import FakeClock
 from tests.integration import _children
@@ -91,13 +91,13 @@ class ShiftedClockFileSystem(OSFileSystem):
 
 
 def namespace_files(directory: Path, namespace: str) -> dict[str, bytes]:
-    """key -> bytes of the files of ``namespace`` (names ``<key><namespace>.bin``; no temp files)."""
-    suffix = f"{namespace}.bin"
-    return {
-        path.name[: -len(suffix)]: path.read_bytes()
-        for path in directory.iterdir()
-        if path.name.endswith(suffix) and not path.name.startswith(".")
-    }
+    """key -> bytes of the files of ``namespace`` (no temp files), as the store names them."""
+    found = {}
+    for path in directory.iterdir():
+        key = key_of_name(path.name, namespace)
+        if key is not None:
+            found[key] = path.read_bytes()
+    return found
 
 
 def temp_files(directory: Path) -> list[Path]:
@@ -116,7 +116,7 @@ def test_stores_in_different_namespaces_in_three_processes_never_touch_each_othe
     bystander = HiCacheFile(tmp_path, namespace="_bystander")
     for i in range(16):
         assert bystander.set(f"k{i}", content("_bystander", f"k{i}", FOREIGN_VALUE_SIZE))
-    namespaces = {"_r0": True, "_r1": False, "_r2": False}  # namespace -> clears at the end
+    namespaces = {"_r0": True, "_r1": False, "": False}  # namespace -> clears at the end ("" is the default)
     barrier = CONTEXT.Barrier(len(namespaces))
     running = {
         ns: children.start(_children.namespace_worker, barrier, str(tmp_path), ns, clear)
@@ -134,39 +134,34 @@ def test_stores_in_different_namespaces_in_three_processes_never_touch_each_othe
         assert report["total"] == sum(map(len, on_disk.values())), f"{ns}: accounting != bytes on disk (C3)"
         assert report["total"] <= 4 * VALUE_SIZE, f"{ns}: over its cap"
     assert namespace_files(tmp_path, "_r0") == {}, "clear() left files of its own namespace"
-    assert len(namespace_files(tmp_path, "_r1")) > 0 and len(namespace_files(tmp_path, "_r2")) > 0
+    assert len(namespace_files(tmp_path, "_r1")) > 0 and len(namespace_files(tmp_path, "")) > 0
     survivors = namespace_files(tmp_path, "_bystander")
     assert survivors == {f"k{i}": content("_bystander", f"k{i}", FOREIGN_VALUE_SIZE) for i in range(16)}
     assert temp_files(tmp_path) == []
 
 
-@pytest.mark.clauses("F1", "F7")
-@pytest.mark.xfail(
-    strict=False,  # TEMPORARY: the fix is in progress in file_store.py; drop the marker once committed
-    reason="F1 bug in hicache/file_store.py: the default namespace '' has the suffix '.bin', which every"
-    " other namespace's files also end with, so a store with namespace '' scans, counts, evicts, clears them",
-)
+@pytest.mark.clauses("F1", "F7", "F8")
 def test_a_store_with_the_default_empty_namespace_leaves_other_namespaces_files_alone(tmp_path: Path) -> None:
+    # Regression (F1): the empty namespace's suffix ".bin" once matched every namespace's files, so
+    # a default store counted, evicted and cleared them all.
     ranked = HiCacheFile(tmp_path, namespace="_r1")
     assert ranked.set("k", b"rank one's page")
-    default = HiCacheFile(tmp_path)  # namespace ""
+    default = HiCacheFile(tmp_path, extra_config={"max_size": 1})  # namespace "", a cap nothing fits
     assert default.evictor.total == 0, "the start-up scan counted another namespace's file"
     default.clear()
     assert ranked.get("k") == b"rank one's page"
 
 
 @pytest.mark.clauses("F1")
-@pytest.mark.xfail(
-    strict=False,  # TEMPORARY: the fix is in progress in file_store.py; drop the marker once committed
-    reason="F1 bug in hicache/file_store.py: a namespace that ends with another ('_a' and '_b_a') lets two"
-    " stores name the same file (key 'x_b' in '_a' and key 'x' in '_b_a' are both 'x_b_a.bin')",
-)
 def test_two_namespaces_never_name_the_same_file(tmp_path: Path) -> None:
+    # Regression (F1): key "x_b" in namespace "_a" and key "x" in "_b_a" once both named "x_b_a.bin".
     outer = HiCacheFile(tmp_path, namespace="_a")
     inner = HiCacheFile(tmp_path, namespace="_b_a")
     assert outer.set("x_b", b"outer's page")
     assert inner.set("x", b"inner's page")
     assert inner.get("x") == b"inner's page"
+    assert outer.get("x_b") == b"outer's page"
+    assert len(list(tmp_path.iterdir())) == 2
 
 
 # -- C2: the same namespace in another process -------------------------------------------------
