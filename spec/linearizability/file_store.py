@@ -28,6 +28,7 @@ __all__ = [
     "check_file_store_histories",
     "file_store_scripts",
     "forced_history",
+    "forced_run",
 ]
 
 
@@ -190,6 +191,11 @@ def _held_at_write(factory: Callable[..., Any]) -> tuple[Any, threading.Event, t
 
 
 def forced_history(factory: Callable[..., Any], divergence: str) -> list[Operation]:
+    """The history of :func:`forced_run`."""
+    return forced_run(factory, divergence)[0]
+
+
+def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Operation], Any]:
     """One of the two divergences of a capped store from every sequential order, forced with events.
 
     ``refusal``: thread 0's ``set('b')`` (4 bytes) is held after its reservation;
@@ -200,10 +206,18 @@ def forced_history(factory: Callable[..., Any], divergence: str) -> list[Operati
     1 writes ``b`` and sees ``a`` absent; then ``a`` is published.  The evictor
     ranks ``a`` (reserved first) older than ``b``, but every order that explains
     ``exists('a') -> False`` puts ``a``'s set after ``b``'s: so ``set('c')`` must
-    evict ``b`` only, and it evicts both.
+    evict ``b`` only, and it evicts both.  (Fixed: recency now counts from commit.)
+
+    ``same key``: thread 0's ``set('c')`` is held after reserving; thread 1's
+    ``set('c')`` reserves the *same* evictor entry, writes and commits it, so the
+    entry is no longer in flight although thread 0's write still is; thread 1's
+    ``set('b')`` then evicts ``c`` (V5 broken).  Thread 0 publishes ``c`` and its
+    commit finds no entry: ``c`` and ``b`` are both on disk (7 bytes over a cap of
+    6), ``c`` untracked, and no order explains ``exists('c')`` and ``exists('b')``
+    both True.
     """
     recorder = HistoryRecorder()
-    first = "b" if divergence == "refusal" else "a"
+    first = {"refusal": "b", "reservation order": "a", "same key": "c"}[divergence]
     store, reserved, resume = _held_at_write(factory)
     worker = threading.Thread(
         target=recorder.perform, args=(0, store, "set", first, VALUE_OF[first]), name="held-writer"
@@ -212,12 +226,18 @@ def forced_history(factory: Callable[..., Any], divergence: str) -> list[Operati
     reserved.wait(timeout=10)
     if divergence == "refusal":
         recorder.perform(1, store, "set", "c", VALUE_OF["c"])
+    elif divergence == "same key":
+        recorder.perform(1, store, "set", "c", VALUE_OF["c"])  # shares thread 0's entry, and commits it
+        recorder.perform(1, store, "set", "b", VALUE_OF["b"])  # 4 + 3 > 6: evicts c, whose write is in flight
     else:
         recorder.perform(1, store, "set", "b", VALUE_OF["b"])
         recorder.perform(1, store, "exists", "a")
     resume.set()
     worker.join()
-    if divergence != "refusal":
+    if divergence == "reservation order":
         recorder.perform(1, store, "set", "c", VALUE_OF["c"])
         recorder.perform(1, store, "exists", "a")
-    return list(recorder.operations)
+    elif divergence == "same key":
+        recorder.perform(1, store, "exists", "c")
+        recorder.perform(1, store, "exists", "b")
+    return list(recorder.operations), store
