@@ -21,7 +21,7 @@ from tests.variants.pool_beliefs import VARIANTS as P_VARIANTS
 # Finding is enough: skip shrinking and the example database to keep this fast and repeatable.
 CATCH = settings(
     parent=settings.get_profile("dev"),
-    max_examples=300,
+    max_examples=1000,
     stateful_step_count=30,
     phases=(Phase.explicit, Phase.generate),
     database=None,
