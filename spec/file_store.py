@@ -29,14 +29,51 @@ Where SEMANTICS.md leaves a choice open, the model fixes it:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable
 
 from spec import metadata_cache as beliefs_model
 
-__all__ = ["Entry", "FileStoreModel", "cap_pass", "space_pass", "total"]
+__all__ = ["Entry", "FileStoreModel", "cap_pass", "file_name", "key_of", "same_file", "space_pass", "total"]
 
 Entry = tuple[str, int, bool]  # key, size in bytes, in flight
+
+
+def file_name(key: str, ns: str) -> str:
+    """F1: the file of ``key`` in namespace ``ns``: ``<key><ns>.bin``, the key's ``%`` and ``_`` escaped.
+
+    pre: key != "" and not key.startswith(".") and "/" not in key and chr(0) not in key
+    pre: ns == "" or ns.startswith("_")
+    post: __return__.endswith(ns + ".bin")
+    post: key_of(__return__, ns) == key
+    """
+    return key.replace("%", "%25").replace("_", "%5F") + ns + ".bin"
+
+
+def key_of(name: str, ns: str) -> str | None:
+    """F1: the key whose file is ``name`` in namespace ``ns`` (it starts at the first ``_``), or None.
+
+    pre: ns == "" or ns.startswith("_")
+    post: __return__ is None or file_name(__return__, ns) == name
+    """
+    stem, dot_bin = name[:-4], name[-4:]
+    part, mark, rest = stem.partition("_")
+    if dot_bin != ".bin" or not part or part[0] == "." or mark + rest != ns:
+        return None
+    key = "%".join(piece.replace("%5F", "_") for piece in part.split("%25"))
+    return key if "/" not in key and "\0" not in key and file_name(key, ns) == name else None
+
+
+def same_file(key: str, ns: str, other_key: str, other_ns: str) -> bool:
+    """F1: two stores name the same file only for the same key in the same namespace.
+
+    pre: key != "" and not key.startswith(".") and "/" not in key and chr(0) not in key
+    pre: other_key != "" and not other_key.startswith(".")
+    pre: "/" not in other_key and chr(0) not in other_key
+    pre: ns == "" or ns.startswith("_")
+    pre: other_ns == "" or other_ns.startswith("_")
+    post: not __return__ or (key == other_key and ns == other_ns)
+    """
+    return file_name(key, ns) == file_name(other_key, other_ns)
 
 
 def total(lru: list[Entry]) -> int:
@@ -143,17 +180,10 @@ class FileStoreModel:
     # -- observations ------------------------------------------------------
 
     def name(self, key: str) -> str:
-        """F1: ``<key><namespace>.bin``, the key's ``%`` and ``_`` escaped (``_`` starts a namespace)."""
-        return key.replace("%", "%25").replace("_", "%5F") + self.namespace + ".bin"
+        return file_name(key, self.namespace)
 
     def key_of(self, name: str) -> str | None:
-        """F1: the key of one of this namespace's files (its namespace starts at the first ``_``) or None."""
-        stem, dot_bin = name[:-4], name[-4:]
-        part, mark, rest = stem.partition("_")
-        if dot_bin != ".bin" or not part or part[0] == "." or mark + rest != self.namespace:
-            return None
-        key = re.sub("%(25|5F)", lambda m: "%" if m[1] == "25" else "_", part)
-        return key if self.name(key) == name else None
+        return key_of(name, self.namespace)
 
     def free(self) -> int:
         return max(self.disk_size - sum(len(data) for data, _mtime in self.files.values()), 0)
