@@ -32,7 +32,7 @@ target that takes a ``clock`` gets the fake one; otherwise the oracle patches
 
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._run import OracleResult, OracleUsageError, check, load_target
+from spec.oracle._run import OracleResult, OracleUsageError, check, load_target, machine_for
 
 __all__ = [
     "COMPONENTS",
@@ -42,4 +42,5 @@ __all__ = [
     "available_components",
     "check",
     "load_target",
+    "machine_for",
 ]

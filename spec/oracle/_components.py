@@ -46,8 +46,10 @@ class Component:
     projections: Mapping[str, Projection] = field(default_factory=dict)
     pooled: frozenset[str] = frozenset()  # methods whose first argument is the pool (per-pool form)
     model_attribute: str = "model"
-    probe: Mapping[str, Any] = field(default_factory=dict)  # constructor arguments of the probe instance
-    probe_text: str = ""
+    probe: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
+    probe_text: str = ""  # how the target is built, for the usage error when the probe fails
+    replayable: bool = True  # False: the machine acts on a world beside the target (a fake filesystem)
+    rule_clauses: Mapping[str, str] = field(default_factory=dict)  # machine rule -> clause (not replayable)
     child: str | None = None  # the registry method that hands out per-pool objects
     child_methods: frozenset[str] = frozenset()  # methods of those per-pool objects
     mirrored: frozenset[str] = frozenset()  # queries that the spec answers when the target has none
@@ -55,6 +57,10 @@ class Component:
     def machine(self) -> Callable[[Callable[..., Any]], Any]:
         """The machine builder of the project's tests (raises ImportError until it exists)."""
         return getattr(importlib.import_module(self.machine_module), self.machine_function)  # type: ignore[no-any-return]
+
+    def probe_arguments(self) -> dict[str, Any]:
+        """Constructor arguments of the probe instance (fresh each time)."""
+        return dict(self.probe() if callable(self.probe) else self.probe)
 
     def spec_factory(self) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.spec_module), self.spec_class)  # type: ignore[no-any-return]
@@ -89,7 +95,9 @@ def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
         elif call.method == "clear":
             model.clear()
     now = last.now or 0.0
-    if model.evictions:
+    bound = init.get("max_entries")
+    added = {_args(c)["key"] for c in result.calls if c.method == "add"}
+    if model.evictions or (bound is not None and len(added) > bound):
         found.append("M6")
     if last.method == "__len__" or any(c.method in ("remove", "clear") for c in result.calls):
         found.append("M5")
@@ -316,7 +324,130 @@ POOL_BELIEFS = Component(
     mirrored=frozenset({"__len__", "snapshot"}),
 )
 
-COMPONENTS: dict[str, Component] = {c.name: c for c in (METADATA_CACHE, EXISTENCE_CACHE, POOL_BELIEFS)}
+
+def _no_replay(result: Replay, init: Mapping[str, Any]) -> list[str]:
+    return []
+
+
+def _evictor_probe() -> dict[str, Any]:
+    from spec.fake_fs import FakeFileSystem
+
+    fs = FakeFileSystem(FakeClock(0.0))
+    fs.mkdir("/probe")
+    return {
+        "fs": fs,
+        "path_of": lambda key: f"/probe/{key}.bin",
+        "directory": "/probe",
+        "max_size": 10,
+        "min_free_space": 0,
+        "eviction_ratio": 1.0,
+        "on_evict": lambda key: None,
+    }
+
+
+FILE_EVICTOR = Component(
+    name="file-evictor",
+    title="LRUFileEvictor on a fake filesystem (V1-V6, C3)",
+    machine_module="spec.machines.file_evictor",
+    machine_function="file_evictor_machine",
+    spec_module="spec.file_store",
+    spec_class="FileStoreModel",
+    constructor=("fs", "path_of", "directory", "max_size", "min_free_space", "eviction_ratio", "on_evict"),
+    methods={
+        "reserve": ("key", "size"),
+        "commit": ("key",),
+        "abort": ("key",),
+        "touch": ("key", "size"),
+        "discard": ("key",),
+        "evict": (),
+        "clear": (),
+        "snapshot": (),
+        "check_invariants": (),
+    },
+    required=("reserve", "commit", "abort", "touch", "discard", "evict", "clear", "snapshot"),
+    classify=_no_replay,
+    probe=_evictor_probe,
+    rule_clauses={
+        "reserve": "V3",
+        "write": "V3",
+        "evict": "V3",
+        "publish": "V4",
+        "commit": "V4",
+        "abort": "V4",
+        "touch": "V4",
+        "discard": "V4",
+        "clear": "V6",
+        "another_process_deletes": "V5",
+        "file_becomes_unremovable": "V5",
+        "other_files_take_disk_space": "V3",
+    },
+    probe_text="target(fs, path_of, directory=, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
+    replayable=False,
+)
+
+
+def _store_probe() -> dict[str, Any]:
+    from spec.fake_fs import FakeFileSystem
+
+    return {
+        "storage_dir": "/probe",
+        "namespace": "",
+        "extra_config": {},
+        "fs": FakeFileSystem(FakeClock(0.0)),
+    }
+
+
+FILE_STORE = Component(
+    name="file-store",
+    title="HiCacheFile on a fake filesystem with faults, restarts and crashes (F1-F8, V1-V6, C1-C4)",
+    machine_module="spec.machines.file_store",
+    machine_function="file_store_machine",
+    spec_module="spec.file_store",
+    spec_class="FileStoreModel",
+    constructor=("storage_dir", "namespace", "extra_config", "fs", "clock"),
+    methods={
+        "set": ("key", "value"),
+        "get": ("key",),
+        "get_into": ("key", "buffer"),
+        "exists": ("key",),
+        "batch_set": ("keys", "values"),
+        "batch_get": ("keys",),
+        "batch_exists": ("keys",),
+        "delete": ("key",),
+        "clear": (),
+        "check_invariants": (),
+    },
+    required=("set", "get", "exists", "delete", "clear"),
+    classify=_no_replay,
+    probe=_store_probe,
+    rule_clauses={
+        "set": "F3",
+        "batch_set": "F5",
+        "write_every_key": "F3",
+        "get": "F4",
+        "get_into": "F4",
+        "batch_get": "F5",
+        "exists": "F6",
+        "batch_exists": "F5",
+        "delete": "F7",
+        "clear": "F7",
+        "another_process_deletes": "C2",
+        "revisit_a_vanished_file": "F4",
+        "another_process_writes": "F1",
+        "another_writer_leaves_a_temp_file": "F8",
+        "fault": "B2",
+        "file_becomes_unremovable": "V5",
+        "advance": "C2",
+        "restart": "F8",
+        "crash_during_set": "C4",
+    },
+    probe_text="target(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)",
+    replayable=False,
+)
+
+COMPONENTS: dict[str, Component] = {
+    c.name: c for c in (METADATA_CACHE, EXISTENCE_CACHE, POOL_BELIEFS, FILE_EVICTOR, FILE_STORE)
+}
 
 
 def available_components() -> dict[str, bool]:

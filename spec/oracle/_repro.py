@@ -16,7 +16,7 @@ from spec.clauses import CLAUSES
 from spec.oracle._session import Call, OneShot, PerPoolRegistry, Replay, Session
 from spec.oracle._time import FakeClock, control_time
 
-__all__ = ["render_call", "render_calls", "render_repro"]
+__all__ = ["render_call", "render_calls", "render_program_repro", "render_repro"]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
@@ -176,4 +176,42 @@ def render_repro(
         lines.append("            setattr(module, name, value)")
     else:
         lines += [f"    {line}" for line in body]
+    return "\n".join(lines) + "\n"
+
+
+def render_program_repro(
+    session: Session, target_path: str, steps: list[str], message: str, clauses: list[str]
+) -> str:
+    """A pytest file that replays Hypothesis's shrunk machine steps over the target, checking each step."""
+    name = session.component.name
+    first = message.splitlines()[0] if message else "the machine failed"
+    lines = [
+        f'"""Reproduction from the HiCache regression oracle: {name}, {len(steps)} machine steps.',
+        "",
+        f"Target: {target_path}",
+        f"Breaks: {_clause_line(clauses)} (SEMANTICS.md).",
+        f"Divergence: {first}",
+        "",
+        "The machine of this project drives the target and the spec together (the target acts on a fake",
+        "filesystem beside it), so the steps are the machine's.  Run with pytest;",
+        "HICACHE_ORACLE_TARGET=package.module:Name runs them against another implementation.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import os",
+        "",
+        "from spec.oracle import machine_for",
+        "",
+        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+        f"ADAPTER = {session.adapter.as_dict()!r}",
+        "",
+        "",
+        f"def test_{name.replace('-', '_')}_follows_the_spec_{'_'.join(clauses) or 'invariants'}() -> None:",
+        f"    state = machine_for({name!r}, TARGET, adapter=ADAPTER)()",
+        "    state.check_step()",
+    ]
+    for step in steps:
+        lines += [f"    {step}", "    state.check_step()"]
+    lines.append("    state.teardown()")
     return "\n".join(lines) + "\n"

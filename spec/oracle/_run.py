@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -16,10 +17,10 @@ from spec.machines._base import Figures, LockstepMachine, run_machine
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._repro import render_call, render_calls, render_repro
+from spec.oracle._repro import render_call, render_calls, render_program_repro, render_repro
 from spec.oracle._session import OneShot, Recording, Replay, Session, minimize, replay
 
-__all__ = ["OracleResult", "OracleUsageError", "check", "load_target"]
+__all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
 CHUNK = 250  # examples per Hypothesis run: the time budget and the progress line act between runs
 PROGRESS_AFTER = 3.0  # seconds before the first progress line
@@ -123,6 +124,36 @@ def _machine_class(component: Component, session: Session) -> type[LockstepMachi
     return type(f"Oracle{base.__name__}", (base,), {**hidden, "check_step": check_step})
 
 
+def _prepare(
+    component: str, target: str | Callable[..., Any], adapter: Adapter | Mapping[str, Any] | None
+) -> tuple[Component, Session, str]:
+    if component not in COMPONENTS:
+        raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
+    if adapter is None:
+        adapter = Adapter()
+    elif not isinstance(adapter, Adapter):
+        try:
+            adapter = Adapter.from_dict(adapter)
+        except (TypeError, ValueError) as error:
+            raise OracleUsageError(f"bad adapter: {error}") from None
+    target_path = target if isinstance(target, str) else _path_of(target)
+    target_obj = load_target(target) if isinstance(target, str) else target
+    if not callable(target_obj):
+        raise OracleUsageError(f"target {target_path} is not callable")
+    spec_component = COMPONENTS[component]
+    session = Session(spec_component, target_obj, adapter)  # probes the target: OracleUsageError if unusable
+    return spec_component, session, target_path
+
+
+def machine_for(
+    component: str, target: str | Callable[..., Any], *, adapter: Adapter | Mapping[str, Any] | None = None
+) -> type[LockstepMachine]:
+    """The machine class the oracle runs for ``target``: the component's own machine over the adapted
+    target.  Reproduction files of the file components drive it step by step."""
+    spec_component, session, _path = _prepare(component, target, adapter)
+    return _machine_class(spec_component, session)
+
+
 def check(
     component: str,
     target: str | Callable[..., Any],
@@ -146,32 +177,20 @@ def check(
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
     'PASS'
     """
-    if component not in COMPONENTS:
-        raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
-    spec_component = COMPONENTS[component]
     for name, value in (("max_examples", max_examples), ("steps", steps)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise OracleUsageError(f"{name} must be an int >= 1, got {value!r}")
     if seconds is not None and not seconds > 0:
         raise OracleUsageError(f"seconds must be > 0, got {seconds!r}")
-    if adapter is None:
-        adapter = Adapter()
-    elif not isinstance(adapter, Adapter):
-        try:
-            adapter = Adapter.from_dict(adapter)
-        except (TypeError, ValueError) as error:
-            raise OracleUsageError(f"bad adapter: {error}") from None
-    target_path = target if isinstance(target, str) else _path_of(target)
-    target_obj = load_target(target) if isinstance(target, str) else target
-    if not callable(target_obj):
-        raise OracleUsageError(f"target {target_path} is not callable")
-    session = Session(spec_component, target_obj, adapter)  # probes the target: OracleUsageError if unusable
+    spec_component, session, target_path = _prepare(component, target, adapter)
+    adapter = session.adapter
     machine = _machine_class(spec_component, session)
 
     totals = Figures()
     start = time.perf_counter()
     last_report = start
     failure: BaseException | None = None
+    program: list[object] = []  # what Hypothesis reports: the failing example as machine steps
     undo = session.patch()
     try:
         done = 0
@@ -188,12 +207,15 @@ def check(
                 derandomize=False,
                 report_multiple_bugs=False,
                 print_blob=False,
-                phases=(Phase.generate,),  # the oracle minimizes the failing trace itself (faster)
+                # A replayable component's failing trace is minimized by the oracle itself (faster);
+                # the others rely on Hypothesis's shrinking of the machine's steps.
+                phases=(Phase.generate,) if spec_component.replayable else (Phase.generate, Phase.shrink),
                 suppress_health_check=list(HealthCheck),
             )
             machine._hypothesis_internal_use_seed = seed * 1_000_003 + chunk_index  # type: ignore[attr-defined,unused-ignore]
             try:
-                with with_reporter(lambda _message: None):
+                program.clear()
+                with with_reporter(program.append):
                     figures = run_machine(machine, run_settings)
             except HypothesisException as error:
                 raise OracleUsageError(f"the machine could not run the target: {error}") from None
@@ -225,10 +247,38 @@ def check(
             adapter=adapter.as_dict(),
         )
         if failure is not None:
-            _explain(result, session, failure, target_path)
+            _explain(result, session, failure, target_path, program)
         return result
     finally:
         undo()
+
+
+CLAUSE_ID = re.compile(r"\b([MEPFVCB][1-9])\b")
+
+
+def _explain_program(
+    result: OracleResult,
+    session: Session,
+    failure: BaseException,
+    target_path: str,
+    program: list[object],
+) -> None:
+    """A failure of a machine that acts on a world beside the target: Hypothesis's shrunk steps."""
+    lines = [line.strip() for item in program for line in str(item).splitlines()]
+    if not any(line.startswith("state.") for line in lines):
+        lines = [
+            line.strip() for note in getattr(failure, "__notes__", ()) for line in str(note).splitlines()
+        ]
+    internal = ("state.teardown()", "state._after_every_step()")  # the repro checks after every step itself
+    steps = [line for line in lines if line.startswith("state.") and line not in internal]
+    message = f"{type(failure).__name__}: {failure}".strip()
+    result.message = message
+    result.counterexample = steps
+    result.calls = sum(not step.startswith("state.build(") for step in steps)
+    rules = [step[len("state.") :].split("(", 1)[0] for step in reversed(steps)]
+    by_rule = [session.component.rule_clauses[r] for r in rules if r in session.component.rule_clauses]
+    result.clauses = list(dict.fromkeys([*CLAUSE_ID.findall(message), *by_rule]))
+    result.repro = render_program_repro(session, target_path, steps, message, result.clauses)
 
 
 def _without_one_shots(session: Session, recording: Recording, replayed: Replay) -> tuple[Replay, bool]:
@@ -245,10 +295,15 @@ def _without_one_shots(session: Session, recording: Recording, replayed: Replay)
     return (again, False) if again.divergence is not None else (replayed, True)
 
 
-def _explain(result: OracleResult, session: Session, failure: BaseException, target_path: str) -> None:
+def _explain(
+    result: OracleResult, session: Session, failure: BaseException, target_path: str, program: list[object]
+) -> None:
     """Fill in the clauses, the shrunk calls and the reproduction of a failure."""
     recording = session.recording
     machine_message = f"{type(failure).__name__}: {failure}".strip()
+    if not session.component.replayable:
+        _explain_program(result, session, failure, target_path, program)
+        return
     if recording is None:
         result.message = f"the machine failed before building the target: {machine_message}"
         return

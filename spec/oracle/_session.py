@@ -169,7 +169,7 @@ class Session:
                 self.left_out[parameter] = why
         undo = self.patch()
         try:
-            probe = {k: v for k, v in self.component.probe.items() if k not in self.left_out}
+            probe = {k: v for k, v in self.component.probe_arguments().items() if k not in self.left_out}
             obj = self.build(probe, FakeClock(0.0) if "clock" in self.component.constructor else None)
             child = obj
             if self.component.child is not None:

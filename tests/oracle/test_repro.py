@@ -102,3 +102,19 @@ def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correc
     passing = _pytest(fixed)
     assert re.search(rf"\b{len(CASES)} passed\b", passing), passing
     assert "failed" not in passing, passing
+
+
+@pytest.mark.clauses("V4", "C3")
+def test_a_file_component_reproduction_replays_the_machine_steps_and_passes_on_the_fixed_class(
+    tmp_path: Path,
+) -> None:
+    target = "spec.oracle.variants.file_evictor:TouchAdoptsWithoutSize"
+    result = check("file-evictor", target, max_examples=300, steps=15)
+    assert result.verdict == "FAIL", result.summary()
+    assert 1 <= result.calls <= 8
+    assert "machine_for('file-evictor', TARGET" in result.repro
+    (tmp_path / "test_repro_evictor.py").write_text(result.repro)
+    failing = _pytest(tmp_path)
+    assert re.search(r"\b1 failed\b", failing), failing
+    passing = _pytest(tmp_path, {"HICACHE_ORACLE_TARGET": "hicache.file_evictor:LRUFileEvictor"})
+    assert re.search(r"\b1 passed\b", passing), passing
