@@ -19,7 +19,17 @@ from hypothesis.stateful import initialize, precondition, rule
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.machines._base import LockstepMachine
 
-__all__ = ["CAPACITIES", "HASHES", "POOLS", "batches", "chains", "existence_cache_machine", "keeps", "shaped"]
+__all__ = [
+    "CAPACITIES",
+    "HASHES",
+    "POOLS",
+    "batches",
+    "chains",
+    "existence_cache_machine",
+    "keeps",
+    "shaped",
+    "walks",
+]
 
 POOLS = ("p", "q", "r")
 HASHES = ("h0", "h1", "h2", "h3", "h4", "h5")
@@ -30,6 +40,8 @@ pools = st.sampled_from(POOLS)
 hashes = st.sampled_from(HASHES)
 chains = st.lists(hashes, max_size=8)
 batches = st.lists(hashes, min_size=1, max_size=8)  # what add takes: non-empty, so the cache fills up
+# One-page chains half the time: a page covered only by extra_cover / in flight is then reached often.
+walks = st.one_of(st.lists(hashes, min_size=1, max_size=1), chains)
 shapes = st.sampled_from(SHAPES)
 covers = st.frozensets(hashes, max_size=4)
 keeps = st.sampled_from(
@@ -84,7 +96,7 @@ def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachi
             got = self.impl.contains_all(pool, shaped(chain, shape))
             assert got == self.model.contains_all(pool, chain), f"contains_all{pool, chain}"
 
-        @rule(pool=pools, chain=chains, shape=shapes, cover=covers, as_set=st.booleans())
+        @rule(pool=pools, chain=walks, shape=shapes, cover=covers, as_set=st.booleans())
         def covers_all(
             self, pool: str, chain: list[str], shape: str, cover: frozenset[str], as_set: bool
         ) -> None:
@@ -92,12 +104,6 @@ def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachi
             extra = set(cover) if as_set else cover
             got = self.impl.covers_all(pool, shaped(chain, shape), extra)
             assert got == self.model.covers_all(pool, chain, cover), f"covers_all{pool, chain, set(cover)}"
-
-        @rule(pool=pools, page=hashes, cover=covers)
-        def covers_all_one_page(self, pool: str, page: str, cover: frozenset[str]) -> None:
-            """E5 on a one-page chain: a page covered only by ``extra_cover`` is neither added nor touched."""
-            got = self.impl.covers_all(pool, [page], cover)
-            assert got == self.model.covers_all(pool, [page], cover), f"covers_all{pool, [page], set(cover)}"
 
         @rule(pool=pools, chain=chains)
         def covers_all_without_extra_cover(self, pool: str, chain: list[str]) -> None:
