@@ -51,6 +51,18 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/stateful/test_existence_cache_machine.py",
         "tests/modelcheck/test_existence_caches.py",
     ],
+    "hicache/file_config.py": ["tests/unit/test_file_config.py"],
+    "hicache/file_evictor.py": [
+        "tests/unit/test_file_evictor.py",
+        "tests/stateful/test_file_evictor_machine.py",
+        "tests/modelcheck/test_file_store_modelcheck.py",
+    ],
+    "hicache/file_store.py": [
+        "tests/unit/test_file_store.py",
+        "tests/stateful/test_file_store_machine.py",
+        "tests/modelcheck/test_file_store_modelcheck.py",
+        "tests/modelcheck/test_c1_schedules.py",
+    ],
     "hicache/pool_beliefs.py": [
         "tests/unit/test_pool_beliefs.py",
         "tests/stateful/test_pool_beliefs_machine.py",
