@@ -21,13 +21,28 @@ Python API::
         print(result.summary())
         Path("test_repro.py").write_text(result.repro)
 
-Components: ``metadata-cache`` (M); ``existence-cache`` (E) and ``pool-beliefs``
-(P) once their machines are in the tree; ``python -m spec.oracle --list`` says
-which are available.  An :class:`Adapter` maps renamed methods and arguments;
-a clause group the target does not implement (no ``max_entries``, no
-``__len__``, no ``stats``) is left out and named in the report.  Time: a
-target that takes a ``clock`` gets the fake one; otherwise the oracle patches
-``time.monotonic``/``time.time`` as the target's module sees them, for the run.
+Components: ``metadata-cache`` (M), ``existence-cache`` (E), ``pool-beliefs`` (P),
+``file-evictor`` (V) and ``file-store`` (F, V, C); ``python -m spec.oracle --list``
+says which machines are in the tree.  An :class:`Adapter` maps renamed methods
+and arguments; a clause group the target does not implement (no ``max_entries``,
+no ``__len__``, no ``stats``, no ``snapshot``) is left out and named in the
+report.  Time: a target that takes a ``clock`` gets the fake one; otherwise the
+oracle patches ``time.monotonic``/``time.time`` as the target's module sees them,
+for the run, and the report says which.
+
+How a failure is explained: for M, E and P the proxy in front of the target
+records every call; the failing example's calls are replayed on a fresh target
+and a fresh spec and cut down one call at a time while they still diverge, so the
+counterexample and the reproduction are calls in the target's own API.  The file
+components' machines also act on a fake filesystem beside the target, so there
+the counterexample is Hypothesis's shrunk machine steps, replayed by
+:func:`machine_for` in the reproduction.
+
+Determinism: a seed and a budget fix the run in a given process.  Hypothesis
+labels stateful rules by object hashes, so another process layout (the CLI
+against pytest, say) may take another search path and find a divergence after
+more or fewer examples; the minimized counterexample of a divergence does not
+depend on it.
 """
 
 from spec.oracle._adapter import Adapter

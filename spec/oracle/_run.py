@@ -22,7 +22,7 @@ from spec.oracle._session import OneShot, Recording, Replay, Session, minimize, 
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
-CHUNK = 250  # examples per Hypothesis run: the time budget and the progress line act between runs
+CHUNK = 50  # examples per Hypothesis run: the time budget and the progress line act between runs
 PROGRESS_AFTER = 3.0  # seconds before the first progress line
 
 

@@ -161,3 +161,12 @@ def test_runs_are_deterministic_for_a_seed() -> None:
     assert {k: v for k, v in first.items() if k != "seconds"} == {
         k: v for k, v in again.items() if k != "seconds"
     }
+
+
+@pytest.mark.clauses("M4")
+@pytest.mark.parametrize("module", ["spec.oracle._adapter", "spec.oracle._run", "spec.oracle._time"])
+def test_the_oracles_docstring_examples_hold(module: str) -> None:
+    import doctest
+    import importlib
+
+    assert doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS).failed == 0
