@@ -317,3 +317,77 @@ def test_an_unhashable_first_pool_is_rejected_before_it_becomes_primary() -> Non
     cache.add("p", ["a"])
     assert cache.snapshot() == [("p", "a")]
     cache.check_invariants()
+
+
+# -- exact messages (B1) and the invariant checks themselves ------------------------------------------
+
+
+@pytest.mark.clauses("E8", "B1")
+def test_bad_argument_messages_name_the_parameter_its_type_and_value() -> None:
+    cache = StorageExistenceCache(4)
+    with pytest.raises(TypeError) as info:
+        cache.add("p", 5)  # type: ignore[arg-type]
+    assert str(info.value) == "hashes must be an iterable of page hashes, got int 5"
+    with pytest.raises(TypeError) as info:
+        cache.invalidate_beyond("p", {"a"}, 0)  # type: ignore[arg-type]
+    assert str(info.value) == "hashes must be a sequence of page hashes, got set {'a'}"
+    with pytest.raises(TypeError) as info:
+        cache.covers_all("p", ["a"], extra_cover=2.5)  # type: ignore[arg-type]
+    assert str(info.value) == "extra_cover must be a set of page hashes, got float 2.5"
+    with pytest.raises(TypeError) as info:
+        cache.contains(["p"], "a")  # type: ignore[arg-type]
+    assert str(info.value) == "pool must be hashable, got list ['p']"
+    with pytest.raises(ValueError) as value_info:
+        cache.invalidate_beyond("p", ["a"], -1)
+    assert str(value_info.value) == "keep_pages must be >= 0, got -1"
+
+
+@pytest.mark.clauses("E8")
+def test_a_type_error_raised_inside_the_callers_iterable_propagates_unchanged() -> None:
+    def broken() -> Iterator[str]:
+        yield "a"
+        raise TypeError("the caller's own bug")
+
+    cache = StorageExistenceCache(4)
+    with pytest.raises(TypeError, match=r"^the caller's own bug$"):
+        cache.add("p", broken())
+    assert len(cache) == 0
+
+
+@pytest.mark.clauses("E1")
+@pytest.mark.parametrize(
+    ("corrupt", "message"),
+    [
+        (lambda c: c._beliefs.update({"x": None, "y": None, "z": None}), "bound exceeded"),
+        (lambda c: c._beliefs.update({"a": 1}), "values are not None"),
+        (lambda c: c._beliefs.update({("tag", "p", "b"): None}), None),  # a plain tuple hash is fine
+    ],
+)
+def test_check_invariants_names_what_is_broken(corrupt: Any, message: str | None) -> None:
+    cache = StorageExistenceCache(3)
+    cache.add("p", ["a"])
+    corrupt(cache)
+    if message is None:
+        cache.check_invariants()
+    else:
+        with pytest.raises(AssertionError, match=message):
+            cache.check_invariants()
+
+
+@pytest.mark.clauses("E1")
+def test_check_invariants_catches_a_primary_pool_belief_under_a_tagged_key() -> None:
+    cache = StorageExistenceCache(4)
+    cache.add("q", ["x"])  # q is the primary pool
+    cache.add("p", ["a"])
+    (tagged,) = [key for key in cache._beliefs if isinstance(key, tuple)]
+    cache._beliefs[(tagged[0], "q", "b")] = None
+    with pytest.raises(AssertionError, match="primary-pool belief stored under a tagged key"):
+        cache.check_invariants()
+
+
+@pytest.mark.clauses("E1")
+def test_check_invariants_catches_beliefs_without_a_primary_pool() -> None:
+    cache = StorageExistenceCache(4)
+    cache._beliefs["a"] = None
+    with pytest.raises(AssertionError, match="beliefs without a primary pool"):
+        cache.check_invariants()

@@ -223,3 +223,48 @@ def test_an_unhashable_pool_name_is_a_type_error_naming_the_parameter() -> None:
     with pytest.raises(TypeError, match="pool"):
         registry.pool(["kv"])  # type: ignore[arg-type]
     assert registry.snapshot() == {}
+
+
+# -- exact messages (B1) and the invariant checks themselves ------------------------------------------
+
+
+@pytest.mark.clauses("P3", "B1")
+def test_bad_hashes_messages_name_the_parameter_its_type_and_value() -> None:
+    pool = PoolExistenceBeliefs(4)
+    with pytest.raises(TypeError) as info:
+        pool.track_inflight(None)  # type: ignore[arg-type]
+    assert str(info.value) == "hashes must be an iterable of page hashes, got NoneType None"
+    with pytest.raises(TypeError) as info:
+        pool.invalidate_beyond(iter(["a"]), 0)  # type: ignore[arg-type]
+    assert str(info.value).startswith("hashes must be a sequence of page hashes, got list_iterator ")
+
+
+@pytest.mark.clauses("P2", "P3", "P1")
+def test_check_invariants_names_what_is_broken() -> None:
+    pool = PoolExistenceBeliefs(1)
+    pool.add(["a"])
+    pool._beliefs["b"] = None
+    with pytest.raises(AssertionError, match="bound exceeded"):
+        pool.check_invariants()
+    pool = PoolExistenceBeliefs(2)
+    pool._beliefs["a"] = 0  # type: ignore[assignment]
+    with pytest.raises(AssertionError, match="values are not None"):
+        pool.check_invariants()
+    pool = PoolExistenceBeliefs(2)
+    pool._inflight["a"] = 0
+    with pytest.raises(AssertionError, match="non-positive count"):
+        pool.check_invariants()
+    registry = PooledExistenceCache(2)
+    registry._pools["kv"] = PoolExistenceBeliefs(3)
+    with pytest.raises(AssertionError, match="pool with another bound"):
+        registry.check_invariants()
+
+
+@pytest.mark.clauses("P2")
+def test_a_chain_with_a_known_or_repeated_page_ends_each_page_at_its_last_occurrence() -> None:
+    pool = PoolExistenceBeliefs(5)
+    pool.add(["a", "b", "c"])
+    pool.add(["d", "a", "d"])
+    assert pool.snapshot()[0] == ["b", "c", "a", "d"]
+    pool.add(["b", "e", "f"])  # one new page too many: the least recent, c, goes
+    assert pool.snapshot()[0] == ["a", "d", "b", "e", "f"]
