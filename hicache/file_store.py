@@ -373,8 +373,11 @@ class HiCacheFile:
     def batch_exists(self, keys: Iterable[str]) -> int:
         """F5: the length of the longest prefix of ``keys`` that exists.  O(keys asked), no scan."""
         keys = self._check_keys(keys)
+        beliefs = self._beliefs
         for count, key in enumerate(keys):
-            if not self.exists(key):
+            if beliefs is not None and beliefs.contains(key):
+                continue  # as exists(): a live belief, no filesystem call (the keys are checked above)
+            if self._probe(key, touch=False) is None:
                 return count
         return len(keys)
 

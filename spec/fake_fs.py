@@ -212,9 +212,9 @@ class FakeFileSystem:
                     self._create(path, payload[: len(payload) // 2])  # died mid-write
                 self._step("write", path, create_partial=payload)
                 self._create(path, b"")
-                free = self.disk_size - sum(len(f.data) for f in self.files.values())
-                if len(payload) > free:
-                    self.files[path].data = payload[: max(free, 0)]
+                free = max(self.disk_size - sum(len(f.data) for f in self.files.values()), 0)
+                if len(payload) > free:  # an empty file always fits: it takes no blocks
+                    self.files[path].data = payload[:free]
                     raise _error(errno_codes.ENOSPC, path)
                 self.files[path].data = payload
         finally:

@@ -540,3 +540,14 @@ def test_files_this_store_would_never_write_are_not_taken_for_keys(
     for name in ("a%41_ns.bin", "%_ns.bin", "_ns.bin", ".x_ns.bin", "a_ns.tmp", "a_ns.bin"):
         fs.put(f"{DIR}/{name}", b"1")
     assert [e.key for e in store(fs, clock, "_ns").evictor.snapshot()] == ["a"]
+
+
+@pytest.mark.clauses("F3", "B2")
+def test_an_empty_value_fits_on_a_full_disk_and_a_byte_does_not(clock: FakeClock) -> None:
+    # Found by the machine under the verify profile: the fake once refused empty writes on an over-full disk.
+    fs = FakeFileSystem(clock, disk_size=10)
+    fs.mkdir(DIR)
+    fs.put(f"{DIR}/someone-else.dat", b"x" * 12)
+    s = store(fs, clock)
+    assert s.set("empty", b"") and s.get("empty") == b""
+    assert not s.set("byte", b"1")
