@@ -29,7 +29,8 @@ The C1 guard: a probe (``exists``/``get``/``set`` that finds the file) reads
 overlapped the probe changed the epoch (or was under way, odd, when the probe
 began), so a probe that saw a file just before this store removed it never
 plants a belief after the removal.  The price is that a probe overlapping an
-unrelated removal does not teach; the next probe will.
+unrelated removal does not teach (the next probe will) and does not adopt an
+untracked file; a key still tracked is refreshed all the same.
 
 Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one
 ``stat``; ``get``/``get_into`` one read; ``set`` one probe, one write, one
