@@ -391,3 +391,22 @@ def test_check_invariants_catches_beliefs_without_a_primary_pool() -> None:
     cache._beliefs["a"] = None
     with pytest.raises(AssertionError, match="beliefs without a primary pool"):
         cache.check_invariants()
+
+
+@pytest.mark.clauses("E8", "B1")
+@pytest.mark.parametrize("method", ["add", "contains_all", "covers_all"])
+def test_the_non_iterable_message_is_exact_for_every_chain_method(method: str) -> None:
+    cache = StorageExistenceCache(4)
+    with pytest.raises(TypeError) as info:
+        getattr(cache, method)("p", 7)
+    assert str(info.value) == "hashes must be an iterable of page hashes, got int 7"
+
+
+@pytest.mark.clauses("E7")
+def test_after_clear_the_next_pool_becomes_primary_and_keys_by_the_bare_hash() -> None:
+    cache = StorageExistenceCache(4)
+    cache.add("p", ["a"])
+    cache.clear()
+    cache.add("q", ["b"])
+    assert list(cache._beliefs) == ["b"], "the first pool after clear() should take the tuple-free fast path"
+    assert cache.snapshot() == [("q", "b")]

@@ -268,3 +268,12 @@ def test_a_chain_with_a_known_or_repeated_page_ends_each_page_at_its_last_occurr
     assert pool.snapshot()[0] == ["b", "c", "a", "d"]
     pool.add(["b", "e", "f"])  # one new page too many: the least recent, c, goes
     assert pool.snapshot()[0] == ["a", "d", "b", "e", "f"]
+
+
+@pytest.mark.clauses("P2", "P3", "P4", "B1")
+@pytest.mark.parametrize("method", ["add", "contains_all", "covered", "track_inflight", "untrack_inflight"])
+def test_the_non_iterable_message_is_exact_for_every_chain_method(method: str) -> None:
+    pool = PoolExistenceBeliefs(4)
+    with pytest.raises(TypeError) as info:
+        getattr(pool, method)(7)
+    assert str(info.value) == "hashes must be an iterable of page hashes, got int 7"
