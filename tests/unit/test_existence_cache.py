@@ -410,3 +410,20 @@ def test_after_clear_the_next_pool_becomes_primary_and_keys_by_the_bare_hash() -
     cache.add("q", ["b"])
     assert list(cache._beliefs) == ["b"], "the first pool after clear() should take the tuple-free fast path"
     assert cache.snapshot() == [("q", "b")]
+
+
+@pytest.mark.clauses("E1")
+def test_the_first_pool_keys_its_beliefs_by_the_bare_hash_and_others_by_tagged_tuples() -> None:
+    cache = StorageExistenceCache(4)
+    cache.add("p", ["a"])
+    cache.add("q", ["a"])
+    bare, tagged = list(cache._beliefs)
+    assert bare == "a", "the first pool should take the tuple-free fast path"
+    assert isinstance(tagged, tuple) and tagged[1:] == ("q", "a")
+
+
+@pytest.mark.clauses("E1", "B1")
+def test_the_max_entries_message_is_exact() -> None:
+    with pytest.raises(ValueError) as info:
+        StorageExistenceCache(-3)
+    assert str(info.value) == "max_entries must be >= 0, got -3"
