@@ -358,8 +358,8 @@ def test_a_type_error_raised_inside_the_callers_iterable_propagates_unchanged() 
 @pytest.mark.parametrize(
     ("corrupt", "message"),
     [
-        (lambda c: c._beliefs.update({"x": None, "y": None, "z": None}), "bound exceeded"),
-        (lambda c: c._beliefs.update({"a": 1}), "values are not None"),
+        (lambda c: c._beliefs.update({"x": None, "y": None, "z": None}), "^bound exceeded$"),
+        (lambda c: c._beliefs.update({"a": 1}), "^values are not None$"),
         (lambda c: c._beliefs.update({("tag", "p", "b"): None}), None),  # a plain tuple hash is fine
     ],
 )
@@ -381,7 +381,7 @@ def test_check_invariants_catches_a_primary_pool_belief_under_a_tagged_key() -> 
     cache.add("p", ["a"])
     (tagged,) = [key for key in cache._beliefs if isinstance(key, tuple)]
     cache._beliefs[(tagged[0], "q", "b")] = None
-    with pytest.raises(AssertionError, match="primary-pool belief stored under a tagged key"):
+    with pytest.raises(AssertionError, match=r"^a primary-pool belief stored under a tagged key$"):
         cache.check_invariants()
 
 
@@ -389,7 +389,7 @@ def test_check_invariants_catches_a_primary_pool_belief_under_a_tagged_key() -> 
 def test_check_invariants_catches_beliefs_without_a_primary_pool() -> None:
     cache = StorageExistenceCache(4)
     cache._beliefs["a"] = None
-    with pytest.raises(AssertionError, match="beliefs without a primary pool"):
+    with pytest.raises(AssertionError, match=r"^beliefs without a primary pool$"):
         cache.check_invariants()
 
 

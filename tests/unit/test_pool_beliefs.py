@@ -244,19 +244,19 @@ def test_check_invariants_names_what_is_broken() -> None:
     pool = PoolExistenceBeliefs(1)
     pool.add(["a"])
     pool._beliefs["b"] = None
-    with pytest.raises(AssertionError, match="bound exceeded"):
+    with pytest.raises(AssertionError, match=r"^bound exceeded$"):
         pool.check_invariants()
     pool = PoolExistenceBeliefs(2)
     pool._beliefs["a"] = 0  # type: ignore[assignment]
-    with pytest.raises(AssertionError, match="values are not None"):
+    with pytest.raises(AssertionError, match=r"^values are not None$"):
         pool.check_invariants()
     pool = PoolExistenceBeliefs(2)
     pool._inflight["a"] = 0
-    with pytest.raises(AssertionError, match="non-positive count"):
+    with pytest.raises(AssertionError, match=r"^non-positive count$"):
         pool.check_invariants()
     registry = PooledExistenceCache(2)
     registry._pools["kv"] = PoolExistenceBeliefs(3)
-    with pytest.raises(AssertionError, match="pool with another bound"):
+    with pytest.raises(AssertionError, match=r"^pool with another bound$"):
         registry.check_invariants()
 
 
@@ -277,3 +277,14 @@ def test_the_non_iterable_message_is_exact_for_every_chain_method(method: str) -
     with pytest.raises(TypeError) as info:
         getattr(pool, method)(7)
     assert str(info.value) == "hashes must be an iterable of page hashes, got int 7"
+
+
+@pytest.mark.clauses("P1", "P2", "B1")
+def test_the_max_entries_and_keep_pages_messages_are_exact() -> None:
+    for cls in (PooledExistenceCache, PoolExistenceBeliefs):
+        with pytest.raises(ValueError) as info:
+            cls(-2)
+        assert str(info.value) == "max_entries must be >= 0, got -2"
+    with pytest.raises(ValueError) as info:
+        PoolExistenceBeliefs(2).invalidate_beyond(["a"], -1)
+    assert str(info.value) == "keep_pages must be >= 0, got -1"
