@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import time
@@ -207,9 +208,9 @@ def check(
                 derandomize=False,
                 report_multiple_bugs=False,
                 print_blob=False,
-                # A replayable component's failing trace is minimized by the oracle itself (faster);
-                # the others rely on Hypothesis's shrinking of the machine's steps.
-                phases=(Phase.generate,) if spec_component.replayable else (Phase.generate, Phase.shrink),
+                # The oracle minimizes a failing example itself (call by call, or machine step by step):
+                # bounded and faster than Hypothesis's shrinker on these machines.
+                phases=(Phase.generate,),
                 suppress_health_check=list(HealthCheck),
             )
             machine._hypothesis_internal_use_seed = seed * 1_000_003 + chunk_index  # type: ignore[attr-defined,unused-ignore]
@@ -271,6 +272,7 @@ def _explain_program(
         ]
     internal = ("state.teardown()", "state._after_every_step()")  # the repro checks after every step itself
     steps = [line for line in lines if line.startswith("state.") and line not in internal]
+    steps = _minimize_steps(_machine_class(session.component, session), steps, failure)
     message = f"{type(failure).__name__}: {failure}".strip()
     result.message = message
     result.counterexample = steps
@@ -279,6 +281,57 @@ def _explain_program(
     by_rule = [session.component.rule_clauses[r] for r in rules if r in session.component.rule_clauses]
     result.clauses = list(dict.fromkeys([*CLAUSE_ID.findall(message), *by_rule]))
     result.repro = render_program_repro(session, target_path, steps, message, result.clauses)
+
+
+Step = tuple[str, dict[str, Any]]
+
+
+def _parse_step(line: str) -> Step | None:
+    """``state.rule(k=v, ...)`` as (rule, kwargs), or None when an argument is not a literal."""
+    try:
+        node = ast.parse(line, mode="eval").body
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args):
+            return None
+        return node.func.attr, {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _signature(error: BaseException) -> tuple[str, str]:
+    """What makes two failures the same one: the exception type and the message up to its first ':' or '('."""
+    return type(error).__name__, re.split(r"[:(]", str(error), maxsplit=1)[0]
+
+
+def _minimize_steps(machine: type[LockstepMachine], lines: list[str], failure: BaseException) -> list[str]:
+    """Drop machine steps one at a time while the same failure remains (the initialization stays)."""
+    parsed = [_parse_step(line) for line in lines]
+    if not lines or any(p is None for p in parsed):
+        return lines
+    steps = [p for p in parsed if p is not None]
+    want = _signature(failure)
+
+    def fails(candidate: list[Step]) -> bool:
+        state = machine()
+        try:
+            state.check_step()
+            for name, kwargs in candidate:
+                getattr(state, name)(**kwargs)
+                state.check_step()
+        except Exception as error:  # the machine's verdict, whatever it raises
+            return _signature(error) == want
+        finally:
+            state.teardown()
+        return False
+
+    if not fails(steps):
+        return lines
+    index = len(steps) - 1
+    while index >= 1:  # steps[0] is the initialization
+        candidate = steps[:index] + steps[index + 1 :]
+        if index < len(steps) and fails(candidate):
+            steps = candidate
+        index -= 1
+    return [f"state.{name}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})" for name, kwargs in steps]
 
 
 def _without_one_shots(session: Session, recording: Recording, replayed: Replay) -> tuple[Replay, bool]:

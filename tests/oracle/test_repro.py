@@ -40,7 +40,7 @@ CASES = [
     ),
     (
         "existence-cache",
-        "tests.variants.existence_cache:ContainsAllReadsTheChainTwice",
+        "spec.oracle.variants.existence_cache:ContainsAllSizesTheChain",
         0,
         "hicache:StorageExistenceCache",
         "iter([",

@@ -15,6 +15,7 @@ __all__ = [
     "CORRECT",
     "WRONG",
     "BatchEvictionCountsKnownPages",
+    "ContainsAllSizesTheChain",
     "ContainsAllTouchesInReverse",
     "ExtraCoverCheckedFirst",
     "InvalidateBeyondOffByOne",
@@ -160,6 +161,16 @@ class ContainsAllTouchesInReverse(TextbookExistenceLRU):
         return True
 
 
+class ContainsAllSizesTheChain(TextbookExistenceLRU):
+    """E8: the walk is sized up front with ``len(hashes)`` (to preallocate): a one-shot generator,
+    which has no length, raises TypeError."""
+
+    def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        size = len(hashes)  # type: ignore[arg-type]
+        chain = [h for _, h in zip(range(size), hashes, strict=False)]
+        return self.covers_all(pool, chain)
+
+
 WRONG: dict[str, tuple[type, str]] = {
     "TrimBeforeInsert": (TrimBeforeInsert, "E2"),
     "BatchEvictionCountsKnownPages": (BatchEvictionCountsKnownPages, "E2"),
@@ -167,6 +178,7 @@ WRONG: dict[str, tuple[type, str]] = {
     "InvalidateBeyondOffByOne": (InvalidateBeyondOffByOne, "E6"),
     "InvalidateBeyondTouchesKeptPages": (InvalidateBeyondTouchesKeptPages, "E6"),
     "ContainsAllTouchesInReverse": (ContainsAllTouchesInReverse, "E4"),
+    "ContainsAllSizesTheChain": (ContainsAllSizesTheChain, "E8"),
 }
 
 CORRECT: dict[str, type] = {"TextbookExistenceLRU": TextbookExistenceLRU}

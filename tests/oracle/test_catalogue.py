@@ -1,0 +1,75 @@
+"""The oracle can fail, and does not fail the correct: every catalogued mistake is caught, every
+correct alternative passes (issue 5).
+
+Each wrong variant must be caught with a counterexample of at most 8 calls (for the
+file components: 8 machine steps), and for the components the oracle replays call by
+call, the clause its mistake breaks must be among the clauses the oracle names.  The
+variants in ``SLOW`` run under ``HYPOTHESIS_PROFILE=verify`` only (see catalogue.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+
+from spec.oracle import check
+from tests.oracle.catalogue import ALSO_NAMED, CORRECT, SLOW, WRONG, Variant
+
+MAX_CALLS = 8
+STEPS = 15
+FIND_EXAMPLES = 3000  # a cap: the run stops at the first divergence
+VERIFY = os.environ.get("HYPOTHESIS_PROFILE") == "verify"
+REPLAYED = {"metadata-cache", "existence-cache", "pool-beliefs"}
+PASS_EXAMPLES = 30
+
+
+def _params(variants: list[Variant]) -> list[object]:
+    slow = pytest.mark.skipif(not VERIFY, reason="slow to find: runs under HYPOTHESIS_PROFILE=verify")
+    return [
+        pytest.param(
+            v,
+            id=f"{v.component}:{v.name}",
+            marks=[pytest.mark.clauses(v.clause), *([slow] if v.name in SLOW else [])],
+        )
+        for v in variants
+    ]
+
+
+@pytest.mark.parametrize("variant", _params(WRONG))
+def test_every_catalogued_wrong_variant_is_caught_with_a_short_counterexample(
+    variant: Variant, record_property: Callable[[str, object], None]
+) -> None:
+    result = check(
+        variant.component,
+        variant.target,
+        seed=0,
+        max_examples=FIND_EXAMPLES,
+        steps=STEPS,
+    )
+    record_property("examples", result.figures["examples"])
+    record_property("counterexample_calls", result.calls)
+    assert result.verdict == "FAIL", f"{variant.name} slipped through: {result.summary()}"
+    assert 1 <= result.calls <= MAX_CALLS, result.summary()
+    if variant.component in REPLAYED:
+        named = {variant.clause} | ALSO_NAMED.get(variant.name, frozenset())
+        assert named & set(result.clauses), result.summary()
+    assert result.repro, "a failure comes with a reproduction file"
+
+
+@pytest.mark.parametrize("variant", _params(CORRECT))
+def test_every_correct_alternative_passes(
+    variant: Variant, record_property: Callable[[str, object], None]
+) -> None:
+    result = check(variant.component, variant.target, seed=0, max_examples=PASS_EXAMPLES, steps=STEPS)
+    for key, value in result.figures.items():
+        record_property(key, value)
+    assert result.passed, result.summary()
+    assert result.figures["examples"] > 0
+
+
+@pytest.mark.clauses("M2", "M3", "M4", "E2", "E3", "E4", "P2", "P3", "V3", "V4", "F3")
+def test_the_catalogue_has_at_least_eight_wrong_variants_per_component() -> None:
+    for component in ("metadata-cache", "existence-cache", "pool-beliefs", "file-evictor", "file-store"):
+        assert sum(v.component == component for v in WRONG) >= 8, component
