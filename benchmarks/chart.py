@@ -41,7 +41,7 @@ __all__ = ["line_chart", "main", "sweep"]
 HERE = Path(__file__).resolve().parent
 SIZES = (2 * 1024, 8 * 1024, 32 * 1024, 128 * 1024, 512 * 1024)
 SPEC_SIZES = (512, 2 * 1024)
-COLORS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#495057", "#e8590c", "#0b7285")
+COLORS = ("#1b6ac9", "#d9480f", "#2b8a3e", "#862e9c", "#495057", "#c2255c", "#0b7285")
 Series = dict[str, list[tuple[float, float]]]
 
 
