@@ -66,6 +66,7 @@ SELECTIONS: dict[str, list[str]] = {
     ],
     "hicache/pool_beliefs.py": [
         "tests/unit/test_pool_beliefs.py",
+        "tests/unit/test_pool_beliefs_edges.py",
         "tests/stateful/test_pool_beliefs_machine.py",
         "tests/modelcheck/test_existence_caches.py",
     ],
@@ -102,6 +103,8 @@ EQUIVALENT: dict[str, str] = {
     _E_CLASS + "add__mutmut_9": _PRIMARY_NONE,
     _E_CLASS + "add__mutmut_10": _PRIMARY_NONE,
     _E_CLASS + "clear__mutmut_1": _PRIMARY_NONE,
+    "hicache.pool_beliefs.xǁPoolExistenceBeliefsǁcontains_all__mutmut_2": _FAST_PATH,
+    "hicache.pool_beliefs.xǁPoolExistenceBeliefsǁcontains_all__mutmut_4": _FAST_PATH,
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
     "hicache.metadata_cache.xǁMetadataCacheǁadd__mutmut_9": _FALSY,
     "hicache.metadata_cache.xǁMetadataCacheǁ_reclaim__mutmut_10": _FALSY,
