@@ -84,10 +84,6 @@ _FAST_PATH = (
     "only skips a fast path: the slow path gives the same result (a list/tuple is copied, a set is also a"
     " Collection, an identity test falls back to a copy)"
 )
-_PRIMARY_NONE = (
-    "the primary pool becomes None instead of the first pool: every other pool's beliefs are then tagged,"
-    " which changes their keys, never an answer (a pool named None is then the bare-keyed one, consistently)"
-)
 EQUIVALENT: dict[str, str] = {
     _E + "x__believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
     _E + "x__believe__mutmut_19": _FALSY,
@@ -99,10 +95,6 @@ EQUIVALENT: dict[str, str] = {
     _E_CLASS + "add__mutmut_22": _FAST_PATH,
     _E_CLASS + "contains_all__mutmut_2": _FAST_PATH,
     _E_CLASS + "contains_all__mutmut_4": _FAST_PATH,
-    _E_CLASS + "__init____mutmut_12": _PRIMARY_NONE,
-    _E_CLASS + "add__mutmut_9": _PRIMARY_NONE,
-    _E_CLASS + "add__mutmut_10": _PRIMARY_NONE,
-    _E_CLASS + "clear__mutmut_1": _PRIMARY_NONE,
     "hicache.pool_beliefs.xǁPoolExistenceBeliefsǁcontains_all__mutmut_2": _FAST_PATH,
     "hicache.pool_beliefs.xǁPoolExistenceBeliefsǁcontains_all__mutmut_4": _FAST_PATH,
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
