@@ -73,7 +73,7 @@ class OracleResult:
         if not self.passed:
             lines.append(f"  breaks: {', '.join(self.clauses) or 'the target own invariants'}")
             lines.append(f"  divergence: {self.message}")
-            lines.append(f"  counterexample ({self.calls} calls):")
+            lines.append(f"  counterexample ({self.calls} call{'' if self.calls == 1 else 's'}):")
             lines += [f"    {line}" for line in self.counterexample]
         return "\n".join(lines)
 
