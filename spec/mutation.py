@@ -55,6 +55,7 @@ SELECTIONS: dict[str, list[str]] = {
     "hicache/file_config.py": ["tests/unit/test_file_config.py"],
     "hicache/file_evictor.py": [
         "tests/unit/test_file_evictor.py",
+        "tests/unit/test_file_evictor_edges.py",
         "tests/stateful/test_file_evictor_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
     ],

@@ -1,0 +1,191 @@
+"""LRUFileEvictor edges pinned for mutation testing (docs/MUTATION.md): exact messages and log lines,
+the boundaries of the cap and of the free-space floor, the key being re-reserved never its own victim,
+and invariant checks that fire on a corrupted structure."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from hicache.file_evictor import LRUFileEvictor
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+
+DIR = "/d"
+
+
+def path_of(key: str) -> str:
+    return f"{DIR}/{key}.bin"
+
+
+@pytest.fixture
+def fs(clock: FakeClock) -> FakeFileSystem:
+    fs = FakeFileSystem(clock, disk_size=10)
+    fs.mkdir(DIR)
+    return fs
+
+
+def make(fs: FakeFileSystem, victims: list[str] | None = None, **limits: Any) -> LRUFileEvictor:
+    return LRUFileEvictor(
+        fs, path_of, directory=DIR, on_evict=(victims.append if victims is not None else None), **limits
+    )
+
+
+def on_disk(fs: FakeFileSystem, ev: LRUFileEvictor, key: str, size: int) -> None:
+    fs.put(path_of(key), b"x" * size)
+    assert ev.touch(key, size)
+
+
+@pytest.mark.clauses("B1", "V1")
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"max_size": -1}, ValueError, "max_size must be >= 0, got -1"),
+        ({"min_free_space": -1}, ValueError, "min_free_space must be >= 0, got -1"),
+        ({"eviction_ratio": "x"}, TypeError, "eviction_ratio must be a number, got str 'x'"),
+        ({"path_of": 3}, TypeError, "path_of must be callable, got int 3"),
+        ({"on_evict": 3}, TypeError, "on_evict must be callable or None, got int 3"),
+    ],
+)
+def test_bad_arguments_are_rejected_with_exact_messages(
+    fs: FakeFileSystem, kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    arguments: dict[str, Any] = {"path_of": path_of, "directory": DIR, **kwargs}
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        LRUFileEvictor(fs, arguments.pop("path_of"), **arguments)
+
+
+@pytest.mark.clauses("B1", "V3")
+def test_a_negative_reservation_is_rejected_with_an_exact_message(fs: FakeFileSystem) -> None:
+    with pytest.raises(ValueError, match=r"^size must be >= 0, got -1$"):
+        make(fs, max_size=4).reserve("a", -1)
+
+
+@pytest.mark.clauses("V2")
+def test_the_owner_lock_is_the_evictor_lock_and_membership_answers(fs: FakeFileSystem) -> None:
+    lock = threading.RLock()
+    ev = LRUFileEvictor(fs, path_of, directory=DIR, lock=lock)
+    assert ev.lock is lock
+    assert ev.reserve("a", 1)
+    assert "a" in ev and "b" not in ev
+
+
+@pytest.mark.clauses("V3", "F8")
+def test_evict_with_the_total_exactly_at_the_cap_evicts_nothing(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=4)
+    on_disk(fs, ev, "a", 4)
+    assert ev.evict()
+    assert victims == [] and ev.total == 4
+
+
+@pytest.mark.clauses("V1", "V3")
+def test_a_cap_of_one_byte_is_a_cap(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=1, eviction_ratio=1.0)
+    assert not ev.reserve("big", 2)
+    on_disk(fs, ev, "a", 1)
+    assert ev.reserve("b", 1)
+    assert victims == ["a"] and ev.total == 1
+
+
+@pytest.mark.clauses("V3", "V5")
+def test_a_key_being_reserved_again_is_never_its_own_victim(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=4, eviction_ratio=1.0)
+    on_disk(fs, ev, "a", 2)
+    on_disk(fs, ev, "b", 2)
+    assert ev.reserve("a", 3)  # others (b) 2 + 3 > 4: b goes, a's old entry is not a victim
+    assert victims == ["b"]
+    assert [(e.key, e.size, e.in_flight) for e in ev.snapshot()] == [("a", 3, True)]
+
+
+@pytest.mark.clauses("V1", "V3")
+def test_without_a_floor_the_free_space_is_never_probed(fs: FakeFileSystem) -> None:
+    fs.fail("free", errno.EIO)
+    ev = make(fs, max_size=100, min_free_space=0)
+    assert ev.reserve("a", 1)
+    assert fs.calls["free"] == 0
+
+
+@pytest.mark.clauses("V3")
+def test_free_space_exactly_at_the_floor_is_enough_and_probed_once(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, min_free_space=4)
+    on_disk(fs, ev, "a", 4)  # free 6: 6 - 2 == 4, the floor
+    assert ev.reserve("b", 2)
+    assert victims == [] and fs.calls["free"] == 1
+
+
+@pytest.mark.clauses("V3")
+def test_the_free_space_pass_stops_as_soon_as_the_floor_is_reached(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, min_free_space=4)
+    on_disk(fs, ev, "a", 2)
+    on_disk(fs, ev, "b", 2)  # free 6; reserving 4 needs 2 more bytes free: a alone is enough
+    assert ev.reserve("c", 4)
+    assert victims == ["a"]
+    assert [e.key for e in ev.snapshot()] == ["b", "c"]
+
+
+@pytest.mark.clauses("V4", "B2")
+def test_adopting_a_missing_file_is_quiet_and_an_unreadable_one_is_logged(
+    fs: FakeFileSystem, caplog: pytest.LogCaptureFixture
+) -> None:
+    ev = make(fs, max_size=4)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_evictor"):
+        assert not ev.touch("gone")
+        assert caplog.records == []
+        fs.put(path_of("k"), b"xy")
+        fs.fail("stat", errno.EIO)
+        assert not ev.touch("k")
+    [record] = caplog.records
+    assert re.fullmatch(r"file evictor: cannot stat 'k' to adopt it: \[Errno 5\] .*", record.getMessage())
+
+
+@pytest.mark.clauses("V5", "B2")
+def test_an_unremovable_victim_and_a_failed_free_space_probe_are_logged(
+    fs: FakeFileSystem, caplog: pytest.LogCaptureFixture
+) -> None:
+    ev = make(fs, max_size=2, eviction_ratio=1.0)
+    on_disk(fs, ev, "a", 2)
+    fs.fail_unlink(path_of("a"), errno.EPERM)
+    floor = make(fs, min_free_space=1)
+    fs.fail("free", errno.EIO)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_evictor"):
+        assert not ev.reserve("b", 2)
+        assert not floor.reserve("c", 1)
+    messages = [r.getMessage() for r in caplog.records]
+    assert re.fullmatch(r"file evictor: cannot remove 'a', skipping it: \[Errno 1\] .*", messages[0])
+    assert re.fullmatch(r"file evictor: cannot probe free space of '/d': \[Errno 5\] .*", messages[1])
+
+
+def _negative(ev: LRUFileEvictor) -> None:
+    ev._entries["a"].size = -2  # corrupt, with a total that still matches the sizes
+    ev._total = -2
+
+
+@pytest.mark.clauses("C3")
+@pytest.mark.parametrize(
+    ("corrupt", "message"),
+    [
+        (lambda ev: setattr(ev, "_total", ev._total + 1), "total != sum of sizes"),
+        (lambda ev: _negative(ev), "negative size"),
+    ],
+    ids=["total", "negative"],
+)
+def test_check_invariants_fires_on_each_corruption(
+    fs: FakeFileSystem, corrupt: Callable[[LRUFileEvictor], object], message: str
+) -> None:
+    ev = make(fs, max_size=4)
+    on_disk(fs, ev, "a", 2)
+    ev.check_invariants()
+    corrupt(ev)
+    with pytest.raises(AssertionError, match=f"^{re.escape(message)}$"):
+        ev.check_invariants()
