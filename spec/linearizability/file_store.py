@@ -184,7 +184,13 @@ def _held_at_write(factory: Callable[..., Any]) -> tuple[Any, threading.Event, t
             reserved.set()
             resume.wait(timeout=10)
 
+    def hold_after_read(op: str, path: str) -> None:
+        if op == "read" and threading.current_thread().name == "held-reader":
+            reserved.set()
+            resume.wait(timeout=10)
+
     fs.before = hold
+    fs.after = hold_after_read
     config = {"max_size": CAP, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": -1}
     store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
     return store, reserved, resume
@@ -215,16 +221,25 @@ def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Opera
     commit finds no entry: ``c`` and ``b`` are both on disk (7 bytes over a cap of
     6), ``c`` untracked, and no order explains ``exists('c')`` and ``exists('b')``
     both True.
+
+    ``stale miss``: thread 0's ``get('c')`` finds no file and is held before it
+    forgets ``c``; thread 1's ``set('c')`` publishes and commits ``c``; thread 0
+    then drops ``c``'s (committed) entry although the file now exists, so the
+    next ``set('b')`` does not evict it: 7 bytes on disk over a cap of 6, ``c``
+    untracked, and ``exists('c')`` True where every order says it was evicted.
     """
     recorder = HistoryRecorder()
-    first = {"refusal": "b", "reservation order": "a", "same key": "c"}[divergence]
+    first = {"refusal": "b", "reservation order": "a", "same key": "c", "stale miss": "c"}[divergence]
     store, reserved, resume = _held_at_write(factory)
-    worker = threading.Thread(
-        target=recorder.perform, args=(0, store, "set", first, VALUE_OF[first]), name="held-writer"
-    )
+    if divergence == "stale miss":  # thread 0 reads c, finds it missing, and is held before it forgets c
+        worker = threading.Thread(target=recorder.perform, args=(0, store, "get", "c"), name="held-reader")
+    else:
+        worker = threading.Thread(
+            target=recorder.perform, args=(0, store, "set", first, VALUE_OF[first]), name="held-writer"
+        )
     worker.start()
     reserved.wait(timeout=10)
-    if divergence == "refusal":
+    if divergence in ("refusal", "stale miss"):
         recorder.perform(1, store, "set", "c", VALUE_OF["c"])
     elif divergence == "same key":
         recorder.perform(1, store, "set", "c", VALUE_OF["c"])  # shares thread 0's entry, and commits it
@@ -240,4 +255,7 @@ def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Opera
     elif divergence == "same key":
         recorder.perform(1, store, "exists", "c")
         recorder.perform(1, store, "exists", "b")
+    elif divergence == "stale miss":
+        recorder.perform(1, store, "set", "b", VALUE_OF["b"])  # 3 + 4 > 6 should evict c
+        recorder.perform(1, store, "exists", "c")
     return list(recorder.operations), store

@@ -66,6 +66,20 @@ def test_two_writes_of_one_key_in_flight_keep_the_file_tracked_and_under_the_cap
     assert check_history(history, FileStoreHistorySpec(refusals=True)).linearizable is True
 
 
+@pytest.mark.clauses("C5", "F4", "C3")
+@pytest.mark.xfail(
+    strict=False,
+    reason="open divergence (docs/LINEARIZABILITY.md): a read that found no file forgets the key after a"
+    " concurrent set published and committed it, dropping the entry of a file that exists (untracked, over"
+    " the cap)",
+)
+def test_a_stale_miss_never_drops_the_entry_of_a_file_published_meanwhile() -> None:
+    history, store = forced_run(HiCacheFile, "stale miss")
+    on_disk = sum(len(f.data) for n, f in store._fs.listing(store.directory).items() if n.endswith(".bin"))
+    assert store.evictor.total == on_disk, f"tracked {store.evictor.total} bytes, {on_disk} on disk"
+    assert check_history(history, FileStoreHistorySpec(refusals=True)).linearizable is True
+
+
 @pytest.mark.clauses("C5")
 def test_capped_store_histories_are_checked_to_a_verdict_within_budget(
     record_property: Callable[[str, object], None],
