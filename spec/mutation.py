@@ -52,7 +52,7 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/stateful/test_existence_cache_machine.py",
         "tests/modelcheck/test_existence_caches.py",
     ],
-    "hicache/file_config.py": ["tests/unit/test_file_config.py"],
+    "hicache/file_config.py": ["tests/unit/test_file_config.py", "tests/unit/test_file_config_edges.py"],
     "hicache/file_evictor.py": [
         "tests/unit/test_file_evictor.py",
         "tests/unit/test_file_evictor_edges.py",
