@@ -100,13 +100,18 @@ def crosshair_check(path: Path, timeout: float) -> tuple[StepResult, list[Crossh
         if not m:
             continue
         line = int(m["line"])
+        verdict, message = m["kind"], m["message"]
+        if "Unable to meet precondition" in message:
+            # A contract whose precondition can never hold checks nothing (e.g. a name the
+            # docstring uses was not imported): that is a failure, not a pass.
+            verdict, message = "error", f"vacuous contract: {message}"
         conditions.append(
             CrosshairCondition(
                 path=str(path.relative_to(ROOT)),
                 line=line,
                 clauses=by_line.get(line, []),
-                verdict=m["kind"],
-                message=m["message"],
+                verdict=verdict,
+                message=message,
             )
         )
     return step, conditions

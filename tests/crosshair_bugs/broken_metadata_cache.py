@@ -1,4 +1,4 @@
-"""A deliberately broken copy of spec/metadata_cache.py: CrossHair must refute it (see .expected).
+"""A deliberately broken copy of spec/metadata_cache.py (exclusive TTL boundary): CrossHair must refute it.
 
 The whole state is ``births``: a mapping from key to the time its current
 lifetime began, in the order those lifetimes began.  Everything else is a few
@@ -18,6 +18,7 @@ Where SEMANTICS.md leaves a choice open, the model fixes it:
 
 from __future__ import annotations
 
+import math  # noqa: F401 -- used by the PEP 316 contracts in the docstrings
 import time
 from collections.abc import Callable, Hashable
 
@@ -68,7 +69,7 @@ def add(births: Births, key: Hashable, now: float, ttl: float, max_entries: int 
     pre: math.isfinite(now)
     pre: max_entries is None or max_entries >= 1
     pre: max_entries is None or len(births) <= max_entries
-    pre: all(math.isfinite(b) and b <= now for b in births.values())
+    pre: all(b <= now for b in births.values())
     post: contains(__return__[0], key, now, ttl)
     post: not contains(births, key, now, ttl) or __return__ == (births, 0)
     post: contains(births, key, now, ttl) or __return__[0][key] == now
@@ -85,7 +86,7 @@ def add(births: Births, key: Hashable, now: float, ttl: float, max_entries: int 
         if len(after) >= max_entries:
             del after[min(after, key=after.__getitem__)]  # first of the oldest births
             evicted = 1
-    after[key] = births.get(key, now)  # BUG: keeps a stale birth on re-add after expiry
+    after[key] = now  # a new lifetime, born now, never the stale birth (M3)
     return after, evicted
 
 

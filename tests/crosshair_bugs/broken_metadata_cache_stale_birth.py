@@ -1,0 +1,146 @@
+"""A deliberately broken copy of spec/metadata_cache.py (stale birth on re-add): CrossHair must refute it.
+
+The whole state is ``births``: a mapping from key to the time its current
+lifetime began, in the order those lifetimes began.  Everything else is a few
+lines of rules over it.  The pure functions carry PEP 316 contracts that
+``crosshair check --analysis_kind=PEP316`` proves or refutes; the class wraps
+them behind the production constructor so the lock-step machine can drive
+model and implementation alike.
+
+Where SEMANTICS.md leaves a choice open, the model fixes it:
+
+* M6 "oldest birth": two lifetimes born at the same instant are ordered by the
+  order their ``add`` calls happened (the earlier add is evicted first).
+* M8 counters: ``hits`` and ``misses`` count ``contains`` answers; ``evictions``
+  counts live entries dropped by the bound.  ``expirations`` depends on when
+  an implementation purges (M4 makes that unobservable), so it is not modelled.
+"""
+
+from __future__ import annotations
+
+import math  # noqa: F401 -- used by the PEP 316 contracts in the docstrings
+import time
+from collections.abc import Callable, Hashable
+
+__all__ = ["MetadataCacheSpec", "add", "contains", "is_live", "live_keys", "remove"]
+
+Births = dict[Hashable, float]
+
+
+def is_live(birth: float, now: float, ttl: float) -> bool:
+    """M2: alive at ``now`` when the TTL is -1 or ``now - birth <= ttl`` (inclusive).
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    post: (ttl != -1) or __return__
+    post: (now != birth) or __return__
+    post: (now - birth <= ttl) or (ttl == -1) or not __return__
+    """
+    return ttl == -1 or now - birth <= ttl
+
+
+def live_keys(births: Births, now: float, ttl: float) -> list[Hashable]:
+    """M5: the keys alive at ``now``, in birth order.
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    post: all(k in births for k in __return__)
+    post: len(__return__) <= len(births)
+    """
+    return [k for k, b in births.items() if is_live(b, now, ttl)]
+
+
+def contains(births: Births, key: Hashable, now: float, ttl: float) -> bool:
+    """M4: True exactly when ``key`` is alive.
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    post: (key in births) or not __return__
+    post: __return__ == (key in live_keys(births, now, ttl))
+    """
+    birth = births.get(key)
+    return birth is not None and is_live(birth, now, ttl)
+
+
+def add(births: Births, key: Hashable, now: float, ttl: float, max_entries: int | None) -> tuple[Births, int]:
+    """M3 + M6: the births after ``add(key)`` at ``now``, and how many live keys the bound evicted.
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    pre: max_entries is None or max_entries >= 1
+    pre: max_entries is None or len(births) <= max_entries
+    pre: all(b <= now for b in births.values())
+    post: contains(__return__[0], key, now, ttl)
+    post: not contains(births, key, now, ttl) or __return__ == (births, 0)
+    post: contains(births, key, now, ttl) or __return__[0][key] == now
+    post: max_entries is None or len(__return__[0]) <= max_entries
+    post: all(births[k] == b for k, b in __return__[0].items() if k != key)
+    post: __return__[1] <= 1
+    """
+    if contains(births, key, now, ttl):
+        return births, 0  # M3: hard TTL, re-adding never extends a lifetime
+    after = {k: b for k, b in births.items() if k != key}
+    evicted = 0
+    if max_entries is not None and len(after) >= max_entries:
+        after = {k: b for k, b in after.items() if is_live(b, now, ttl)}
+        if len(after) >= max_entries:
+            del after[min(after, key=after.__getitem__)]  # first of the oldest births
+            evicted = 1
+    after[key] = births.get(key, now)  # BUG: keeps a stale birth on re-add after expiry
+    return after, evicted
+
+
+def remove(births: Births, key: Hashable) -> Births:
+    """M5: afterwards ``key`` is not alive.
+
+    post: key not in __return__
+    post: len(__return__) <= len(births)
+    """
+    return {k: b for k, b in births.items() if k != key}
+
+
+class MetadataCacheSpec:
+    """The model behind the production constructor: ``MetadataCacheSpec(ttl, *, max_entries, clock)``.
+
+    No validation and no thread safety: it is driven by the lock-step machine,
+    one call at a time, with arguments the production class accepted.
+    """
+
+    def __init__(
+        self,
+        ttl_seconds: float,
+        *,
+        max_entries: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ttl = ttl_seconds
+        self.max_entries = max_entries
+        self.clock = clock
+        self.births: Births = {}
+        self.hits = self.misses = self.evictions = 0
+
+    def add(self, key: Hashable) -> None:
+        self.births, evicted = add(self.births, key, self.clock(), self.ttl, self.max_entries)
+        self.evictions += evicted
+
+    def contains(self, key: Hashable) -> bool:
+        found = contains(self.births, key, self.clock(), self.ttl)
+        if found:
+            self.hits += 1
+        else:
+            self.misses += 1
+        return found
+
+    def remove(self, key: Hashable) -> None:
+        self.births = remove(self.births, key)
+
+    def clear(self) -> None:
+        self.births = {}
+
+    def __len__(self) -> int:
+        return len(live_keys(self.births, self.clock(), self.ttl))
+
+    def live(self) -> dict[Hashable, float]:
+        """The live keys with their births (the abstract state of M)."""
+        now = self.clock()
+        return {k: b for k, b in self.births.items() if is_live(b, now, self.ttl)}
