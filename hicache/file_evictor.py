@@ -7,9 +7,13 @@ unlinking the least recently used files.
 
 Internal invariants (``check_invariants`` asserts them):
 
-* ``_entries`` maps key -> ``_Entry(size, in_flight)``, least recently used
-  first; ``_total`` is the sum of the sizes (C3).  An in-flight entry is a
-  reserved write that is not committed yet; eviction never picks it (V5).
+* ``_entries`` maps key -> ``_Entry(size, writers, published, seen)``, least
+  recently used first; ``_total`` is the sum of the sizes (C3).  ``writers``
+  counts the reserved writes of the key not committed or aborted yet; an entry
+  with ``writers > 0`` is in flight and eviction never picks it (V5).
+  ``published`` (only while in flight): one of its writes has committed, so
+  its file is on disk whatever the others do.  ``seen`` is the value of
+  ``_commits`` when the entry was last committed or adopted.
 * Every change of an entry and of ``_total`` happens under ``lock``, together,
   so no reader ever sees one without the other.
 
@@ -19,7 +23,14 @@ Decisions where SEMANTICS.md leaves room:
   C3 holds whatever the configuration; nothing is ever evicted.
 * ``reserve`` of a key that is tracked already: its old entry is excluded from
   eviction and from the total while room is made; if the write is refused it
-  stays as it was.
+  stays as it was.  If the key is in flight already (two writes of one key at
+  once, C5), the entry counts one more writer and stays in flight until the
+  last of them commits or aborts; an ``abort`` after another writer's
+  ``commit`` keeps the published file's entry.  A ``reserve`` of a committed
+  entry starts a new write, as sequentially: its ``abort`` drops the entry (V4).
+* ``commit`` of an entry that vanished re-adopts it when the writer says its
+  size (the file is on disk); ``commits``/``committed_since`` let the store tell
+  a miss that began before a publication of the key from a real one (F4, C5).
 * A victim that cannot be unlinked (EPERM, EBUSY, EISDIR, EROFS, EIO...) keeps
   its entry (its bytes are still on disk) and position; each ``reserve`` tries
   every victim at most once, so an unremovable file costs one failed unlink per
@@ -28,7 +39,7 @@ Decisions where SEMANTICS.md leaves room:
   committed entry and gives its bytes back; an in-flight one belongs to a write
   still running and is left alone.
 
-Complexity: ``commit``/``abort``/``touch``/``discard`` O(1); ``reserve`` O(1)
+Complexity: ``commit``/``abort``/``touch``/``discard``/``committed_since`` O(1); ``reserve`` O(1)
 plus O(victims tried), plus one ``free_bytes`` probe before and one after
 evicting when ``min_free_space`` is set; ``snapshot``/``check_invariants`` O(n).
 
@@ -65,11 +76,17 @@ class EvictorEntry(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("in_flight", "size")
+    __slots__ = ("published", "seen", "size", "writers")
 
-    def __init__(self, size: int, in_flight: bool) -> None:
+    def __init__(self, size: int, writers: int, seen: int = 0) -> None:
         self.size = size
-        self.in_flight = in_flight
+        self.writers = writers  # writes in flight (reserved, neither committed nor aborted)
+        self.published = False  # while in flight: one of its writes has committed (the file is on disk)
+        self.seen = seen  # _commits when last committed or adopted
+
+    @property
+    def in_flight(self) -> bool:
+        return self.writers > 0
 
 
 class LRUFileEvictor:
@@ -125,6 +142,7 @@ class LRUFileEvictor:
         self.lock: threading.RLock = lock if lock is not None else threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
+        self._commits = 0  # bumped by every commit and adoption (read by committed_since)
 
     @property
     def enabled(self) -> bool:
@@ -157,12 +175,32 @@ class LRUFileEvictor:
         with self.lock:
             return key in self._entries
 
+    @property
+    def commits(self) -> int:
+        """A mark for :meth:`committed_since`: grows with every commit and adoption.
+
+        Read without the lock (one int read is atomic), so that a probe takes
+        it before its filesystem call at no cost.
+        """
+        return self._commits
+
+    def committed_since(self, key: str, mark: int) -> bool:
+        """True when ``key``'s entry was committed or adopted after ``mark`` was read (F4, C5).
+
+        A probe that found no file must not drop the entry of a file published
+        after the probe began: its miss is older than that file.  O(1).
+        """
+        with self.lock:
+            entry = self._entries.get(key)
+            return entry is not None and entry.seen > mark
+
     def reserve(self, key: str, size: int) -> bool:
         """Admit a write of ``size`` bytes for ``key``, evicting LRU files as needed (V3, V5).
 
         On success ``key`` is most recently used, in flight, counted with
         ``size``.  Refused (False): larger than the cap, or no room could be
-        made.  O(1) plus the victims tried.
+        made.  A key in flight already counts one more writer (C5).  O(1) plus
+        the victims tried.
         """
         check_int("size", size, minimum=0)
         with self.lock:
@@ -170,10 +208,14 @@ class LRUFileEvictor:
             others = self._total - (old.size if old is not None else 0)
             if self.enabled and not self._make_room(key, size, others):
                 return False
+            entry = _Entry(size, 1)
             if old is not None:
                 self._total -= old.size
                 del self._entries[key]
-            self._entries[key] = _Entry(size, True)
+                entry.seen = old.seen
+                if old.in_flight:  # another write of the key is still running: both are in flight
+                    entry.writers, entry.published = old.writers + 1, old.published
+            self._entries[key] = entry
             self._total += size
             return True
 
@@ -182,24 +224,50 @@ class LRUFileEvictor:
         with self.lock:
             return not self.enabled or self._make_room(None, 0, self._total)
 
-    def commit(self, key: str) -> None:
+    def commit(self, key: str, size: int | None = None) -> None:
         """V4: the write of ``key`` is on disk; it may now be evicted, and is most recently used.  O(1).
 
         Recency counts from publication, not reservation: a write that was
-        reserved first but published last is the newest file (C5).
+        reserved first but published last is the newest file (C5).  While
+        another write of the key is in flight the entry stays in flight (V5).
+        An entry that vanished is re-adopted when ``size`` (the bytes just
+        published) is given: the file is on disk, so it is counted (C3).
+        """
+        if size is not None:
+            check_int("size", size, minimum=0)
+        with self.lock:
+            self._commits += 1
+            entry = self._entries.get(key)
+            if entry is None:
+                if size is None:
+                    return
+                entry = self._entries[key] = _Entry(size, 0)
+                self._total += size
+            elif entry.writers > 0:
+                entry.writers -= 1
+                entry.published = entry.writers > 0
+            entry.seen = self._commits
+            self._entries.move_to_end(key)
+
+    def abort(self, key: str) -> None:
+        """V4: the write of ``key`` failed: drop its entry and give its bytes back.  O(1).
+
+        With another write of the key still in flight the entry stays (one
+        writer fewer); once the last one ends, the entry stays, committed, if
+        one of them published the file (C5).
         """
         with self.lock:
             entry = self._entries.get(key)
-            if entry is not None:
-                entry.in_flight = False
-                self._entries.move_to_end(key)
-
-    def abort(self, key: str) -> None:
-        """V4: the write of ``key`` failed: drop its entry and give its bytes back.  O(1)."""
-        with self.lock:
-            entry = self._entries.pop(key, None)
-            if entry is not None:
-                self._total -= entry.size
+            if entry is None:
+                return
+            if entry.writers > 1:
+                entry.writers -= 1
+                return
+            if entry.writers == 1 and entry.published:
+                entry.writers, entry.published = 0, False
+                return
+            del self._entries[key]
+            self._total -= entry.size
 
     def touch(self, key: str, size: int | None = None) -> bool:
         """V4: make ``key`` most recently used; adopt an untracked file with its real size.
@@ -219,7 +287,8 @@ class LRUFileEvictor:
                     if exc.errno != errno.ENOENT:
                         logger.warning("file evictor: cannot stat %r to adopt it: %s", key, exc)
                     return False
-            self._entries[key] = _Entry(size, False)
+            self._commits += 1
+            self._entries[key] = _Entry(size, 0, self._commits)
             self._total += size
             return True
 
@@ -258,6 +327,9 @@ class LRUFileEvictor:
         with self.lock:
             assert self._total == sum(e.size for e in self._entries.values()), "total != sum of sizes"
             assert all(e.size >= 0 for e in self._entries.values()), "negative size"
+            assert all(e.writers >= 0 for e in self._entries.values()), "negative writers"
+            assert not any(e.published and not e.writers for e in self._entries.values()), "published, idle"
+            assert all(e.seen <= self._commits for e in self._entries.values()), "seen after the last commit"
 
     # -- internals -----------------------------------------------------------
 

@@ -32,6 +32,14 @@ plants a belief after the removal.  The price is that a probe overlapping an
 unrelated removal does not teach (the next probe will) and does not adopt an
 untracked file; a key still tracked is refreshed all the same.
 
+The mirror guard, for misses (F4, C3): a probe that finds no file reads the
+evictor's ``commits`` mark before its filesystem call and forgets the key
+(belief and entry) afterwards, under ``_lock``, only if no write of that key
+was committed (or adopted) since: a miss that began before a concurrent
+``set`` published the file linearizes before it and must not untrack it.
+Two writes of one key in flight are counted by the evictor (the entry stays
+in flight until the last one ends: V5).
+
 Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one
 ``stat``; ``get``/``get_into`` one read; ``set`` one probe, one write, one
 rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory
@@ -256,11 +264,11 @@ class HiCacheFile:
         """F4: the value of ``key``, or None when it is missing or cannot be read whole."""
         self._check_key(key)
         path = self._path(key)
-        epoch = self._epoch
+        epoch, mark = self._epoch, self._evictor.commits
         try:
             size, data = self._fs.read_file(path)
         except FileNotFoundError:
-            self._forget_missing(key)
+            self._forget_missing(key, mark)
             return None
         except OSError as exc:
             # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
@@ -282,11 +290,11 @@ class HiCacheFile:
         self._check_key(key)
         view = self._as_writable(buffer)
         path = self._path(key)
-        epoch = self._epoch
+        epoch, mark = self._epoch, self._evictor.commits
         try:
             size, got = self._fs.read_into(path, view)
         except FileNotFoundError:
-            self._forget_missing(key)
+            self._forget_missing(key, mark)
             return False
         except OSError as exc:
             # EIO, EACCES, ...: as in get().
@@ -469,19 +477,35 @@ class HiCacheFile:
                     beliefs.remove(key)
             return False
         with self._lock:
-            self._evictor.commit(key)
-            if beliefs is not None and self._epoch == epoch:
-                beliefs.add(key)
+            self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
+            if self._epoch == epoch:
+                if beliefs is not None:
+                    beliefs.add(key)
+            elif self._gone(path):
+                # A delete or clear overlapped the write and removed the file it published (it linearizes
+                # after this set): no entry may outlive the file, unless another write of it is in flight.
+                self._evictor.discard(key)
         return True
+
+    def _gone(self, path: str) -> bool:
+        """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
+        try:
+            self._fs.stat(path)
+        except FileNotFoundError:
+            return True
+        except OSError as exc:
+            # EIO, EACCES, ESTALE...: existence unknown; the entry stays (over-counting is the safe side).
+            logger.warning("file store: cannot stat %r: %s", path, exc)
+        return False
 
     def _probe(self, key: str, *, touch: bool) -> FileStat | None:
         """One ``stat``: the file's stat (teaching the belief, C1-guarded) or None when missing/unreadable."""
         path = self._path(key)
-        epoch = self._epoch
+        epoch, mark = self._epoch, self._evictor.commits
         try:
             st = self._fs.stat(path)
         except FileNotFoundError:
-            self._forget_missing(key)
+            self._forget_missing(key, mark)
             return None
         except OSError as exc:
             # EIO, EACCES, ESTALE...: existence unknown, answered as absent (the conservative answer).
@@ -508,9 +532,15 @@ class HiCacheFile:
             if self._beliefs is not None:
                 self._beliefs.add(key)
 
-    def _forget_missing(self, key: str) -> None:
-        """F4: the file is gone: drop the belief and give its bytes back to the accounting."""
+    def _forget_missing(self, key: str, mark: int) -> None:
+        """F4: the file is gone: drop the belief and give its bytes back to the accounting.
+
+        Unless a write of ``key`` was committed since the probe read ``mark``:
+        the miss is older than that file, which stays believed and tracked (C3, C5).
+        """
         with self._lock:
+            if self._evictor.committed_since(key, mark):
+                return
             if self._beliefs is not None:
                 self._beliefs.remove(key)
             self._evictor.discard(key)

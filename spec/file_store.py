@@ -8,6 +8,10 @@ The whole state is three small things:
   used first (its total is the sum of the sizes: C3);
 * ``beliefs``: key -> birth, read through :mod:`spec.metadata_cache`.
 
+(Plus, for the evictor's own API only, two writes of one key in flight at once
+(C5): ``more`` counts a key's writers in flight beyond the first, ``published``
+the keys in flight that one of their writes has already published.)
+
 The pure functions below carry PEP 316 contracts for CrossHair; the class
 applies them operation by operation, in the order the store makes its
 filesystem calls, so that the lock-step machine can inject the same faults
@@ -172,6 +176,8 @@ class FileStoreModel:
         self.metadata, self.ttl, self.temp_max_age, self.clock = metadata, ttl, temp_max_age, clock
         self.files: dict[str, tuple[bytes, float]] = {}
         self.lru: list[Entry] = []
+        self.more: dict[str, int] = {}
+        self.published: set[str] = set()
         self.beliefs: beliefs_model.Births = {}
         self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
         self.unremovable: set[str] = set()
@@ -279,7 +285,7 @@ class FileStoreModel:
             stale = name.startswith(".") and name.endswith(".tmp") and now - mtime > self.temp_max_age
             if stale and name not in self.unremovable:
                 del self.files[name]
-        self.lru, self.beliefs = [], {}
+        self.lru, self.beliefs, self.more, self.published = [], {}, {}, set()
         for _mtime, _name, key, size in self._scan():
             self.lru.append((key, size, False))
             self._teach(key)
@@ -291,10 +297,29 @@ class FileStoreModel:
         return self._reserve(key, size)
 
     def commit(self, key: str) -> None:
-        """V4: no longer in flight, and most recently used (recency counts from publication)."""
-        self.lru = [e for e in self.lru if e[0] != key] + [(k, s, False) for k, s, _f in self.lru if k == key]
+        """V4: no longer in flight (unless another write of it is, C5), most recently used."""
+        more = self.more.pop(key, 0)
+        if more > 1:
+            self.more[key] = more - 1
+        if more:
+            self.published.add(key)
+        else:
+            self.published.discard(key)
+        self.lru = [e for e in self.lru if e[0] != key] + [
+            (k, s, more > 0) for k, s, _f in self.lru if k == key
+        ]
 
     def abort(self, key: str) -> None:
+        """V4: the entry goes, unless another write of it is in flight or has published it (C5)."""
+        more = self.more.pop(key, 0)
+        if more > 1:
+            self.more[key] = more - 1
+        if more:
+            return
+        if key in self.published:
+            self.published.discard(key)
+            self.lru = [(k, s, f and k != key) for k, s, f in self.lru]
+            return
         self.lru = [e for e in self.lru if e[0] != key]
 
     def touch(self, key: str, size: int | None = None) -> bool:
@@ -313,6 +338,8 @@ class FileStoreModel:
     def _reserve(self, key: str, size: int) -> bool:
         if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
             return False
+        if any(e[0] == key and e[2] for e in self.lru):  # another write of key is in flight (C5)
+            self.more[key] = self.more.get(key, 0) + 1
         self.lru = [e for e in self.lru if e[0] != key] + [(key, size, True)]
         return True
 

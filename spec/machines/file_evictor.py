@@ -216,6 +216,8 @@ def file_evictor_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 model.min_free,
                 model.disk_size,
                 tuple(model.lru),
+                tuple(sorted(model.more.items())),
+                tuple(sorted(model.published)),
                 tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
                 tuple(sorted(model.unremovable)),
             )

@@ -53,12 +53,6 @@ def test_eviction_order_follows_the_order_writes_became_visible() -> None:
 
 
 @pytest.mark.clauses("C5", "V5", "C3")
-@pytest.mark.xfail(
-    strict=False,
-    reason="open divergence (docs/LINEARIZABILITY.md): two writes of one key in flight share one evictor"
-    " entry; the first commit makes it evictable while the second write is still in flight (V5), and the"
-    " second commit finds no entry, leaving an untracked file over the cap",
-)
 def test_two_writes_of_one_key_in_flight_keep_the_file_tracked_and_under_the_cap() -> None:
     history, store = forced_run(HiCacheFile, "same key")
     on_disk = sum(len(f.data) for n, f in store._fs.listing(store.directory).items() if n.endswith(".bin"))
@@ -67,12 +61,6 @@ def test_two_writes_of_one_key_in_flight_keep_the_file_tracked_and_under_the_cap
 
 
 @pytest.mark.clauses("C5", "F4", "C3")
-@pytest.mark.xfail(
-    strict=False,
-    reason="open divergence (docs/LINEARIZABILITY.md): a read that found no file forgets the key after a"
-    " concurrent set published and committed it, dropping the entry of a file that exists (untracked, over"
-    " the cap)",
-)
 def test_a_stale_miss_never_drops_the_entry_of_a_file_published_meanwhile() -> None:
     history, store = forced_run(HiCacheFile, "stale miss")
     on_disk = sum(len(f.data) for n, f in store._fs.listing(store.directory).items() if n.endswith(".bin"))

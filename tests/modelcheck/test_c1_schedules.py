@@ -92,11 +92,6 @@ def test_a_violating_schedule_replays_to_the_same_violation() -> None:
 
 @pytest.mark.clauses("C3", "F4")
 @pytest.mark.parametrize("probe", ["get", "exists"])
-@pytest.mark.xfail(
-    strict=False,
-    reason="open (docs/LINEARIZABILITY.md, finding 4): a miss that forgets the key after a concurrent set"
-    " published it leaves the file untracked; the scheduler finds the schedule",
-)
 def test_every_schedule_of_a_miss_racing_a_set_keeps_the_accounting(probe: str) -> None:
     result = accounting_scenario(HiCacheFile, probe)
     assert result.counterexample is None, result.counterexample.render()

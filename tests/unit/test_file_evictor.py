@@ -281,3 +281,57 @@ def test_recency_counts_from_publication_not_reservation(fs: FakeFileSystem) -> 
     ev.commit("second")
     ev.commit("first")  # published last: the newest file
     assert keys(ev) == ["second", "first"]
+
+
+@pytest.mark.clauses("V5", "C5", "C3")
+def test_two_writes_of_one_key_keep_it_in_flight_until_the_last_one_commits(fs: FakeFileSystem) -> None:
+    ev = make(fs, max_size=6, eviction_ratio=1.0)
+    assert ev.reserve("c", 3) and ev.reserve("c", 3)  # two writers of "c" at once: counted once
+    assert ev.total == 3
+    fs.put(path_of("c"), b"xyz")
+    ev.commit("c")  # the first writer is done; the second is still writing
+    assert [tuple(e) for e in ev.snapshot()] == [("c", 3, True)]
+    assert not ev.reserve("b", 4)  # "c" cannot be a victim while a write of it is in flight (V5)
+    assert "c.bin" in fs.listing(DIR)
+    ev.commit("c")
+    assert [tuple(e) for e in ev.snapshot()] == [("c", 3, False)]
+    assert ev.reserve("b", 4) and keys(ev) == ["b"]
+    ev.check_invariants()
+
+
+@pytest.mark.clauses("V4", "C5", "C3")
+def test_an_abort_after_another_write_of_the_key_published_it_keeps_the_entry(fs: FakeFileSystem) -> None:
+    ev = make(fs)
+    assert ev.reserve("c", 3) and ev.reserve("c", 3)
+    ev.commit("c")
+    ev.abort("c")  # the other write failed, but the file is on disk: still tracked, now committed
+    assert [tuple(e) for e in ev.snapshot()] == [("c", 3, False)] and ev.total == 3
+    assert ev.reserve("d", 2) and ev.reserve("d", 2)
+    ev.abort("d")
+    assert [tuple(e) for e in ev.snapshot()][-1] == ("d", 2, True)  # one writer of "d" still runs
+    ev.abort("d")  # neither published: the reservation goes
+    assert keys(ev) == ["c"] and ev.total == 3
+    ev.check_invariants()
+
+
+@pytest.mark.clauses("V4", "C3")
+def test_commit_with_a_size_re_adopts_an_entry_that_vanished(fs: FakeFileSystem) -> None:
+    ev = make(fs)
+    ev.commit("gone")  # no size: nothing to adopt
+    assert len(ev) == 0
+    ev.commit("gone", 5)
+    assert [tuple(e) for e in ev.snapshot()] == [("gone", 5, False)] and ev.total == 5
+    with pytest.raises(ValueError, match="size"):
+        ev.commit("x", -1)
+    ev.check_invariants()
+
+
+@pytest.mark.clauses("F4", "C5")
+def test_committed_since_tells_a_miss_older_than_a_publication(fs: FakeFileSystem) -> None:
+    ev = make(fs)
+    mark = ev.commits  # a probe begins
+    assert not ev.committed_since("c", mark)
+    assert write(fs, ev, "c", 3)  # a concurrent set publishes "c"
+    assert ev.committed_since("c", mark)  # the probe's miss is older than the file
+    assert not ev.committed_since("c", ev.commits)  # a probe that began afterwards is not
+    assert ev.touch("e", 1) and ev.committed_since("e", mark)  # an adoption counts as well

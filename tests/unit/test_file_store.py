@@ -551,3 +551,27 @@ def test_an_empty_value_fits_on_a_full_disk_and_a_byte_does_not(clock: FakeClock
     s = store(fs, clock)
     assert s.set("empty", b"") and s.get("empty") == b""
     assert not s.set("byte", b"1")
+
+
+@pytest.mark.clauses("C3", "C5", "F7")
+@pytest.mark.parametrize("removal", ["delete", "clear"])
+def test_a_removal_between_publication_and_commit_leaves_no_entry_behind(
+    fs: FakeFileSystem, clock: FakeClock, removal: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete/clear that removes a file its writer has published but not committed yet (C5):
+    the set linearizes before the removal, so neither the file nor its entry remains."""
+    s = store(fs, clock, max_size=100, enable_metadata_cache=True)
+    replace = fs.replace
+
+    def replace_then_remove(src: str, dst: str) -> None:
+        replace(src, dst)
+        if removal == "delete":
+            assert s.delete("k")
+        else:
+            assert s.clear()
+
+    monkeypatch.setattr(fs, "replace", replace_then_remove)
+    assert s.set("k", b"abc")
+    assert s.evictor.total == 0 and len(s.evictor) == 0
+    assert not s.exists("k") and not s.believes("k")
+    s.check_invariants()

@@ -53,10 +53,10 @@ class _EvictsWritesInFlightEvictor(LRUFileEvictor):
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
         entry = self._entries.get(victim)
         if entry is not None and entry.in_flight:
-            entry.in_flight = False
+            writers, entry.writers = entry.writers, 0
             freed = super()._evict_one(victim, keep)
             if victim in self._entries:
-                entry.in_flight = True
+                entry.writers = writers
             return freed
         return super()._evict_one(victim, keep)
 
@@ -99,7 +99,7 @@ class WedgedOnEperm(HiCacheFile):
 class NoRefundWhenMissing(HiCacheFile):
     """F4/C3 broken: a file removed behind the store's back keeps its bytes counted forever."""
 
-    def _forget_missing(self, key: str) -> None:
+    def _forget_missing(self, key: str, mark: int) -> None:
         if self._beliefs is not None:
             self._beliefs.remove(key)
 

@@ -24,11 +24,11 @@ class CommitKeepsReservationOrder(LRUFileEvictor):
     """V4: ``commit`` only clears the in-flight mark: recency counts from the reservation, so a write
     reserved first but published last is evicted before older files."""
 
-    def commit(self, key: str) -> None:
+    def commit(self, key: str, size: int | None = None) -> None:
         with self.lock:
             entry = self._entries.get(key)
             if entry is not None:
-                entry.in_flight = False
+                entry.writers, entry.published = 0, False
 
 
 class TouchAdoptsWithoutSize(LRUFileEvictor):
@@ -40,7 +40,7 @@ class TouchAdoptsWithoutSize(LRUFileEvictor):
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return True
-            self._entries[key] = _Entry(size or 0, False)
+            self._entries[key] = _Entry(size or 0, 0)
             self._total += size or 0
             return True
 
