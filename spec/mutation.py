@@ -56,6 +56,7 @@ SELECTIONS: dict[str, list[str]] = {
     "hicache/file_evictor.py": [
         "tests/unit/test_file_evictor.py",
         "tests/unit/test_file_evictor_edges.py",
+        "tests/unit/test_file_evictor_writers.py",
         "tests/stateful/test_file_evictor_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
     ],
@@ -79,6 +80,12 @@ _MC_INVARIANT_3 = (
     " order): ages then never increase along the order, so the mutated check can never fail differently"
 )
 _FALSY = "popitem(last=None): None is falsy, like False"
+_FE = "hicache.file_evictor."
+_FE_CLASS = _FE + "xǁLRUFileEvictorǁ"
+_FE_MARK = (
+    "commits is an opaque mark, only ever compared (seen > mark, seen <= _commits): starting at 1 or"
+    " stepping by 2 keeps it strictly increasing, so every comparison gives the same answer"
+)
 _E = "hicache.existence_cache."
 _E_CLASS = _E + "xǁStorageExistenceCacheǁ"
 _FAST_PATH = (
@@ -105,6 +112,12 @@ EQUIVALENT: dict[str, str] = {
         f"hicache.metadata_cache.xǁMetadataCacheǁcheck_invariants__mutmut_{n}": _MC_INVARIANT_3
         for n in (12, 13, 14, 17, 18, 21, 22)
     },
+    _FE + "xǁ_Entryǁ__init____mutmut_4": (
+        "published = None: only ever read for its truth (or copied between entries); None is falsy like False"
+    ),
+    _FE_CLASS + "__init____mutmut_62": _FE_MARK,
+    _FE_CLASS + "commit__mutmut_13": _FE_MARK,
+    _FE_CLASS + "touch__mutmut_20": _FE_MARK,
 }
 
 
