@@ -1,0 +1,124 @@
+"""Static check that every name a PEP 316 contract uses can be resolved.
+
+CrossHair evaluates a ``pre:`` / ``post:`` line in the function's module.  A
+name that is not defined there (an import ruff removed because only a
+docstring used it, a typo) makes the precondition raise, and CrossHair then
+answers ``Unable to meet precondition``: the contract checks nothing.  The
+same answer also comes, harmlessly, from a precondition CrossHair could not
+satisfy within its time budget on a busy machine.  This module tells the two
+apart without running anything: it lists the contract names that resolve to
+neither a parameter, a name bound inside the expression (comprehension
+targets, lambda arguments), a CrossHair name (``__return__``, ``__old__``),
+a module-level binding nor a builtin.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["UnresolvedName", "function_line_of", "unresolved_names"]
+
+CONTRACT_RE = re.compile(r"^\s*(?:pre|post)(?:\[[^\]]*\])?:\s*(?P<expr>.+?)\s*$")
+CROSSHAIR_NAMES = frozenset({"__return__", "__old__", "_"})
+
+
+@dataclass(frozen=True)
+class UnresolvedName:
+    """A contract at ``line`` of a module uses ``name``, which nothing defines."""
+
+    line: int
+    name: str
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set(dir(builtins))
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        else:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+    return names
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
+    a = node.args
+    every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else [])]
+    every += [a.kwarg] if a.kwarg else []
+    return {arg.arg for arg in every}
+
+
+def _expression_names(expr: ast.expr) -> tuple[set[str], set[str]]:
+    """(names loaded, names bound inside the expression)."""
+    loaded: set[str] = set()
+    bound: set[str] = set()
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Name):
+            (bound if isinstance(sub.ctx, ast.Store) else loaded).add(sub.id)
+        elif isinstance(sub, ast.Lambda):
+            bound |= _parameters(sub)
+    return loaded, bound
+
+
+def _docstring_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    first = node.body[0] if node.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return first.lineno
+    return None
+
+
+def unresolved_names(path: Path) -> list[UnresolvedName]:
+    """Every (line, name) of a contract in ``path`` that nothing defines; ``[]`` when all resolve.
+
+    A contract line that is not a valid Python expression is reported with the
+    name ``<syntax error>``.
+    """
+    source = path.read_text()
+    tree = ast.parse(source)
+    module_names = _module_names(tree)
+    lines = source.splitlines()
+    found: list[UnresolvedName] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        start = _docstring_start(node)
+        if start is None:
+            continue
+        doc_node = node.body[0]
+        end = doc_node.end_lineno or start
+        known = module_names | _parameters(node) | CROSSHAIR_NAMES
+        for lineno in range(start, end + 1):
+            m = CONTRACT_RE.match(lines[lineno - 1])
+            if not m:
+                continue
+            try:
+                expr = ast.parse(m["expr"], mode="eval").body
+            except SyntaxError:
+                found.append(UnresolvedName(lineno, "<syntax error>"))
+                continue
+            loaded, bound = _expression_names(expr)
+            found.extend(UnresolvedName(lineno, name) for name in sorted(loaded - bound - known))
+    return found
+
+
+def function_line_of(path: Path, line: int) -> int | None:
+    """The ``def`` line of the innermost function whose docstring or body holds ``line``."""
+    best: int | None = None
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and (best is None or node.lineno > best):
+                best = node.lineno
+    return best
