@@ -21,7 +21,7 @@ from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
 from spec.linearizability.checker import HistoryRecorder, Operation, check_history, run_threads
-from spec.linearizability.metadata_cache import RunSummary, Script, overlapping, switch_often
+from spec.linearizability.metadata_cache import RunSummary, Script, switch_often
 
 __all__ = [
     "FileStoreHistorySpec",
@@ -157,18 +157,7 @@ def check_file_store_histories(
                 DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock
             )
             history = run_threads(HistoryRecorder(), store, file_store_scripts(rng, threads, length))
-            verdict = check_history(history, spec, budget_seconds)
-            summary.histories += 1
-            summary.operations += len(history)
-            summary.overlapping += overlapping(history)
-            if verdict.linearizable is None:
-                summary.unknown += 1
-            elif verdict.linearizable:
-                summary.linearizable += 1
-            else:
-                summary.violations += 1
-                if summary.first_violation is None:
-                    summary.first_violation = verdict
+            summary.record(history, check_history(history, spec, budget_seconds))
     summary.seconds = time.perf_counter() - start
     return summary
 

@@ -200,6 +200,20 @@ class RunSummary:
     seconds: float = 0.0
     first_violation: Verdict | None = None
 
+    def record(self, history: Sequence[Operation], verdict: Verdict) -> None:
+        """Count one checked history and its verdict (the first violation is kept as the example)."""
+        self.histories += 1
+        self.operations += len(history)
+        self.overlapping += overlapping(history)
+        if verdict.linearizable is None:
+            self.unknown += 1
+        elif verdict.linearizable:
+            self.linearizable += 1
+        else:
+            self.violations += 1
+            if self.first_violation is None:
+                self.first_violation = verdict
+
     def line(self) -> str:
         return (
             f"{self.histories} histories, {self.operations} operations ({self.overlapping} overlapping):"
@@ -256,18 +270,8 @@ def check_real_thread_histories(
             tick = 0.25 if ttl >= 0 else None
             history = run_threads(HistoryRecorder(), target, random_scripts(rng, threads, length, keys, tick))
             verdict = check_history(history, spec, budget_seconds)
-            summary.histories += 1
-            summary.operations += len(history)
-            summary.overlapping += overlapping(history)
-            if verdict.linearizable is None:
-                summary.unknown += 1
-            elif verdict.linearizable:
-                summary.linearizable += 1
-            else:
-                summary.violations += 1
-                if summary.first_violation is None:
-                    summary.first_violation = verdict
-                if stop_at_first_violation:
-                    break
+            summary.record(history, verdict)
+            if stop_at_first_violation and verdict.linearizable is False:
+                break
     summary.seconds = time.perf_counter() - start
     return summary
