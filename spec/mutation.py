@@ -87,10 +87,6 @@ SELECTIONS: dict[str, list[str]] = {
 }
 
 
-_MC_INVARIANT_3 = (
-    "check_invariants' third assertion (expired entries form a prefix) is implied by its first (births in"
-    " order): ages then never increase along the order, so the mutated check can never fail differently"
-)
 _FALSY = "popitem(last=None): None is falsy, like False"
 _FE = "hicache.file_evictor."
 _FE_CLASS = _FE + "xǁLRUFileEvictorǁ"
@@ -127,10 +123,6 @@ EQUIVALENT: dict[str, str] = {
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
     "hicache.metadata_cache.xǁMetadataCacheǁadd__mutmut_9": _FALSY,
     "hicache.metadata_cache.xǁMetadataCacheǁ_reclaim__mutmut_10": _FALSY,
-    **{
-        f"hicache.metadata_cache.xǁMetadataCacheǁcheck_invariants__mutmut_{n}": _MC_INVARIANT_3
-        for n in (12, 13, 14, 17, 18, 21, 22)
-    },
     _FE + "xǁ_Entryǁ__init____mutmut_4": (
         "published = None: only ever read for its truth (or copied between entries); None is falsy like False"
     ),
