@@ -1,0 +1,104 @@
+"""What each file store operation costs in filesystem calls, and the edges of its bookkeeping (F4, F6-F8, C3).
+
+The store runs on shared filesystems where every call is a network round trip, so SEMANTICS.md F6 promises
+few of them: a believed key costs none, a read that finds a file already knows its size (no extra ``stat``),
+a clear that keeps an unremovable file knows its size from the listing.  Counting calls on the fake
+filesystem makes those promises testable (and kills the mutants that would add a call, ``make mutation``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hicache import HiCacheFile
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+
+DIR = "/cache"
+NS = "_m"
+
+
+@pytest.fixture
+def fs(clock: FakeClock) -> FakeFileSystem:
+    return FakeFileSystem(clock)
+
+
+def store(fs: FakeFileSystem, clock: FakeClock, **config: Any) -> HiCacheFile:
+    return HiCacheFile(DIR, namespace=NS, extra_config=config, fs=fs, clock=clock)
+
+
+def calls_during(fs: FakeFileSystem, action: Any) -> tuple[Any, dict[str, int]]:
+    before = dict(fs.calls)
+    answer = action()
+    return answer, {op: n - before.get(op, 0) for op, n in fs.calls.items() if n != before.get(op, 0)}
+
+
+@pytest.mark.clauses("F4", "F6", "C3")
+@pytest.mark.parametrize("read", ["get", "get_into"])
+def test_reading_a_file_another_process_wrote_adopts_it_with_the_size_read_and_no_stat(
+    fs: FakeFileSystem, clock: FakeClock, read: str
+) -> None:
+    s = store(fs, clock, enable_metadata_cache=True)
+    fs.put(f"{DIR}/k{NS}.bin", b"abcdef")  # after start-up: unknown to the store
+    assert "k" not in s.evictor
+    action = (lambda: s.get("k")) if read == "get" else (lambda: s.get_into("k", bytearray(6)))
+    answer, spent = calls_during(fs, action)
+    assert answer
+    assert spent == {"read": 1}, "the read told the size: no stat"
+    assert "k" in s.evictor and s.evictor.total == 6 and s.believes("k")
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F4", "C2", "C3")
+def test_get_into_of_a_vanished_file_is_false_and_gives_its_bytes_back(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = store(fs, clock, enable_metadata_cache=True, metadata_ttl=-1)
+    assert s.set("k", b"12345") and s.set("j", b"12")
+    fs.remove(f"{DIR}/k{NS}.bin")  # another process
+    assert s.exists("k"), "the belief stands until the store finds the file missing (C2)"
+    assert s.get_into("k", bytearray(5)) is False
+    assert s.evictor.total == 2 and "k" not in s.evictor and not s.believes("k")
+    assert s.believes("j") and "j" in s.evictor
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F7", "F6", "C3")
+def test_a_clear_that_keeps_an_unremovable_file_counts_it_from_the_listing_without_a_stat(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = store(fs, clock)
+    assert s.set("k", b"1234") and s.set("j", b"12")
+    fs.fail_unlink(f"{DIR}/k{NS}.bin")
+    answer, spent = calls_during(fs, s.clear)
+    assert answer is False
+    assert spent == {"scandir": 1, "unlink": 2}
+    assert [(e.key, e.size) for e in s.evictor.snapshot()] == [("k", 4)]
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F5", "F6")
+def test_batch_exists_answers_believed_keys_with_no_filesystem_call(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = store(fs, clock, enable_metadata_cache=True, metadata_ttl=-1)
+    assert s.batch_set(["a", "b", "c"], [b"1", b"2", b"3"]) == [True, True, True]
+    answer, spent = calls_during(fs, lambda: s.batch_exists(["a", "b", "c", "d"]))
+    assert answer == 3
+    assert spent == {"stat": 1}, "only the unbelieved key d is looked up"
+
+
+@pytest.mark.clauses("F8")
+def test_start_up_removes_old_temp_files_only_not_files_that_merely_look_half_like_one(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    """A temp file is ``.<random>.tmp``: a leading dot *and* the ``.tmp`` suffix.  Another program's
+    ``notes.tmp`` or ``.profile`` in the same directory is not ours to remove, however old."""
+    fs.mkdir(DIR)
+    old = clock() - 10 * 3600
+    for name in (".abc.tmp", "notes.tmp", ".profile", ".x.bin"):
+        fs.put(f"{DIR}/{name}", b"x", mtime=old)
+    store(fs, clock)
+    assert set(fs.listing(DIR)) == {"notes.tmp", ".profile", ".x.bin"}
