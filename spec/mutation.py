@@ -64,6 +64,7 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_store.py",
         "tests/unit/test_file_store_messages.py",
         "tests/unit/test_file_store_costs.py",
+        "tests/unit/test_file_store_overlaps.py",
         "tests/stateful/test_file_store_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
         "tests/modelcheck/test_c1_schedules.py",
