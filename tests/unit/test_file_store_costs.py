@@ -102,3 +102,30 @@ def test_start_up_removes_old_temp_files_only_not_files_that_merely_look_half_li
         fs.put(f"{DIR}/{name}", b"x", mtime=old)
     store(fs, clock)
     assert set(fs.listing(DIR)) == {"notes.tmp", ".profile", ".x.bin"}
+
+
+@pytest.mark.clauses("F3", "F6", "V4")
+def test_setting_a_believed_key_costs_no_filesystem_call_and_refreshes_recency(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    """The belief answers "already stored" (the engine re-offers pages it wrote): no stat, no write."""
+    s = store(fs, clock, enable_metadata_cache=True, metadata_ttl=-1)
+    assert s.set("a", b"1") and s.set("b", b"2")
+    answer, spent = calls_during(fs, lambda: s.set("a", b"1"))
+    assert answer is True
+    assert spent == {}
+    assert [e.key for e in s.evictor.snapshot()] == ["b", "a"]
+    answer, spent = calls_during(fs, lambda: s.batch_set(["b", "a"], [b"2", b"1"]))
+    assert answer == [True, True] and spent == {}
+    assert [e.key for e in s.evictor.snapshot()] == ["b", "a"]
+
+
+@pytest.mark.clauses("F3", "F6")
+def test_setting_an_unbelieved_existing_file_costs_one_stat_and_no_write(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = store(fs, clock, enable_metadata_cache=True)
+    fs.put(f"{DIR}/k{NS}.bin", b"xyz")  # another process wrote it
+    answer, spent = calls_during(fs, lambda: s.set("k", b"xyz"))
+    assert answer is True and spent == {"stat": 1}
+    assert s.believes("k") and s.evictor.total == 3
