@@ -558,6 +558,10 @@ touch, so `contains_all` amortized over whole compaction cycles becomes 0.97-1.5
 offsets) and 1.3-2.6x (insertion order) at every slack that keeps memory under 0.6x; pinning one
 private non-`str` key at the front of the OrderedDict makes its dict store hashes: `add`
 0.70-0.75x and `contains_all` unchanged, but 88.0 B per belief (0.611x, over the 0.6x memory
-target).  Production keeps the structure that meets the memory target (77.3 B, 0.537x right after
+target).  Two more, measured later: a two-generation LRU of plain dicts (old keys evicted through
+a list, touches popped and re-inserted) is 1.4x textbook on `add` and 1.2-1.9x on `contains_all`,
+because every touch uses up a dict entry and each rebuild re-reads all 512Ki cold key strings; a
+warming pass (`any(map(d.__contains__, chain))` before inserting) changes nothing (0.92-0.98x).
+Production keeps the structure that meets the memory target (77.3 B, 0.537x right after
 filling; 0.614x after one full churn doubles the table, like every OrderedDict variant).  Meeting
 both the `add` and the memory target needs one of them relaxed by about 2%."""
