@@ -102,6 +102,19 @@ _FAST_PATH = (
     "only skips a fast path: the slow path gives the same result (a list/tuple is copied, a set is also a"
     " Collection, an identity test falls back to a copy)"
 )
+_FS = "hicache.file_store."
+_FS_CLASS = _FS + "xǁHiCacheFileǁ"
+_NS_MARK_AT_0 = (
+    "mark < 0 -> <= 0 / < 1: a stem starting with the mark has an empty key part (None either way); with"
+    " the mutant the whole stem is the key part, which in the default namespace starts with '_' and so is"
+    " never an escaped key ('_' is always escaped), and in any other namespace leaves no namespace part"
+)
+_TOUCH_NONE = "touch=None instead of False: only ever tested for truth, and None is falsy like False"
+_COMMIT_SIZE = (
+    "commit(key, None / no size): the size only re-adopts an entry that vanished while its write was in"
+    " flight, and no path drops an in-flight entry (discard, clear and eviction skip it; abort of one"
+    " writer keeps it for the others), so commit always finds the entry"
+)
 EQUIVALENT: dict[str, str] = {
     _E + "x__believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
     _E + "x__believe__mutmut_19": _FALSY,
@@ -122,6 +135,19 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 17)
     },
+    _FS + "x_key_of_name__mutmut_18": _NS_MARK_AT_0,
+    _FS + "x_key_of_name__mutmut_19": _NS_MARK_AT_0,
+    _FS_CLASS + "exists__mutmut_8": _TOUCH_NONE,
+    _FS_CLASS + "batch_exists__mutmut_10": _TOUCH_NONE,
+    _FS_CLASS + "_as_bytes__mutmut_8": _FAST_PATH,
+    _FS_CLASS + "_as_bytes__mutmut_9": _FAST_PATH,
+    _FS_CLASS + "_as_writable__mutmut_10": _FAST_PATH,
+    _FS_CLASS + "_as_writable__mutmut_14": _FAST_PATH,
+    _FS_CLASS + "_set__mutmut_62": _COMMIT_SIZE,
+    _FS_CLASS + "_set__mutmut_64": _COMMIT_SIZE,
+    _FS_CLASS + "_probe__mutmut_27": (
+        "passes the size also when touch is False; _learn reads the size only when touch is True"
+    ),
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
     "hicache.metadata_cache.xǁMetadataCacheǁadd__mutmut_9": _FALSY,
     "hicache.metadata_cache.xǁMetadataCacheǁ_reclaim__mutmut_10": _FALSY,

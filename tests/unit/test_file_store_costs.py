@@ -8,6 +8,9 @@ filesystem makes those promises testable (and kills the mutants that would add a
 
 from __future__ import annotations
 
+import array
+import errno
+import re
 from typing import Any
 
 import pytest
@@ -129,3 +132,65 @@ def test_setting_an_unbelieved_existing_file_costs_one_stat_and_no_write(
     answer, spent = calls_during(fs, lambda: s.set("k", b"xyz"))
     assert answer is True and spent == {"stat": 1}
     assert s.believes("k") and s.evictor.total == 3
+
+
+@pytest.mark.clauses("F2", "F3", "C3")
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: memoryview(array.array("I", [0x41424344, 0x45464748])),
+        lambda: memoryview(bytearray(b"ABCDEFGH")).cast("B", (2, 4)),
+        lambda: memoryview(bytearray(b"ABCDEFGH")).cast("b"),
+    ],
+    ids=["uint32-items", "two-dimensional", "signed-bytes"],
+)
+def test_a_value_of_any_item_format_or_shape_is_stored_and_counted_as_its_bytes(
+    fs: FakeFileSystem, clock: FakeClock, make: Any
+) -> None:
+    """The accounting counts bytes, not items or rows: 2 uint32 or 2 rows of 4 are 8 bytes on disk."""
+    s = store(fs, clock, max_size=8)
+    value = make()
+    assert s.set("k", value)
+    assert s.get("k") == value.tobytes()
+    assert s.evictor.total == 8 and fs.listing(DIR)[f"k{NS}.bin"].data == value.tobytes()
+    assert s.set("j", b"1"), "evicting k made room: its 8 bytes were counted"
+    assert "k" not in s.evictor and s.evictor.total == 1
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F3")
+def test_temp_names_are_a_dot_twelve_hex_digits_and_tmp_and_differ_per_write(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    """17 characters whatever the key (a long key never makes a temp name too long for the filesystem);
+    48 random bits, so writers on many hosts sharing one directory do not collide."""
+    s = store(fs, clock)
+    temps: list[str] = []
+    fs.before = lambda op, path: temps.append(path.rsplit("/", 1)[1]) if op == "write" else None
+    assert s.set("k" * 200, b"1") and s.set("j", b"2") and s.set("i", b"3")
+    assert all(re.fullmatch(r"\.[0-9a-f]{12}\.tmp", name) for name in temps), temps
+    assert len(set(temps)) == 3
+
+
+@pytest.mark.clauses("F3", "C2")
+def test_a_failed_set_leaves_its_key_unbelieved_even_if_a_probe_taught_it_meanwhile(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    """A failed write undoes everything its attempt may have left, the belief included (as the model's
+    ``set`` does): here another process wrote the key's file and an ``exists`` taught the belief while our
+    write was failing.  Dropping a belief is always safe; the next ``exists`` asks the filesystem."""
+    s = store(fs, clock, enable_metadata_cache=True, metadata_ttl=-1)
+
+    def meanwhile(op: str, path: str) -> None:
+        if op == "write":
+            fs.before = None
+            fs.put(f"{DIR}/k{NS}.bin", b"theirs")
+            assert s.exists("k") and s.believes("k")
+            fs.fail("write", errno.ENOSPC)
+
+    fs.before = meanwhile
+    assert s.set("k", b"mine") is False
+    assert not s.believes("k")
+    _, spent = calls_during(fs, lambda: s.exists("k"))
+    assert spent == {"stat": 1}
+    assert s.believes("k")
