@@ -109,6 +109,15 @@ _NS_MARK_AT_0 = (
     " the mutant the whole stem is the key part, which in the default namespace starts with '_' and so is"
     " never an escaped key ('_' is always escaped), and in any other namespace leaves no namespace part"
 )
+_ALTSEP = (
+    "a mutant of the os.altsep test: os.altsep is None on POSIX (it is '/' on Windows only), so the test"
+    " is False with or without the mutation here; the '/' and NUL tests before it are killed"
+)
+_STRICTER_PRECHECK = (
+    "the cheap length bound in front of the exact encoded-name check made stricter (4 bytes per ASCII"
+    " character, 5 per other, >= instead of >): more keys take the exact check, which decides alone; only"
+    " speed changes.  The looser mutants are killed by the boundary-key tests"
+)
 _TOUCH_NONE = "touch=None instead of False: only ever tested for truth, and None is falsy like False"
 _COMMIT_SIZE = (
     "commit(key, None / no size): the size only re-adopts an entry that vanished while its write was in"
@@ -145,6 +154,9 @@ EQUIVALENT: dict[str, str] = {
     _FS_CLASS + "_as_writable__mutmut_14": _FAST_PATH,
     _FS_CLASS + "_set__mutmut_62": _COMMIT_SIZE,
     _FS_CLASS + "_set__mutmut_64": _COMMIT_SIZE,
+    _FS_CLASS + "__init____mutmut_25": _ALTSEP,
+    _FS_CLASS + "_check_key__mutmut_18": _ALTSEP,
+    **{_FS_CLASS + f"_check_key__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 27, 28, 29)},
     _FS_CLASS + "_probe__mutmut_27": (
         "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),

@@ -194,3 +194,41 @@ def test_a_failed_set_leaves_its_key_unbelieved_even_if_a_probe_taught_it_meanwh
     _, spent = calls_during(fs, lambda: s.exists("k"))
     assert spent == {"stat": 1}
     assert s.believes("k")
+
+
+@pytest.mark.clauses("F2", "B1")
+@pytest.mark.parametrize(
+    ("unit", "bytes_each"),
+    [("_", 3), ("%", 3), ("é", 2), ("€", 3), ("\U0001f600", 4)],
+    ids=["underscore-escaped", "percent-escaped", "two-byte", "three-byte", "four-byte"],
+)
+def test_the_name_limit_counts_the_escaped_encoded_bytes_exactly(
+    fs: FakeFileSystem, clock: FakeClock, unit: str, bytes_each: int
+) -> None:
+    """NAME_MAX is 255 bytes of the file name: escapes ("_" -> "%5F", "%" -> "%25") and UTF-8 widths count.
+    The longest key that fits is accepted and one more character is refused, whatever the key is made of."""
+    s = store(fs, clock)
+    room = 255 - len(f"{NS}.bin")
+    fits = unit * (room // bytes_each)
+    assert s.set(fits, b"v") and s.get(fits) == b"v"
+    too_long = fits + unit
+    name_bytes = len(too_long) * bytes_each + len(f"{NS}.bin")
+    assert name_bytes > 255
+    with pytest.raises(ValueError) as caught:
+        s.exists(too_long)
+    assert str(caught.value).startswith(f"key makes a file name of {name_bytes} bytes (limit 255)")
+
+
+@pytest.mark.clauses("F1", "B1")
+def test_a_namespace_with_a_nul_is_refused(fs: FakeFileSystem) -> None:
+    with pytest.raises(ValueError) as caught:
+        HiCacheFile(DIR, namespace="_a\0b", fs=fs)
+    assert str(caught.value) == "namespace must not contain a path separator or NUL, got '_a\\x00b'"
+
+
+@pytest.mark.clauses("F1", "F3", "F4")
+def test_without_a_filesystem_argument_the_store_uses_the_real_one(tmp_path: Any) -> None:
+    s = HiCacheFile(str(tmp_path / "store"), namespace=NS)
+    assert s.set("k", b"on disk")
+    assert (tmp_path / "store" / f"k{NS}.bin").read_bytes() == b"on disk"
+    assert s.get("k") == b"on disk" and s.exists("k")
