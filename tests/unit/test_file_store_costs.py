@@ -232,3 +232,27 @@ def test_without_a_filesystem_argument_the_store_uses_the_real_one(tmp_path: Any
     assert s.set("k", b"on disk")
     assert (tmp_path / "store" / f"k{NS}.bin").read_bytes() == b"on disk"
     assert s.get("k") == b"on disk" and s.exists("k")
+
+
+@pytest.mark.clauses("F9", "V3")
+def test_the_configured_free_space_floor_reaches_the_evictor(clock: FakeClock) -> None:
+    """min_free_space: a write that would leave less free space on the disk evicts first (V3)."""
+    fs = FakeFileSystem(clock, disk_size=100)
+    s = store(fs, clock, min_free_space=50)
+    assert s.evictor.min_free_space == 50
+    assert s.set("a", b"x" * 40)
+    assert s.set("b", b"y" * 40), "room made by evicting a: 100 - 40 >= 50 only without a"
+    assert set(fs.listing(DIR)) == {f"b{NS}.bin"}
+    assert [e.key for e in s.evictor.snapshot()] == ["b"]
+
+
+@pytest.mark.clauses("F9", "V3")
+def test_the_configured_cap_and_ratio_reach_the_evictor(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock, max_size=10, eviction_ratio=0.5)
+    assert (s.evictor.max_size, s.evictor.eviction_ratio) == (10, 0.5)
+    for key in "abcd":
+        assert s.set(key, b"12")
+    assert s.set("e", b"1234")  # 8 + 4 > 10: V3 evicts until total <= floor(10 * 0.5) - 4 = 1
+    assert [e.key for e in s.evictor.snapshot()] == ["e"] and s.evictor.total == 4
+    assert set(fs.listing(DIR)) == {f"e{NS}.bin"}
+    s.check_invariants()
