@@ -157,6 +157,18 @@ EQUIVALENT: dict[str, str] = {
     _FS_CLASS + "__init____mutmut_25": _ALTSEP,
     _FS_CLASS + "_check_key__mutmut_18": _ALTSEP,
     **{_FS_CLASS + f"_check_key__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 27, 28, 29)},
+    _FS_CLASS + "__init____mutmut_52": (
+        "the epoch starting at 1: start-up ends with _end_removal, which turns an odd epoch even, so every"
+        " operation sees an even epoch as before; only its value differs, and no code compares it to a"
+        " constant"
+    ),
+    _FS_CLASS + "_as_bytes__mutmut_12": (
+        "always copying a contiguous value (tobytes) instead of casting it: the same bytes"
+    ),
+    _FS_CLASS + "_as_bytes__mutmut_16": (
+        "cast('b') instead of cast('B'): a signed-byte view of the same memory; it is only written (bytes are"
+        " bytes) and measured (one byte per item either way)"
+    ),
     _FS_CLASS + "_probe__mutmut_27": (
         "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),

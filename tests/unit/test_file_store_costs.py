@@ -227,11 +227,11 @@ def test_a_namespace_with_a_nul_is_refused(fs: FakeFileSystem) -> None:
 
 
 @pytest.mark.clauses("F1", "F3", "F4")
-def test_without_a_filesystem_argument_the_store_uses_the_real_one(tmp_path: Any) -> None:
-    s = HiCacheFile(str(tmp_path / "store"), namespace=NS)
+def test_without_a_filesystem_or_clock_argument_the_store_uses_the_real_ones(tmp_path: Any) -> None:
+    s = HiCacheFile(str(tmp_path / "store"), namespace=NS, extra_config={"enable_metadata_cache": True})
     assert s.set("k", b"on disk")
     assert (tmp_path / "store" / f"k{NS}.bin").read_bytes() == b"on disk"
-    assert s.get("k") == b"on disk" and s.exists("k")
+    assert s.get("k") == b"on disk" and s.exists("k") and s.believes("k")
 
 
 @pytest.mark.clauses("F9", "V3")
@@ -256,3 +256,19 @@ def test_the_configured_cap_and_ratio_reach_the_evictor(fs: FakeFileSystem, cloc
     assert [e.key for e in s.evictor.snapshot()] == ["e"] and s.evictor.total == 4
     assert set(fs.listing(DIR)) == {f"e{NS}.bin"}
     s.check_invariants()
+
+
+@pytest.mark.clauses("F2", "F3")
+def test_a_non_contiguous_value_is_stored_as_its_bytes(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock)
+    value = memoryview(bytearray(b"AaBbCcDd"))[::2]
+    assert s.set("k", value)
+    assert s.get("k") == b"ABCD" and s.evictor.total == 4
+
+
+@pytest.mark.clauses("C1", "V6")
+def test_the_store_and_its_evictor_share_one_lock(fs: FakeFileSystem, clock: FakeClock) -> None:
+    """C1 needs the evictor's removal and the store's belief bookkeeping ordered by one lock: an eviction
+    (under the evictor's lock) and a probe's belief update (under the store's) must exclude each other."""
+    s = store(fs, clock, max_size=10)
+    assert s.evictor.lock is s._lock
