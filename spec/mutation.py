@@ -118,6 +118,11 @@ _STRICTER_PRECHECK = (
     " character, 5 per other, >= instead of >): more keys take the exact check, which decides alone; only"
     " speed changes.  The looser mutants are killed by the boundary-key tests"
 )
+_OS = "hicache.fs.xǁOSFileSystemǁ"
+_ONE_MORE_READ = (
+    "while got <= size: one more pass once every byte is in, which asks for 0 bytes (read(0) is b'',"
+    " readinto of an empty slice is 0) and breaks out: the same answer"
+)
 _TOUCH_NONE = "touch=None instead of False: only ever tested for truth, and None is falsy like False"
 _COMMIT_SIZE = (
     "commit(key, None / no size): the size only re-adopts an entry that vanished while its write was in"
@@ -169,6 +174,9 @@ EQUIVALENT: dict[str, str] = {
         "cast('b') instead of cast('B'): a signed-byte view of the same memory; it is only written (bytes are"
         " bytes) and measured (one byte per item either way)"
     ),
+    _OS + "read_file__mutmut_15": _ONE_MORE_READ,
+    _OS + "read_into__mutmut_16": _ONE_MORE_READ,
+    _OS + "scandir__mutmut_3": "stat(follow_symlinks=None): only tested for truth, None is falsy like False",
     _FS_CLASS + "_probe__mutmut_27": (
         "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),

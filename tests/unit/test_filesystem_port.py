@@ -299,3 +299,33 @@ def test_os_write_new_creates_the_file_readable_by_others(tmp_path: Path) -> Non
     finally:
         os.umask(old)
     assert (tmp_path / "a.bin").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("pieces", [False, True], ids=["whole", "in-pieces"])
+def test_os_read_file_reads_the_size_the_open_file_had_even_if_it_grows_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pieces: bool
+) -> None:
+    """Another process appending after the size was taken: exactly ``size`` bytes come back (the port's
+    contract), never the appended ones, read whole or delivered in pieces."""
+    path = tmp_path / "a.bin"
+    data = bytes(range(200)) * 20
+    path.write_bytes(data)
+    real_fstat = os.fstat
+
+    def fstat_then_append(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        with open(path, "ab") as f:
+            f.write(b"APPENDED")
+        return st
+
+    monkeypatch.setattr(os, "fstat", fstat_then_append)
+    if pieces:
+        real_read = io.FileIO.read
+
+        class Trickle(io.FileIO):
+            def read(self, size: int | None = -1, /) -> bytes:
+                want = 3000 if size is None or size < 0 else min(size, 3000)  # 4000 bytes: two pieces
+                return real_read(self, want)
+
+        monkeypatch.setattr("builtins.open", lambda p, mode, buffering=-1: Trickle(p, mode.replace("b", "")))
+    assert OSFileSystem().read_file(str(path)) == (len(data), data)
