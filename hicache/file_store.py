@@ -428,9 +428,9 @@ class HiCacheFile:
                 f"value must be bytes, bytearray or memoryview, got {type(value).__name__} {value!r:.100}"
             )
         view = memoryview(value)
-        if view.format == "B" and view.ndim == 1:
-            return view
-        return view.cast("B") if view.c_contiguous else memoryview(view.tobytes())
+        if not view.c_contiguous:
+            return memoryview(view.tobytes())  # os.write takes contiguous buffers only: one copy
+        return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
     @staticmethod
     def _as_writable(buffer: object) -> memoryview:

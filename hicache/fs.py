@@ -19,7 +19,9 @@ for an I/O problem.  Paths are ``str``.
   how many bytes went into ``buffer``; nothing is read (``read == 0``) unless
   ``size == len(buffer)``, so a file of another layout is never copied in.
 * ``write_new(path, data)``: create ``path`` (which must not exist) holding
-  ``data``.  On failure a partial file may remain: the caller removes it.
+  ``data``, a C-contiguous buffer (``os.write`` takes no other; anything else
+  is a caller bug: ``BufferError``).  On failure a partial file may remain: the
+  caller removes it.
 * ``replace(src, dst)``: atomic rename over ``dst``.
 * ``unlink(path)``; ``mkdir(path)`` (parents too, an existing one is fine).
 * ``scandir(path)``: one pass over a directory: ``DirEntry(name, size, mtime)``

@@ -204,6 +204,8 @@ class FakeFileSystem:
         return result
 
     def write_new(self, path: str, data: memoryview) -> None:
+        if not data.c_contiguous:  # as os.write: a caller bug, not an I/O failure
+            raise BufferError("memoryview: underlying buffer is not C-contiguous")
         path = self._enter("write", path)
         try:
             with self._lock:

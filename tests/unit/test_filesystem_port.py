@@ -329,3 +329,11 @@ def test_os_read_file_reads_the_size_the_open_file_had_even_if_it_grows_meanwhil
 
         monkeypatch.setattr("builtins.open", lambda p, mode, buffering=-1: Trickle(p, mode.replace("b", "")))
     assert OSFileSystem().read_file(str(path)) == (len(data), data)
+
+
+def test_write_new_refuses_a_non_contiguous_buffer_as_a_caller_bug(port: tuple[FileSystem, str]) -> None:
+    """Like os.write, the fake refuses a strided view (BufferError, not an OSError the store would log):
+    the store must hand over a contiguous copy.  A fake that accepted it hid exactly that bug once."""
+    fs, d = port
+    with pytest.raises(BufferError):
+        fs.write_new(f"{d}/a.bin", memoryview(bytearray(b"AaBb"))[::2])
