@@ -265,7 +265,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.mutation", description=__doc__)
     parser.add_argument("modules", nargs="*", help=f"any of {', '.join(SELECTIONS)} (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1: the CPU is shared)")
+    parser.add_argument(
+        "--annotate",
+        action="store_true",
+        help="run nothing: mark the recorded survivors equivalent or not from EQUIVALENT as it is now",
+    )
     args = parser.parse_args(argv)
+    if args.annotate:
+        if not SCORE.exists():
+            parser.error(f"nothing recorded yet: {SCORE.relative_to(ROOT)} is missing")
+        rows = json.loads(SCORE.read_text())["modules"]
+        for row in rows:
+            for survivor in row["survivors"]:
+                survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
+            row["equivalent"] = sum(1 for s in row["survivors"] if s["equivalent"])
+        return _record(
+            {row["module"]: row for row in rows}, recorded=json.loads(SCORE.read_text())["recorded"]
+        )
     modules = args.modules or [m for m in SELECTIONS if (ROOT / m).exists()]
     unknown = [m for m in modules if m not in SELECTIONS]
     if unknown:
@@ -286,14 +302,18 @@ def main(argv: list[str] | None = None) -> int:
     # Merge into the file as it is now, not as it was at the start: another run (another module) may have
     # recorded its figures meanwhile.
     latest = json.loads(SCORE.read_text()) if SCORE.exists() else {}
-    per_module = {**{m["module"]: m for m in latest.get("modules", [])}, **per_module}
+    return _record({**{m["module"]: m for m in latest.get("modules", [])}, **per_module})
+
+
+def _record(per_module: dict[str, dict[str, Any]], recorded: str | None = None) -> int:
+    """Write the score file from per-module results; print the total; 0 when >= 95% of the killable."""
     rows = [per_module[m] for m in sorted(per_module)]
     killed, total = sum(r["killed"] for r in rows), sum(r["total"] for r in rows)
     equivalent = sum(r.get("equivalent", 0) for r in rows)
     killable = total - equivalent
     record = {
         "tool": "mutmut " + _version(),
-        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "recorded": recorded or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "hypothesis_profile": "mutation",
         "killed": killed,
         "total": total,
