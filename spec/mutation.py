@@ -123,6 +123,10 @@ _ONE_MORE_READ = (
     "while got <= size: one more pass once every byte is in, which asks for 0 bytes (read(0) is b'',"
     " readinto of an empty slice is 0) and breaks out: the same answer"
 )
+_SIGNED_BYTES = (
+    "a signed-byte ('b') view instead of an unsigned one ('B'), of the same contiguous memory: the value is"
+    " only written (bytes are bytes) and measured (one byte per item either way)"
+)
 _TOUCH_NONE = "touch=None instead of False: only ever tested for truth, and None is falsy like False"
 _COMMIT_SIZE = (
     "commit(key, None / no size): the size only re-adopts an entry that vanished while its write was in"
@@ -154,7 +158,9 @@ EQUIVALENT: dict[str, str] = {
     _FS_CLASS + "exists__mutmut_8": _TOUCH_NONE,
     _FS_CLASS + "batch_exists__mutmut_10": _TOUCH_NONE,
     _FS_CLASS + "_as_bytes__mutmut_8": _FAST_PATH,
-    _FS_CLASS + "_as_bytes__mutmut_9": _FAST_PATH,
+    _FS_CLASS + "_as_bytes__mutmut_12": _FAST_PATH,
+    _FS_CLASS + "_as_bytes__mutmut_13": _SIGNED_BYTES,
+    _FS_CLASS + "_as_bytes__mutmut_18": _SIGNED_BYTES,
     _FS_CLASS + "_as_writable__mutmut_10": _FAST_PATH,
     _FS_CLASS + "_as_writable__mutmut_14": _FAST_PATH,
     _FS_CLASS + "_set__mutmut_62": _COMMIT_SIZE,
@@ -166,13 +172,6 @@ EQUIVALENT: dict[str, str] = {
         "the epoch starting at 1: start-up ends with _end_removal, which turns an odd epoch even, so every"
         " operation sees an even epoch as before; only its value differs, and no code compares it to a"
         " constant"
-    ),
-    _FS_CLASS + "_as_bytes__mutmut_12": (
-        "always copying a contiguous value (tobytes) instead of casting it: the same bytes"
-    ),
-    _FS_CLASS + "_as_bytes__mutmut_16": (
-        "cast('b') instead of cast('B'): a signed-byte view of the same memory; it is only written (bytes are"
-        " bytes) and measured (one byte per item either way)"
     ),
     _OS + "read_file__mutmut_15": _ONE_MORE_READ,
     _OS + "read_into__mutmut_16": _ONE_MORE_READ,
