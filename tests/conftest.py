@@ -13,6 +13,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 
 settings.register_profile(
@@ -47,3 +48,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(100.0)
+
+
+@pytest.fixture
+def fs(clock: FakeClock) -> FakeFileSystem:
+    """An in-memory filesystem on the fake clock (modules may define their own ``fs``)."""
+    return FakeFileSystem(clock)

@@ -18,24 +18,7 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
-
-DIR = "/cache"
-NS = "_m"
-
-
-@pytest.fixture
-def fs(clock: FakeClock) -> FakeFileSystem:
-    return FakeFileSystem(clock)
-
-
-def store(fs: FakeFileSystem, clock: FakeClock, **config: Any) -> HiCacheFile:
-    return HiCacheFile(DIR, namespace=NS, extra_config=config, fs=fs, clock=clock)
-
-
-def calls_during(fs: FakeFileSystem, action: Any) -> tuple[Any, dict[str, int]]:
-    before = dict(fs.calls)
-    answer = action()
-    return answer, {op: n - before.get(op, 0) for op, n in fs.calls.items() if n != before.get(op, 0)}
+from tests.unit._store import DIR, NS, calls_during, store
 
 
 @pytest.mark.clauses("F4", "F6", "C3")

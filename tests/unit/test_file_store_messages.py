@@ -18,19 +18,9 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from tests.unit._store import DIR, store
 
-DIR = "/cache"
-NS = "_m"
 PATH = "/cache/k_m.bin"
-
-
-@pytest.fixture
-def fs(clock: FakeClock) -> FakeFileSystem:
-    return FakeFileSystem(clock)
-
-
-def store(fs: FakeFileSystem, clock: FakeClock, **config: Any) -> HiCacheFile:
-    return HiCacheFile(DIR, namespace=NS, extra_config=config, fs=fs, clock=clock)
 
 
 def warnings_said(caplog: pytest.LogCaptureFixture) -> list[str]:

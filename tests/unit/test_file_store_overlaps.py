@@ -17,22 +17,7 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
-
-DIR = "/cache"
-NS = "_m"
-
-
-@pytest.fixture
-def fs(clock: FakeClock) -> FakeFileSystem:
-    return FakeFileSystem(clock)
-
-
-def store(fs: FakeFileSystem, clock: FakeClock, **config: Any) -> HiCacheFile:
-    return HiCacheFile(DIR, namespace=NS, extra_config=config, fs=fs, clock=clock)
-
-
-def path(key: str) -> str:
-    return f"{DIR}/{key}{NS}.bin"
+from tests.unit._store import path, store
 
 
 def once_after(fs: FakeFileSystem, op: str, key: str, action: Any) -> None:
