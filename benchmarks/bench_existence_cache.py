@@ -547,7 +547,7 @@ def run(quick: bool) -> str:
 
 
 ADD_TARGET_NOTE = """\
-Why global `add` misses its target (<= 0.8x textbook at 512Ki; measured 0.85-0.96x over runs,
+Why global `add` misses its target (<= 0.8x textbook at 512Ki; measured 0.85-0.98x over runs,
 0.62x at 2Ki): at this size `add` is memory traffic that any dict keyed by the caller's strings
 pays.  CPython 3.11 gives a dict whose keys are all `str` 16-byte entries that store no hash, so
 resizes and probe collisions re-read hashes from cold string objects; even a plain dict FIFO of the
