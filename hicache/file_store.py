@@ -245,10 +245,7 @@ class HiCacheFile:
     def exists(self, key: str) -> bool:
         """F6: a live belief answers with no filesystem call; else one ``stat``.  O(1)."""
         self._check_key(key)
-        beliefs = self._beliefs
-        if beliefs is not None and beliefs.contains(key):
-            return True
-        return self._probe(key, touch=False) is not None
+        return self._exists(key)
 
     def set(self, key: str, value: BytesLike) -> bool:
         """F3: store ``value`` under ``key``; True when it is on disk (or already was).
@@ -382,11 +379,8 @@ class HiCacheFile:
     def batch_exists(self, keys: Iterable[str]) -> int:
         """F5: the length of the longest prefix of ``keys`` that exists.  O(keys asked), no scan."""
         keys = self._check_keys(keys)
-        beliefs = self._beliefs
         for count, key in enumerate(keys):
-            if beliefs is not None and beliefs.contains(key):
-                continue  # as exists(): a live belief, no filesystem call (the keys are checked above)
-            if self._probe(key, touch=False) is None:
+            if not self._exists(key):
                 return count
         return len(keys)
 
@@ -486,6 +480,13 @@ class HiCacheFile:
                 # after this set): no entry may outlive the file, unless another write of it is in flight.
                 self._evictor.discard(key)
         return True
+
+    def _exists(self, key: str) -> bool:
+        """``exists`` of a checked key: a live belief answers with no filesystem call, else one ``stat``."""
+        beliefs = self._beliefs
+        if beliefs is not None and beliefs.contains(key):
+            return True
+        return self._probe(key, touch=False) is not None
 
     def _gone(self, path: str) -> bool:
         """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
