@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["UnresolvedName", "function_line_of", "unresolved_names"]
+__all__ = ["UnresolvedName", "function_lines", "unresolved_names"]
 
 CONTRACT_RE = re.compile(r"^\s*(?:pre|post)(?:\[[^\]]*\])?:\s*(?P<expr>.+?)\s*$")
 CROSSHAIR_NAMES = frozenset({"__return__", "__old__", "_"})
@@ -113,12 +113,14 @@ def unresolved_names(path: Path) -> list[UnresolvedName]:
     return found
 
 
-def function_line_of(path: Path, line: int) -> int | None:
-    """The ``def`` line of the innermost function whose docstring or body holds ``line``."""
-    best: int | None = None
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            end = node.end_lineno or node.lineno
-            if node.lineno <= line <= end and (best is None or node.lineno > best):
-                best = node.lineno
-    return best
+def function_lines(path: Path) -> dict[int, int]:
+    """Each line inside a function of ``path`` -> the ``def`` line of the innermost function holding it."""
+    functions = [
+        node
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    owner: dict[int, int] = {}
+    for node in sorted(functions, key=lambda n: n.lineno):  # an inner function starts later: it wins
+        owner.update(dict.fromkeys(range(node.lineno, (node.end_lineno or node.lineno) + 1), node.lineno))
+    return owner

@@ -41,7 +41,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from spec.contract_names import UnresolvedName, function_line_of, unresolved_names
+from spec.contract_names import UnresolvedName, function_lines, unresolved_names
 from spec.report import CrosshairCondition, StepResult, render_report
 
 __all__ = ["main"]
@@ -104,8 +104,7 @@ def _crosshair(target: str, timeout: float) -> StepResult:
     )
 
 
-def _parse_conditions(path: Path, output: str) -> list[CrosshairCondition]:
-    by_line = _clauses_by_line(path)
+def _parse_conditions(path: Path, output: str, by_line: dict[int, list[str]]) -> list[CrosshairCondition]:
     conditions = []
     for raw in output.splitlines():
         m = LINE_RE.match(raw.strip())
@@ -137,12 +136,14 @@ def crosshair_check(
     """
     rel = str(path.relative_to(ROOT))
     step = _crosshair(rel, timeout)
+    owner = function_lines(path)  # the def line of each line's function (0: outside any)
+    clauses = _clauses_by_line(path)
     by_function: dict[int, list[CrosshairCondition]] = {}
-    for c in _parse_conditions(path, step.output):
-        by_function.setdefault(function_line_of(path, c.line) or 0, []).append(c)
+    for c in _parse_conditions(path, step.output, clauses):
+        by_function.setdefault(owner.get(c.line, 0), []).append(c)
     unresolved: dict[int, list[UnresolvedName]] = {}
     for u in unresolved_names(path):
-        unresolved.setdefault(function_line_of(path, u.line) or 0, []).append(u)
+        unresolved.setdefault(owner.get(u.line, 0), []).append(u)
     retry = retry_timeout if retry_timeout is not None else max(10 * timeout, 20.0)
     for fn, group in list(by_function.items()):
         if fn not in unresolved and any(UNMET in c.message for c in group):
@@ -153,9 +154,8 @@ def crosshair_check(
                 replace(c, message=f"{c.message} (also with {retry:g} s per condition)")
                 if UNMET in c.message
                 else c
-                for c in _parse_conditions(path, again.output)
+                for c in _parse_conditions(path, again.output, clauses)
             ]
-    clauses = _clauses_by_line(path)
     for fn, names in unresolved.items():
         by_function[fn] = [
             CrosshairCondition(

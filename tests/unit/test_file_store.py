@@ -18,11 +18,6 @@ DIR = "/cache"
 NS = "_m_r0"
 
 
-@pytest.fixture
-def fs(clock: FakeClock) -> FakeFileSystem:
-    return FakeFileSystem(clock)
-
-
 def store(fs: FakeFileSystem, clock: FakeClock, namespace: str = NS, **config: Any) -> HiCacheFile:
     return HiCacheFile(DIR, namespace=namespace, extra_config=config, fs=fs, clock=clock)
 
