@@ -51,9 +51,7 @@ def _module_names(tree: ast.Module) -> set[str]:
 
 def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     a = node.args
-    every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else [])]
-    every += [a.kwarg] if a.kwarg else []
-    return {arg.arg for arg in every}
+    return {arg.arg for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if arg is not None}
 
 
 def _expression_names(expr: ast.expr) -> tuple[set[str], set[str]]:
