@@ -13,18 +13,20 @@ import inspect
 import random
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
-from spec.linearizability.checker import HistoryRecorder, Operation, check_history, run_threads
+from spec.linearizability.checker import HistoryRecorder, Operation, Verdict, check_history, run_threads
 from spec.linearizability.metadata_cache import RunSummary, Script, switch_often
 
 __all__ = [
     "FileStoreHistorySpec",
+    "RecencyAtReservationStore",
     "check_file_store_histories",
     "file_store_scripts",
     "forced_history",
@@ -43,28 +45,92 @@ DIRECTORY = "/cache"
 VALUE_OF = {"a": b"xy", "b": b"abcd", "c": b"xyz"}
 KEYS = tuple(VALUE_OF)
 CAP = 6
-State = tuple[tuple[tuple[str, tuple[bytes, float]], ...], tuple[tuple[str, int, bool], ...], tuple[str, ...]]
+Pending = tuple[tuple[int, str, str], ...]  # (thread, key, mode) per set begun and not ended
+# The mode a set_begin leaves -> the mode after its set_publish step (only a write shows a file).
+PUBLISHED = {
+    "done": "done, published",
+    "found": "found, published",
+    "refused": "refused, published",
+    "writing": "published",
+}
+State = tuple[
+    tuple[tuple[str, tuple[bytes, float]], ...],  # files
+    tuple[tuple[str, int, bool], ...],  # evictor entries, LRU first
+    tuple[str, ...],  # believed keys
+    tuple[tuple[str, int], ...],  # extra writers in flight per key
+    tuple[str, ...],  # keys in flight that one of their writers has published
+    Pending,
+]
+
+
+def in_phases(history: Sequence[Operation]) -> list[Operation]:
+    """``history`` with every ``set`` split into ``set_begin``, ``set_publish`` and ``set_end``.
+
+    The three share the call's interval; the thread goes into their arguments so
+    that the spec steps each thread's phases in order (a thread's calls are
+    sequential: at most one set of it is open at a time).
+    """
+    split: list[Operation] = []
+    for op in history:
+        args = (op.thread, *op.args)
+        if op.name == "set":
+            for phase in ("set_begin", "set_publish"):
+                split.append(Operation(op.thread, phase, args, None, op.call, op.ret))
+            split.append(Operation(op.thread, "set_end", args, op.result, op.call, op.ret))
+        elif op.name == "get":
+            split.append(Operation(op.thread, "get_read", args, op.result, op.call, op.ret))
+            split.append(Operation(op.thread, "get_end", args, None, op.call, op.ret))
+        else:
+            split.append(op)
+    return split
 
 
 class FileStoreHistorySpec:
-    """The model as a step function over hashable states (files, evictor entries, believed keys).
+    """The model as a step function over hashable states (files, evictor entries, beliefs, writes open).
 
-    ``refusals=True`` relaxes the spec by one nondeterministic outcome: a ``set``
-    that would write may instead answer False, after evicting any least recently
-    used prefix of the evictable entries.  That is what the store does when
-    another thread's write is *in flight* (reserved, not committed: V5 forbids
-    evicting it) and the bytes no longer fit under the cap, a state no
-    sequential order ever shows, since a sequential ``set`` commits before the
-    next call begins.
+    ``exists`` and ``delete`` are atomic.  ``set`` and ``get`` are not: a store
+    that does its filesystem calls outside its lock cannot make a probe, a
+    reservation, a rename and the evictor's bookkeeping one instant, and the
+    evictor's own contract (V2-V5) has writes *in flight*, reserved and not yet
+    committed, which hold their room and are never victims.  So each is checked
+    as the atomic steps it is made of, in this order inside its call (see
+    :func:`in_phases`):
+
+    * ``set_begin``: a believed key is refreshed (the set will answer True);
+      a key whose file is present is *found* (refreshed at the end, below); a
+      missing key is reserved as V3 says, evicting least recently used entries
+      that are not in flight, or refused when they cannot make room;
+    * ``set_publish``: the rename: a reserved write's file appears (readers see
+      it) while its entry is still in flight (a no-op for the other outcomes);
+    * ``set_end``: the commit (V4: no longer in flight, most recently used from
+      then on) and the key believed (F3), or, when a removal took the published
+      file first, the entry dropped (C3); a found key is refreshed as a read is;
+      the answer is True, or False for a refused write;
+    * ``get_read``: the read: the value, or None and the F4 miss (belief and
+      entry dropped) when the file is missing;
+    * ``get_end``: a hit refreshes recency and teaches the belief, if the file is
+      still there (a key evicted or deleted since is not brought back: C1, C3).
+
+    Each step is the model's own rule (``spec.file_store``); only their timing
+    is relaxed, and only within each call's interval.
+
+    ``phases=False`` is the strict reading: every ``set`` is one atomic step, so
+    no write is ever in flight while another call runs.  No capped store meets
+    it (a ``set`` refused for room another write in flight holds has no sequential
+    order); the tests keep it to show that divergence.
     """
 
-    def __init__(self, cap: int = CAP, metadata: bool = True, *, refusals: bool = False) -> None:
-        self.cap, self.metadata, self.refusals = cap, metadata, refusals
+    def __init__(self, cap: int = CAP, metadata: bool = True, *, phases: bool = True) -> None:
+        self.cap, self.metadata, self.phases = cap, metadata, phases
         self.clock = FakeClock(1000.0)  # frozen: beliefs never expire (TTL -1 anyway)
-        self.initial: State = ((), (), ())
+        self.initial: State = ((), (), (), (), (), ())
+
+    def prepare(self, history: Sequence[Operation]) -> list[Operation]:
+        """The history in the operations this spec steps (sets split in two with ``phases``)."""
+        return in_phases(history) if self.phases else list(history)
 
     def _model(self, state: State) -> FileStoreModel:
-        files, lru, believed = state
+        files, lru, believed, more, published, _pending = state
         model = FileStoreModel(
             namespace="_ns",
             cap=self.cap,
@@ -79,39 +145,128 @@ class FileStoreHistorySpec:
         )
         model.files, model.lru = dict(files), list(lru)
         model.beliefs = dict.fromkeys(believed, 1000.0)
+        model.more, model.published = dict(more), set(published)
         return model
 
     @staticmethod
-    def _state(model: FileStoreModel) -> State:
+    def _state(model: FileStoreModel, pending: Pending) -> State:
         return (
             tuple(sorted(model.files.items())),
             tuple(model.lru),
             tuple(sorted(str(k) for k in model.beliefs)),
+            tuple(sorted(model.more.items())),
+            tuple(sorted(model.published)),
+            pending,
         )
 
+    @staticmethod
+    def _refresh(model: FileStoreModel, key: str) -> None:
+        """The end of a probe that found the file: recency and belief, if the file is still there.
+
+        A removal between the probe and its end took the file away: a key still
+        tracked (written again meanwhile) is only refreshed.
+        """
+        file = model.files.get(model.name(key))
+        if file is not None:
+            model.touch(key, len(file[0]))
+            model._teach(key)
+        elif any(entry[0] == key for entry in model.lru):
+            model.touch(key)
+
     def step(self, state: State, name: str, args: tuple[Hashable, ...]) -> tuple[State, Any]:
-        if name not in ("set", "get", "exists", "delete"):
-            raise ValueError(f"unknown operation {name!r}")
-        model = self._model(state)
-        answer = getattr(model, name)(*args)
-        return self._state(model), answer
+        outcomes = self.outcomes(state, name, args)
+        if not outcomes:
+            raise ValueError(f"{name}{args} has no outcome in this state")
+        return outcomes[0]
 
     def outcomes(self, state: State, name: str, args: tuple[Hashable, ...]) -> list[tuple[State, Any]]:
-        """The step, plus (with ``refusals``) every refusal of a ``set`` that would write."""
-        written = self.step(state, name, args)
-        key = str(args[0])
-        before = self._model(state)
-        if not self.refusals or name != "set" or before.believed(key) or before.name(key) in before.files:
-            return [written]
-        before._missing(key)  # the probe found no file
-        victims = [k for k, _size, in_flight in before.lru if not in_flight]
-        refusals = []
-        for count in range(len(victims) + 1):
-            model = self._model(self._state(before))
-            for victim in victims[:count]:
-                model._apply([e for e in model.lru if e[0] != victim], [victim])
-            refusals.append((self._state(model), False))
-        return [written, *refusals]
+        """The one outcome of the operation, or none (a ``set_end`` whose ``set_begin`` is not stepped)."""
+        model, pending = self._model(state), state[-1]
+        if name in ("set", "get", "exists", "delete"):
+            answer = getattr(model, name)(*args)
+            return [(self._state(model, pending), answer)]
+        if name == "set_begin":
+            thread, key, value = args
+            assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
+            if model.believed(key):
+                model.touch(key)
+                mode = "done"
+            elif model.name(key) in model.files:
+                mode = "found"  # refreshed at its end, as a read is
+            else:
+                model._missing(key)
+                mode = "writing" if model.reserve(key, len(value)) else "refused"
+            return [(self._state(model, tuple(sorted((*pending, (thread, key, mode))))), None)]
+        if name == "get_read":
+            thread, key = args
+            assert isinstance(thread, int) and isinstance(key, str)
+            file = model.files.get(model.name(key))
+            if file is None:
+                model._missing(key)
+                return [(self._state(model, tuple(sorted((*pending, (thread, key, "miss"))))), None)]
+            return [(self._state(model, tuple(sorted((*pending, (thread, key, "hit"))))), file[0])]
+        if name == "get_end":
+            thread, key = args
+            assert isinstance(thread, int) and isinstance(key, str)
+            opened = [p for p in pending if p[:2] == (thread, key)]
+            if not opened:
+                return []
+            left = tuple(p for p in pending if p[:2] != (thread, key))
+            if opened[0][2] == "hit":
+                self._refresh(model, key)
+            return [(self._state(model, left), None)]
+        if name in ("set_publish", "set_end"):
+            thread, key, value = args
+            assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
+            opened = [p for p in pending if p[:2] == (thread, key)]
+            if not opened:
+                return []
+            mode = opened[0][2]
+            left = tuple(p for p in pending if p[:2] != (thread, key))
+            if name == "set_publish":
+                if mode not in PUBLISHED:
+                    return []  # published already
+                if mode == "writing":
+                    model.files[model.name(key)] = (value, self.clock())
+                return [(self._state(model, tuple(sorted((*left, (thread, key, PUBLISHED[mode]))))), None)]
+            if mode in PUBLISHED:
+                return []  # its publish step comes first
+            if mode == "found, published":
+                self._refresh(model, key)
+            elif mode == "published" and model.name(key) in model.files:
+                model.commit(key)
+                model._teach(key)
+            elif mode == "published":  # a removal overlapped: the file went before the commit
+                model.abort(key)
+            return [(self._state(model, left), mode != "refused, published")]
+        raise ValueError(f"unknown operation {name!r}")
+
+
+def check_file_store_history(
+    history: Sequence[Operation], spec: FileStoreHistorySpec, budget_seconds: float = 5.0
+) -> Verdict:
+    """:func:`check_history` of ``history`` as ``spec`` steps it (sets in two phases, unless strict)."""
+    return check_history(spec.prepare(history), spec, budget_seconds)
+
+
+class _RecencyAtReservationEvictor(LRUFileEvictor):
+    """The evictor with finding 2 put back: a commit leaves the entry where its reservation put it."""
+
+    def commit(self, key: str, size: int | None = None) -> None:
+        with self.lock:
+            order = list(self._entries)
+            super().commit(key, size)
+            if key in order:  # undo the move to the most recently used end
+                for later in order[order.index(key) + 1 :]:
+                    if later in self._entries:
+                        self._entries.move_to_end(later)
+
+
+class RecencyAtReservationStore(HiCacheFile):
+    """A deliberately racy store (the checker must catch it): recency counts from a write's reservation,
+    not its publication.  Sequentially the two coincide, so only concurrent histories show it."""
+
+    _evictor_class = _RecencyAtReservationEvictor
 
 
 def file_store_scripts(rng: random.Random, threads: int, length: int) -> list[Script]:
@@ -141,13 +296,13 @@ def check_file_store_histories(
     threads: int = 3,
     length: int = 12,
     cap: int = CAP,
-    refusals: bool = True,
+    phases: bool = True,
     budget_seconds: float = 5.0,
 ) -> RunSummary:
     """Record ``histories`` real-thread runs on fresh stores and check each one against the model."""
     summary = RunSummary()
     rng = random.Random(seed)
-    spec = FileStoreHistorySpec(cap, refusals=refusals)
+    spec = FileStoreHistorySpec(cap, phases=phases)
     start = time.perf_counter()
     config = {"max_size": cap, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": -1}
     with switch_often(1e-6):
@@ -157,7 +312,7 @@ def check_file_store_histories(
                 DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock
             )
             history = run_threads(HistoryRecorder(), store, file_store_scripts(rng, threads, length))
-            summary.record(history, check_history(history, spec, budget_seconds))
+            summary.record(history, check_file_store_history(history, spec, budget_seconds))
     summary.seconds = time.perf_counter() - start
     return summary
 

@@ -17,7 +17,14 @@ from typing import Any
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 
-__all__ = ["CAUGHT_BY_MACHINE", "EVICTOR_VARIANTS", "NEEDS_OVERLAPPING_NAMESPACES", "VARIANTS", "NoC1Guard"]
+__all__ = [
+    "CAUGHT_BY_MACHINE",
+    "EVICTOR_VARIANTS",
+    "NEEDS_OVERLAPPING_NAMESPACES",
+    "VARIANTS",
+    "EvictsWritesInFlight",
+    "NoC1Guard",
+]
 
 
 class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
@@ -68,6 +75,12 @@ class _CallbackOnAbortEvictor(LRUFileEvictor):
         if key in self._entries and self._on_evict is not None:
             self._on_evict(key)
         super().abort(key)
+
+
+class EvictsWritesInFlight(HiCacheFile):
+    """V5 broken (a race): caught by the linearizability check of forced histories."""
+
+    _evictor_class = _EvictsWritesInFlightEvictor
 
 
 class NoRefundOnAbort(HiCacheFile):
