@@ -79,6 +79,29 @@ def _summarize_tests(records: Iterable[dict[str, Any]]) -> list[str]:
     return parts
 
 
+# Which tests a clause's "checks:" line names first: the failed ones, then the broadest kinds of check.
+TIER_ORDER = ("stateful", "modelcheck", "concurrency", "integration", "oracle", "unit")
+NAMED_CHECKS = 3
+
+
+def _named_checks(records: list[dict[str, Any]]) -> list[str]:
+    """Up to ``NAMED_CHECKS`` test names (parametrizations folded), failed ones first; then '+N more'."""
+    ranked: dict[str, tuple[int, int, str]] = {}
+    for record in records:
+        path, _, name = record["nodeid"].partition("::")
+        name = name.split("[", 1)[0]
+        tier = _tier(path + "/x")
+        order = TIER_ORDER.index(tier) if tier in TIER_ORDER else len(TIER_ORDER)
+        label = f"{path.rsplit('/', 1)[-1].removesuffix('.py')}::{name}"
+        rank = (0 if record["outcome"] == "failed" else 1, order, label)
+        ranked[label] = min(ranked.get(label, rank), rank)
+    names = [label for _failed, _order, label in sorted(ranked.values())]
+    shown = [f"checks: {label}" for label in names[:NAMED_CHECKS]]
+    if len(names) > NAMED_CHECKS:
+        shown.append(f"        ... and {len(names) - NAMED_CHECKS} more tests")
+    return shown
+
+
 def _summarize_contracts(conditions: list[CrosshairCondition]) -> str:
     proved = sum(c.verdict == "info" and "Confirmed" in c.message for c in conditions)
     errors = sum(c.verdict == "error" for c in conditions)
@@ -168,7 +191,7 @@ def render_report(
         passed = passed or bool(model_checked)
         status = "FAIL" if failed else "PASS" if passed else "UNCHECKED"
         counts[status] += 1
-        evidence = _summarize_tests(tests)
+        evidence = _summarize_tests(tests) + _named_checks(tests)
         if contracts:
             evidence.append(_summarize_contracts(contracts))
         for m in model_checked:
@@ -186,7 +209,7 @@ def render_report(
     if linearizability is not None:
         lines.append("\nLinearizability (real-thread histories, python -m spec.linearizability)")
         for run in linearizability:
-            verdict = "INFO" if run.get("expect") == "finding" else "PASS" if run["passed"] else "FAIL"
+            verdict = "PASS" if run["passed"] else "FAIL"
             lines.append(f"  {verdict:<5} {run['subject']}: {run['summary']}")
         if not linearizability:
             lines.append("  not run")

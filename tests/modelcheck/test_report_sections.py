@@ -51,3 +51,30 @@ def test_the_report_shows_linearizability_runs_and_the_last_mutation_score() -> 
     text, _ = _render(linearizability=runs, mutation=mutation)
     assert "PASS  MetadataCache: 100 histories" in text
     assert "96/100 killed (96.0%) over hicache/metadata_cache.py with mutmut" in text
+
+
+def _record(nodeid: str, outcome: str = "passed") -> dict[str, Any]:
+    return {"nodeid": nodeid, "outcome": outcome, "clauses": ["F3"], "figures": {}}
+
+
+@pytest.mark.clauses("F3")
+def test_each_clause_names_its_checks_failed_first_then_machines_before_unit_tests() -> None:
+    records = [
+        _record("tests/unit/test_file_store.py::test_set_then_get"),
+        _record("tests/unit/test_file_store.py::test_set_then_get"),
+        _record("tests/stateful/test_file_store_machine.py::test_machine[cap]"),
+        _record("tests/stateful/test_file_store_machine.py::test_machine[no cap]"),
+        _record("tests/unit/test_file_store_messages.py::test_refused_write_logs", "failed"),
+        _record("tests/integration/test_file_store_processes.py::test_two_processes"),
+        _record("tests/oracle/test_catalogue.py::test_caught"),
+    ]
+    text, ok = render_report(records, [], [], 1.0)
+    block = text.split("  F3  ", 1)[1].split("\n  F4  ", 1)[0]
+    named = [line.strip() for line in block.splitlines() if line.strip().startswith(("checks:", "..."))]
+    assert named == [
+        "checks: test_file_store_messages::test_refused_write_logs",
+        "checks: test_file_store_machine::test_machine",
+        "checks: test_file_store_processes::test_two_processes",
+        "... and 2 more tests",
+    ]
+    assert not ok
