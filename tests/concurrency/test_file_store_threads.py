@@ -176,6 +176,16 @@ def hammer(store: HiCacheFile, seed: int, errors: list[BaseException]) -> None:
         errors.append(exc)
 
 
+class CountingStore(HiCacheFile):
+    """Counts the eviction callbacks (V6), so that a hammering test can show eviction happened."""
+
+    evictions = 0
+
+    def _on_evict(self, key: str) -> None:
+        self.evictions += 1  # under the store's lock, as every on_evict call is
+        super()._on_evict(key)
+
+
 def believed_files_exist(store: HiCacheFile, exists: Callable[[str], bool]) -> list[str]:
     return [k for k in KEYS if store.believes(k) and not exists(k)]
 
@@ -202,7 +212,7 @@ def test_threads_hammering_one_store_keep_accounting_exact_and_no_stale_beliefs(
             return os.path.exists(os.path.join(directory, f"{key}.bin"))
 
     config = {"max_size": 60, "eviction_ratio": 0.7, "enable_metadata_cache": True, "metadata_ttl": -1}
-    store = HiCacheFile(directory, extra_config=config, fs=fs)
+    store = CountingStore(directory, extra_config=config, fs=fs)
     errors: list[BaseException] = []
     threads = [threading.Thread(target=hammer, args=(store, seed, errors)) for seed in range(THREADS)]
     for t in threads:
@@ -210,6 +220,7 @@ def test_threads_hammering_one_store_keep_accounting_exact_and_no_stale_beliefs(
     for t in threads:
         t.join()
     assert errors == []
+    assert store.evictions > 0, "the threads wrote past the cap, so eviction ran among them"
     store.check_invariants()  # C3: total == sum of tracked sizes; no removal left half done
     assert believed_files_exist(store, on_disk) == [], "C1: a belief outlived its file"
     assert store.evictor.total <= 60 + 8 * THREADS, "the cap holds up to the writes in flight"
