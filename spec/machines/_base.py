@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from hypothesis import settings
+from hypothesis.control import current_build_context, currently_in_test_context
+from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, invariant, run_state_machine_as_test
 
-__all__ = ["Figures", "LockstepMachine", "run_machine"]
+__all__ = ["Figures", "LockstepMachine", "replaying_a_failure", "run_machine"]
 
 
 @dataclass
 class Figures:
     """What a run of a machine covered."""
 
-    examples: int = 0
+    examples: int = 0  # examples that ran a check and that Hypothesis counts (see LockstepMachine.teardown)
     checks: int = 0  # comparisons of implementation and spec: one after init, one per step
     states: set[Hashable] = field(default_factory=set)
     seconds: float = 0.0
@@ -39,7 +42,7 @@ class LockstepMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        type(self).figures.examples += 1
+        self._seen = Figures()  # this example's checks and states: added to ``figures`` at teardown
 
     def abstract_state(self) -> Hashable:
         raise NotImplementedError
@@ -49,10 +52,33 @@ class LockstepMachine(RuleBasedStateMachine):
 
     @invariant()
     def _after_every_step(self) -> None:
+        self._seen.checks += 1
         self.check_step()
+        self._seen.states.add(self.abstract_state())
+
+    def teardown(self) -> None:
+        """Count this example if it ran a check and Hypothesis counts it towards ``max_examples``: it
+        ended normally or failed, and it is not Hypothesis's replay of a failure it already ran (an
+        example Hypothesis rejects or abandons for running out of data ends on a Hypothesis control
+        exception: StopTest, UnsatisfiedAssumption)."""
+        super().teardown()
+        seen = self._seen
+        self._seen = Figures()
+        in_flight = sys.exc_info()[1]  # teardown runs in Hypothesis's ``finally``: what ends the example
+        control = in_flight is not None and (
+            isinstance(in_flight, HypothesisException) or not isinstance(in_flight, Exception)
+        )
+        if seen.checks == 0 or control or replaying_a_failure():
+            return
         figures = type(self).figures
-        figures.checks += 1
-        figures.states.add(self.abstract_state())
+        figures.examples += 1
+        figures.checks += seen.checks
+        figures.states |= seen.states
+
+
+def replaying_a_failure() -> bool:
+    """Whether Hypothesis is replaying a failing example it already ran, to report it."""
+    return currently_in_test_context() and current_build_context().is_final
 
 
 def run_machine(machine: type[LockstepMachine], run_settings: settings | None = None) -> Figures:

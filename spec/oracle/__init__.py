@@ -27,8 +27,10 @@ says which machines are in the tree.  An :class:`Adapter` maps renamed methods
 and arguments; a clause group the target does not implement (no ``max_entries``,
 no ``__len__``, no ``stats``, no ``snapshot``) is left out and named in the
 report.  Time: a target that takes a ``clock`` gets the fake one; otherwise the
-oracle patches ``time.monotonic``/``time.time`` as the target's module sees them,
-for the run, and the report says which.
+oracle patches ``time.monotonic``/``time.time`` as the modules of the target and
+of its instance's classes (MRO) see them, for the run, and the report says which;
+with no reference to the time in any of them it stops with a usage error.
+``seconds`` and the progress line act at the start of every example.
 
 How a failure is explained: for M, E and P the proxy in front of the target
 records every call; the failing example's calls are replayed on a fresh target

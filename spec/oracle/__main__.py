@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 from pathlib import Path
@@ -58,8 +57,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print("hicache-oracle: error: give a component and a target (or --list)", file=sys.stderr)
         return 2
-    # The file components' targets log every file they cannot remove; the oracle's faults make many.
-    logging.disable(logging.WARNING)
     try:
         adapter = json.loads(args.adapter) if args.adapter else None
         if adapter is not None and not isinstance(adapter, dict):
@@ -82,13 +79,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.repro and result.repro:
         Path(args.repro).write_text(result.repro)
-    if args.json:
-        print(json.dumps(result.as_dict(), indent=1, sort_keys=True))
-    else:
-        print(result.summary())
-        if result.repro:
-            print("\n# ---- reproduction (save as test_repro.py and run pytest) ----")
-            print(result.repro, end="")
+    try:
+        if args.json:
+            print(json.dumps(result.as_dict(), indent=1, sort_keys=True))
+        else:
+            print(result.summary())
+            if result.repro:
+                print("\n# ---- reproduction (save as test_repro.py and run pytest) ----")
+                print(result.repro, end="")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left early (``| head``): the verdict stands.  Point stdout at /dev/null so that the
+        # interpreter's final flush of what is still buffered does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0 if result.passed else 1
 
 

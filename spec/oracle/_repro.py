@@ -14,7 +14,7 @@ from typing import Any
 
 from spec.clauses import CLAUSES
 from spec.oracle._session import Call, OneShot, PerPoolRegistry, Replay, Session
-from spec.oracle._time import FakeClock, control_time
+from spec.oracle._time import FakeClock, control_time, time_modules
 
 __all__ = ["render_call", "render_calls", "render_program_repro", "render_repro"]
 
@@ -126,6 +126,7 @@ def render_repro(
         lines += ["", inspect.getsource(FakeClock).rstrip(), ""]
         if session.time_control == "patched":
             lines += ["", inspect.getsource(control_time).rstrip(), ""]
+            lines += ["", inspect.getsource(time_modules).rstrip(), ""]
     if session.per_pool_class:
         lines += ["", inspect.getsource(PerPoolRegistry).rstrip(), ""]
     test_name = (
@@ -166,14 +167,26 @@ def render_repro(
             relation = "is" if isinstance(expected[1], bool) or expected[1] is None else "=="
             body.append(f"assert {expression} {relation} {expected[1]!r}, {note + ' ' + repr(expected[1])!r}")
     if timed and session.time_control == "patched":
-        lines.append("    module = importlib.import_module(target.__module__)")
-        lines.append("    replaced = control_time(module, clock := FakeClock(" + repr(start) + "))")
+        # The modules the oracle patched, and those of TARGET (another implementation may live elsewhere).
+        lines.append(f"    clock = FakeClock({start!r})")
+        names = list(session.patched_names)
+        lines.append(f"    modules = [*time_modules(target), *map(importlib.import_module, {names!r})]")
+        lines.append(
+            "    patched = [(module, control_time(module, clock)) for module in dict.fromkeys(modules)]"
+        )
         body = [line for line in body if not line.startswith("clock = FakeClock(")]
+        if not session.per_pool_class:  # and those of the classes of what a factory TARGET builds
+            built = next(i for i, line in enumerate(body) if line.startswith("cache = "))
+            body.insert(
+                built + 1,
+                "patched += [(module, control_time(module, clock)) for module in time_modules(cache)]",
+            )
         lines.append("    try:")
         lines += [f"        {line}" for line in body]
         lines.append("    finally:")
-        lines.append("        for name, value in replaced.items():")
-        lines.append("            setattr(module, name, value)")
+        lines.append("        for module, replaced in reversed(patched):")
+        lines.append("            for name, value in replaced.items():")
+        lines.append("                setattr(module, name, value)")
     else:
         lines += [f"    {line}" for line in body]
     return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import logging
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -14,17 +15,18 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import HypothesisException
 from hypothesis.reporting import with_reporter
 
-from spec.machines._base import Figures, LockstepMachine, run_machine
+from spec.machines._base import Figures, LockstepMachine, replaying_a_failure, run_machine
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
-from spec.oracle._errors import OracleUsageError
+from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._repro import render_call, render_calls, render_program_repro, render_repro
 from spec.oracle._session import OneShot, Recording, Replay, Session, minimize, replay
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
-CHUNK = 50  # examples per Hypothesis run: the time budget and the progress line act between runs
+CHUNK = 50  # examples per Hypothesis run (each with its own derived seed)
 PROGRESS_AFTER = 3.0  # seconds before the first progress line
+PROGRESS_EVERY = 1.0  # seconds between progress lines
 
 
 @dataclass
@@ -71,7 +73,8 @@ class OracleResult:
         ]
         lines += [f"  left out: {why}" for why in self.left_out.values()]
         if not self.passed:
-            lines.append(f"  breaks: {', '.join(self.clauses) or 'the target own invariants'}")
+            broken = ", ".join(self.clauses) or "the target's own invariants"
+            lines.append(f"  breaks: {broken}")
             lines.append(f"  divergence: {self.message}")
             lines.append(f"  counterexample ({self.calls} call{'' if self.calls == 1 else 's'}):")
             lines += [f"    {line}" for line in self.counterexample]
@@ -87,8 +90,10 @@ def load_target(path: str) -> Callable[..., Any]:
         )
     try:
         obj: Any = importlib.import_module(module_name)
-    except ImportError as error:
-        raise OracleUsageError(f"cannot import module {module_name!r} of target {path!r}: {error}") from None
+    except Exception as error:  # whatever the module raises on import (SyntaxError, ...) is a usage error
+        raise OracleUsageError(
+            f"cannot import module {module_name!r} of target {path!r}: {one_line(error)}"
+        ) from None
     for part in name.split("."):
         try:
             obj = getattr(obj, part)
@@ -107,8 +112,62 @@ def _path_of(target: Callable[..., Any]) -> str:
     return f"{module}:{name}" if module and name and "<" not in name else repr(target)
 
 
-def _machine_class(component: Component, session: Session) -> type[LockstepMachine]:
-    """The component's own machine over the session's factory, minus the rules of left-out operations."""
+class _OutOfTime(KeyboardInterrupt):
+    """Raised at the start of an example once the run's ``seconds`` have passed; ``check`` stops on it.
+    An interruption: the one exception Hypothesis lets through at once, without taking it for the
+    test's failure and replaying it (any other, even a bare BaseException, is replayed)."""
+
+
+class RunBudget:
+    """The run's time budget and progress line, consulted at the start of every example.
+
+    ``clock`` is the clock they read (``time.perf_counter``; tests pass a fake
+    one), ``figures`` what the run covered so far (for the progress line).
+    """
+
+    def __init__(
+        self,
+        seconds: float | None,
+        progress: Callable[[str], None] | None,
+        clock: Callable[[], float],
+        figures: Callable[[], Figures],
+    ) -> None:
+        self.seconds = seconds
+        self.progress = progress
+        self.clock = clock
+        self.figures = figures
+        self.start = clock()
+        self.last_report = self.start
+        self.active = True  # off once the run is over (minimizing a failure builds machines too)
+
+    def elapsed(self) -> float:
+        return self.clock() - self.start
+
+    def out_of_time(self, elapsed: float) -> bool:
+        return self.seconds is not None and elapsed >= self.seconds
+
+    def example_started(self) -> None:
+        """Raise _OutOfTime once the budget is spent; print a progress line now and then."""
+        if not self.active or replaying_a_failure():  # a failure found in time is reported in full
+            return
+        now = self.clock()
+        elapsed = now - self.start
+        if self.out_of_time(elapsed):
+            raise _OutOfTime
+        if self.progress is not None and elapsed > PROGRESS_AFTER and now - self.last_report > PROGRESS_EVERY:
+            self.last_report = now
+            f = self.figures().as_dict()
+            self.progress(
+                f"oracle: {f['examples']} examples, {f['steps']} steps, "
+                f"{f['distinct_states']} states, {round(elapsed, 1)} s"
+            )
+
+
+def _machine_class(
+    component: Component, session: Session, on_example: Callable[[], None] | None = None
+) -> type[LockstepMachine]:
+    """The component's own machine over the session's factory, minus the rules of left-out operations;
+    ``on_example`` is called at the start of every example (before the machine is built)."""
     try:
         build = component.machine()
     except ImportError as error:
@@ -122,7 +181,12 @@ def _machine_class(component: Component, session: Session) -> type[LockstepMachi
         session.current_model = getattr(self, component.model_attribute, None)
         base.check_step(self)
 
-    return type(f"Oracle{base.__name__}", (base,), {**hidden, "check_step": check_step})
+    def __init__(self: LockstepMachine) -> None:
+        if on_example is not None:
+            on_example()
+        base.__init__(self)
+
+    return type(f"Oracle{base.__name__}", (base,), {**hidden, "check_step": check_step, "__init__": __init__})
 
 
 def _prepare(
@@ -165,14 +229,19 @@ def check(
     seconds: float | None = None,
     adapter: Adapter | Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
+    run_clock: Callable[[], float] = time.perf_counter,
 ) -> OracleResult:
     """Check ``target`` against the spec of ``component`` with the project's own lock-step machine.
 
     ``target`` is an import path (``package.module:Class``) or the class/factory
     itself, called like the spec's constructor (through ``adapter``).  Runs at
-    most ``max_examples`` examples of at most ``steps`` steps, stopping early
-    after ``seconds``; deterministic for a given ``seed`` and budget.  Raises
-    :class:`OracleUsageError` when the run cannot start.
+    most ``max_examples`` examples of at most ``steps`` steps, starting no
+    example after ``seconds`` (the run ends with the figures so far);
+    deterministic for a given ``seed`` and budget.  ``progress`` receives a
+    line about once a second after the first few seconds; ``run_clock`` is the
+    clock the budget and the progress line read (tests pass a fake one).  The
+    targets' WARNING log lines (a file store's, say) are silenced for the run.
+    Raises :class:`OracleUsageError` when the run cannot start.
 
     >>> from spec.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
@@ -183,25 +252,47 @@ def check(
             raise OracleUsageError(f"{name} must be an int >= 1, got {value!r}")
     if seconds is not None and not seconds > 0:
         raise OracleUsageError(f"seconds must be > 0, got {seconds!r}")
-    spec_component, session, target_path = _prepare(component, target, adapter)
-    adapter = session.adapter
-    machine = _machine_class(spec_component, session)
+    previous_disable = logging.root.manager.disable
+    # The file components' targets log every file they cannot remove; the oracle's faults make many.
+    logging.disable(logging.WARNING)
+    try:
+        return _check(component, target, seed, max_examples, steps, seconds, adapter, progress, run_clock)
+    finally:
+        logging.disable(previous_disable)
 
+
+def _check(
+    component: str,
+    target: str | Callable[..., Any],
+    seed: int,
+    max_examples: int,
+    steps: int,
+    seconds: float | None,
+    adapter: Adapter | Mapping[str, Any] | None,
+    progress: Callable[[str], None] | None,
+    run_clock: Callable[[], float],
+) -> OracleResult:
+    spec_component, session, target_path = _prepare(component, target, adapter)
     totals = Figures()
-    start = time.perf_counter()
-    last_report = start
+
+    def so_far() -> Figures:
+        current = machine.figures
+        return Figures(
+            totals.examples + current.examples, totals.checks + current.checks, totals.states | current.states
+        )
+
+    budget = RunBudget(seconds, progress, run_clock, so_far)
+    machine = _machine_class(spec_component, session, budget.example_started)
     failure: BaseException | None = None
     program: list[object] = []  # what Hypothesis reports: the failing example as machine steps
     undo = session.patch()
     try:
         done = 0
         chunk_index = 0
-        while done < max_examples and failure is None:
-            if seconds is not None and time.perf_counter() - start >= seconds:
-                break
-            budget = min(CHUNK, max_examples - done)
+        while done < max_examples and failure is None and not budget.out_of_time(budget.elapsed()):
+            budget_examples = min(CHUNK, max_examples - done)
             run_settings = settings(
-                max_examples=budget,
+                max_examples=budget_examples,
                 stateful_step_count=steps,
                 deadline=None,
                 database=None,
@@ -214,29 +305,29 @@ def check(
                 suppress_health_check=list(HealthCheck),
             )
             machine._hypothesis_internal_use_seed = seed * 1_000_003 + chunk_index  # type: ignore[attr-defined,unused-ignore]
+            out_of_time = False
             try:
                 program.clear()
                 with with_reporter(program.append):
                     figures = run_machine(machine, run_settings)
             except HypothesisException as error:
                 raise OracleUsageError(f"the machine could not run the target: {error}") from None
+            except _OutOfTime:  # the budget is spent: stop with the figures so far
+                out_of_time = True
+                figures = machine.figures
             except Exception as error:  # the machine's verdict: any exception is a divergence to report
                 failure = error
                 figures = machine.figures
             totals.examples += figures.examples
             totals.checks += figures.checks
             totals.states |= figures.states
-            done += budget
+            machine.figures = Figures()  # counted: so_far() must not add them twice
+            done += budget_examples
             chunk_index += 1
-            now = time.perf_counter()
-            if progress is not None and now - start > PROGRESS_AFTER and now - last_report > 1.0:
-                last_report = now
-                f = {**totals.as_dict(), "seconds": round(now - start, 1)}
-                progress(
-                    f"oracle: {f['examples']} examples, {f['steps']} steps, "
-                    f"{f['distinct_states']} states, {f['seconds']} s"
-                )
-        totals.seconds = time.perf_counter() - start
+            if out_of_time:
+                break
+        budget.active = False
+        totals.seconds = budget.elapsed()
         result = OracleResult(
             component=component,
             target=target_path,
@@ -245,12 +336,13 @@ def check(
             figures=totals.as_dict(),
             time_control=session.describe_time(),
             left_out=dict(session.left_out),
-            adapter=adapter.as_dict(),
+            adapter=session.adapter.as_dict(),
         )
         if failure is not None:
             _explain(result, session, failure, target_path, program)
         return result
     finally:
+        budget.active = False
         undo()
 
 
@@ -364,6 +456,7 @@ def _explain(
     if replayed is None or replayed.divergence is None:
         # The machine saw something the replay does not (an answer it compares some other way).
         result.message = f"{machine_message} (not reproduced by replaying the calls alone)"
+        result.clauses = list(dict.fromkeys(CLAUSE_ID.findall(machine_message)))  # the machine's own
         result.counterexample = render_calls(session, recording.calls, recording.start)
         return
     replayed, one_shot_matters = _without_one_shots(session, recording, replayed)

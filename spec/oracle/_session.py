@@ -12,7 +12,6 @@ the fewest calls that still diverge.  The reproduction file is written from it.
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import reject
 
 from spec.oracle._adapter import Adapter
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._time import ClockHolder, FakeClock, control_time
+from spec.oracle._errors import OracleUsageError, one_line
+from spec.oracle._time import ClockHolder, FakeClock, control_time, time_modules
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
@@ -122,9 +121,9 @@ class Session:
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
         self.current_model: Any = None
         self.recording: Recording | None = None
-        self.module: ModuleType | None = None
+        self.modules: list[ModuleType] = []  # patched time control: the modules whose time is the fake one
         self.time_control = "none"
-        self.patched_names: list[str] = []
+        self.patched_names: dict[str, list[str]] = {}  # module name -> the names in it that read the clock
         self.per_pool_class = False
         self._patched = False
         self._accepts = self._accepted_parameters()
@@ -155,11 +154,9 @@ class Session:
         if self.accepts("clock"):
             self.time_control = "injected"
             return
-        module = sys.modules.get(getattr(self.target, "__module__", "") or "")
-        if module is None:
-            self.time_control = "uncontrolled"
-            return
-        self.module = module
+        # The modules of the factory or class; _probe adds those of the instance's classes (a factory's
+        # product, a subclass defined elsewhere than the class that reads the clock).
+        self.modules = time_modules(self.target)
         self.time_control = "patched"
 
     def _probe(self) -> None:
@@ -175,9 +172,10 @@ class Session:
             if self.component.child is not None:
                 child = getattr(obj, self.component.child)("probe")
         except Exception as error:  # whatever the target raises here is a usage problem to explain
+            name = f"{getattr(self.target, '__module__', '?')}:{getattr(self.target, '__qualname__', '?')}"
             raise OracleUsageError(
-                f"cannot build the target as {self.component.name} needs "
-                f"({self.component.probe_text}): {type(error).__name__}: {error}"
+                f"cannot build the target {name} as {self.component.name} needs "
+                f"({self.component.probe_text}): {one_line(error)}"
             ) from None
         finally:
             undo()
@@ -187,6 +185,7 @@ class Session:
             if pooled is None:
                 raise OracleUsageError("the per-pool form needs a pool(name) method on the target")
             pooled = pooled("probe")
+        self._add_time_modules(obj, child, pooled)
         for method, why in self.component.optional_methods.items():
             holder = child if method in self.component.child_methods else obj
             if pooled is not None and method in self.component.pooled:
@@ -203,29 +202,51 @@ class Session:
                     f'with an adapter, e.g. --adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
                 )
 
+    def _add_time_modules(self, *instances: Any) -> None:
+        """Patched time: also patch the modules of the probe instances' classes; a usage error when no
+        module that may read the clock for the target refers to the time at all (it would run on the
+        real clock, and the verdict of a TTL would depend on the machine's speed)."""
+        if self.time_control != "patched":
+            return
+        for obj in instances:
+            if obj is None or isinstance(
+                obj, PerPoolRegistry
+            ):  # the oracle's wrapper: its child is the target's
+                continue
+            self.modules += [m for m in time_modules(obj) if m not in self.modules]
+        self.patch()()  # learns patched_names
+        if not self.patched_names:
+            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
+            raise OracleUsageError(
+                f"cannot control the time of the target: it takes no clock parameter, and no module of it "
+                f"or of its classes ({searched}) refers to time.monotonic, time.time or time.perf_counter. "
+                "Give its constructor a clock parameter (e.g. clock: Callable[[], float] = time.monotonic) "
+                "or map the one it has with an adapter, e.g. "
+                '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+            )
+
     def describe_time(self) -> str:
         if self.time_control == "injected":
             return f"injected: the fake clock is passed as {self.adapter.keyword_of('__init__', 'clock')}="
         if self.time_control == "patched":
-            assert self.module is not None
-            names = ", ".join(self.patched_names) or "no time reference found"
-            return f"patched: the names {names} in module {self.module.__name__} read the fake clock"
-        if self.time_control == "uncontrolled":
-            return "uncontrolled: no clock parameter and no module to patch"
+            where = "; ".join(
+                f"{', '.join(names)} in module {module}" for module, names in self.patched_names.items()
+            )
+            return f"patched: the names {where} read the fake clock"
         return "not applicable (the component has no time)"
 
     def patch(self) -> Callable[[], None]:
-        """Patch the target's module (only when time control is 'patched'); returns the undo."""
-        if self.time_control != "patched" or self.module is None or self._patched:
+        """Patch the time in ``modules`` (only when time control is 'patched'); returns the undo."""
+        if self.time_control != "patched" or self._patched:
             return lambda: None
-        module = self.module
-        replaced = control_time(module, self.holder)
-        self.patched_names = sorted(replaced)
+        done = [(module, control_time(module, self.holder)) for module in self.modules]
+        self.patched_names = {module.__name__: sorted(names) for module, names in done if names}
         self._patched = True
 
         def undo() -> None:
-            for name, value in replaced.items():
-                setattr(module, name, value)
+            for module, replaced in reversed(done):
+                for name, value in replaced.items():
+                    setattr(module, name, value)
             self._patched = False
 
         return undo

@@ -3,12 +3,13 @@
 A target whose constructor takes a clock gets the machine's FakeClock.  A target
 that reads ``time.monotonic()`` / ``time.time()`` itself gets, for the duration
 of the run, a stand-in for the ``time`` module (and for any of its functions
-imported by name) in the globals of the module that defines it.  The global
-``time`` module is never touched, so Hypothesis and the rest of the process
-keep the real clock.
+imported by name) in the globals of every module that may read the clock for it
+(``time_modules``: the factory's module and the module of every class in the
+instance's MRO, the standard library left out).  The global ``time`` module is
+never touched, so Hypothesis and the rest of the process keep the real clock.
 
-``control_time`` and ``FakeClock`` are copied verbatim into generated
-reproduction files (they are self-contained on purpose).
+``control_time``, ``time_modules`` and ``FakeClock`` are copied verbatim into
+generated reproduction files (they are self-contained on purpose).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ClockHolder", "FakeClock", "control_time", "patched_time"]
+__all__ = ["ClockHolder", "FakeClock", "control_time", "patched_time", "time_modules"]
 
 
 class FakeClock:
@@ -54,6 +55,25 @@ def control_time(module: ModuleType, read: Callable[[], float]) -> dict[str, Any
             replaced[name] = value
             setattr(module, name, read)
     return replaced
+
+
+def time_modules(obj: Any) -> list[ModuleType]:
+    """The modules whose view of the time reaches ``obj``: its own module (a factory's, a class's) and the
+    module of every class in its MRO (of ``obj`` itself for a class, of its type for an instance), in that
+    order, without repeats; the standard library and modules not imported are left out.
+    """
+    import sys
+
+    classes = obj.__mro__ if isinstance(obj, type) else type(obj).__mro__
+    names = [getattr(obj, "__module__", None), *(getattr(c, "__module__", None) for c in classes)]
+    modules: list[ModuleType] = []
+    for name in names:
+        if not isinstance(name, str) or name.partition(".")[0] in sys.stdlib_module_names:
+            continue
+        module = sys.modules.get(name)
+        if module is not None and module not in modules:
+            modules.append(module)
+    return modules
 
 
 class ClockHolder:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,50 @@ def test_list_names_every_component_and_whether_its_machine_is_here(
     out = capsys.readouterr().out
     for component in ("metadata-cache: available", "existence-cache: available", "pool-beliefs: available"):
         assert component in out
+
+
+@pytest.mark.clauses("M4")
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("raise RuntimeError('no config file')\n", "RuntimeError: no config file"),
+        ("def broken(:\n    pass\n", "SyntaxError: "),
+        (
+            "class Cache:\n    def __init__(self, ttl_seconds):\n        raise RuntimeError('no GPU')\n",
+            "no GPU",
+        ),
+    ],
+    ids=["raises-at-import", "syntax-error", "raises-when-built"],
+)
+def test_any_exception_importing_or_building_the_target_is_a_one_line_usage_error(
+    source: str,
+    error: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    module = f"oracle_broken_{request.node.callspec.id.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["metadata-cache", f"{module}:Cache", *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("hicache-oracle: error: "), err
+    assert f"{module}" in err and error in err
+
+
+@pytest.mark.clauses("M2")
+def test_output_into_a_closed_pipe_ends_without_a_traceback() -> None:
+    read, write = os.pipe()
+    os.close(read)  # as `| head` does once it has its lines: every write now fails with EPIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "spec.oracle", "metadata-cache", f"{VARIANTS}:BoundaryExclusive", *SMALL],
+            cwd=ROOT,
+            stdout=write,
+            stderr=subprocess.PIPE,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 1  # the verdict stands
+    assert b"Traceback" not in done.stderr and b"BrokenPipeError" not in done.stderr, done.stderr
