@@ -1,7 +1,8 @@
 """MetadataCache.contains() on a live key against a plain lock + dict + monotonic clock.
 
 The baseline is what anyone would write without hard-TTL re-add semantics,
-bounded size, reclaiming or counters: the floor our hot path must match.
+bounded size, reclaiming or counters: the floor our hot path must match (a floor
+for speed only: it does not mean what MetadataCache means, see PlainTTLSet).
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ CALLS = 200_000
 
 
 class PlainTTLSet:
-    """The baseline: one lock, one dict of births, the monotonic clock."""
+    """The baseline: one lock, one dict of births, the monotonic clock.
+
+    A speed floor, not a correct MetadataCache: re-adding a live key slides its lifetime (M3 says
+    it must not) and a TTL of -1 expires at once instead of never (M2).  The oracle catches it
+    (``python -m spec.oracle metadata-cache benchmarks.bench_metadata_cache:PlainTTLSet``; asserted
+    by tests/oracle/catalogue.py).
+    """
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._births: dict[Hashable, float] = {}

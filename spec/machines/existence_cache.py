@@ -88,13 +88,15 @@ def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachi
         @rule(pool=pools, page=hashes)
         def contains(self, pool: str, page: str) -> None:
             """E3."""
-            assert self.impl.contains(pool, page) == self.model.contains(pool, page), f"contains{pool, page}"
+            assert self.impl.contains(pool, page) == self.model.contains(pool, page), (
+                f"E3: contains{pool, page}"
+            )
 
         @rule(pool=pools, chain=chains, shape=shapes)
         def contains_all(self, pool: str, chain: list[str], shape: str) -> None:
             """E4, E8."""
             got = self.impl.contains_all(pool, shaped(chain, shape))
-            assert got == self.model.contains_all(pool, chain), f"contains_all{pool, chain}"
+            assert got == self.model.contains_all(pool, chain), f"E4: contains_all{pool, chain}"
 
         @rule(pool=pools, chain=walks, shape=shapes, cover=covers, as_set=st.booleans())
         def covers_all(
@@ -103,13 +105,15 @@ def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachi
             """E5, E8."""
             extra = set(cover) if as_set else cover
             got = self.impl.covers_all(pool, shaped(chain, shape), extra)
-            assert got == self.model.covers_all(pool, chain, cover), f"covers_all{pool, chain, set(cover)}"
+            assert got == self.model.covers_all(pool, chain, cover), (
+                f"E5: covers_all{pool, chain, set(cover)}"
+            )
 
         @rule(pool=pools, chain=chains)
         def covers_all_without_extra_cover(self, pool: str, chain: list[str]) -> None:
             """E5: the default ``extra_cover`` is empty."""
             got = self.impl.covers_all(pool, chain)
-            assert got == self.model.covers_all(pool, chain), f"covers_all{pool, chain}"
+            assert got == self.model.covers_all(pool, chain), f"E5: covers_all{pool, chain}"
 
         @rule(pool=pools, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
         def invalidate_beyond(self, pool: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
@@ -131,9 +135,9 @@ def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachi
                     pass
                 else:
                     raise AssertionError(
-                        f"invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
+                        f"E6: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
                     )
-            assert self.model.snapshot() == before
+            assert self.model.snapshot() == before, "E6: a refused invalidate_beyond changed the beliefs"
 
         @precondition(lambda self: len(self.model) > 1)  # rarer than the other rules, so states grow
         @rule()
@@ -148,8 +152,8 @@ def existence_cache_machine(factory: Callable[[int], Any]) -> type[LockstepMachi
             if hasattr(self.impl, "check_invariants"):
                 self.impl.check_invariants()
             got = [tuple(belief) for belief in self.impl.snapshot()]
-            assert got == self.model.snapshot(), f"LRU order: {got} != {self.model.snapshot()}"
-            assert len(self.impl) == len(self.model), "len()"
+            assert got == self.model.snapshot(), f"E2: LRU order: {got} != {self.model.snapshot()}"
+            assert len(self.impl) == len(self.model), "E7: len()"
 
         def abstract_state(self) -> Hashable:
             if not self.ready:

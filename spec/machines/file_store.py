@@ -63,6 +63,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.fs = FakeFileSystem(self.clock)
             self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
             self.temp_serial = 0
+            self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
+            self.evicted_at_step = 0  # the model's victims before the step (V3: the step evicted)
 
         @initialize(
             cap=st.sampled_from((0, 6, 10, 16)),
@@ -104,6 +106,19 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
             )
 
+        def _step(self, clause: str) -> None:
+            self.clause = clause
+            self.evicted_at_step = len(self.model.evicted)
+
+        def _answer_clause(self, got: object, want: object, clause: str) -> str:
+            """A write refused that the model admits, with an unremovable file around: eviction wedged
+            (V5); else ``clause``."""
+            refused = got is False or (isinstance(got, list) and False in got)
+            admitted = want is True or (
+                isinstance(want, list) and isinstance(got, list) and want.count(True) > got.count(True)
+            )
+            return "V5" if refused and admitted and self.model.unremovable else clause
+
         def _note_evictions(self, before: int) -> None:
             """C1 bookkeeping: victims this store removed."""
             for key in self.model.evicted[before:]:
@@ -116,13 +131,16 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(key=keys, value=values)
         def set(self, key: str, value: bytes) -> None:
             """F3, V3-V6, B2."""
+            self._step("F3")
             evicted = len(self.model.evicted)
             quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
             calls = sum(self.fs.calls.values())
             got = self.impl.set(key, value)
             calls = sum(self.fs.calls.values()) - calls
             want = self.model.set(key, value)
-            assert got == want, f"set({key!r}, {value!r}) -> {got}, model {want}"
+            assert got == want, (
+                f"{self._answer_clause(got, want, 'F3')}: set({key!r}, {value!r}) -> {got}, model {want}"
+            )
             if quiet:
                 assert calls == 0, f"F6/F3: set of believed {key!r} made {calls} filesystem calls"
             self._note_evictions(evicted)
@@ -133,10 +151,13 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(pairs=st.lists(st.tuples(keys, values), max_size=3))
         def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
             """F5."""
+            self._step("F5")
             evicted = len(self.model.evicted)
             got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
             want = [self.model.set(k, v) for k, v in pairs]
-            assert got == want, f"batch_set({pairs!r}) -> {got}, model {want}"
+            assert got == want, (
+                f"{self._answer_clause(got, want, 'F5')}: batch_set({pairs!r}) -> {got}, model {want}"
+            )
             self._note_evictions(evicted)
             self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
 
@@ -150,42 +171,46 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(key=keys)
         def get(self, key: str) -> None:
             """F4, B2."""
+            self._step("F4")
             got = self.impl.get(key)
             want = self.model.get(key)
-            assert got == want, f"get({key!r}) -> {got!r}, model {want!r}"
+            assert got == want, f"F4: get({key!r}) -> {got!r}, model {want!r}"
 
         @precondition(lambda self: self.ready)
         @rule(key=keys, delta=st.sampled_from((0, 0, 1, -1)))
         def get_into(self, key: str, delta: int) -> None:
             """F4: exact size only."""
+            self._step("F4")
             file = self.model.files.get(self.model.name(key))
             size = max((len(file[0]) if file is not None else 3) + delta, 0)
             buffer = bytearray(b"\xee" * size)
             got = self.impl.get_into(key, buffer)
             want = self.model.get(key, buffer_size=size)
-            assert got == (want is not None), f"get_into({key!r}, {size}) -> {got}, model {want!r}"
+            assert got == (want is not None), f"F4: get_into({key!r}, {size}) -> {got}, model {want!r}"
             if want is not None:
-                assert bytes(buffer) == want, f"get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
+                assert bytes(buffer) == want, f"F4: get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
 
         @precondition(lambda self: self.ready)
         @rule(batch=st.lists(keys, max_size=4))
         def batch_get(self, batch: list[str]) -> None:
             """F5."""
+            self._step("F5")
             got = self.impl.batch_get(batch)
             want = [self.model.get(k) for k in batch]
-            assert got == want, f"batch_get({batch!r}) -> {got!r}, model {want!r}"
+            assert got == want, f"F5: batch_get({batch!r}) -> {got!r}, model {want!r}"
 
         @precondition(lambda self: self.ready)
         @rule(key=keys)
         def exists(self, key: str) -> None:
             """F6 (no filesystem call on a live belief), C1, C2."""
+            self._step("F6")
             believed = self.model.believed(key)
             calls = sum(self.fs.calls.values())
             got = self.impl.exists(key)
             calls = sum(self.fs.calls.values()) - calls
             want = self.model.exists(key)
-            assert got == want, f"exists({key!r}) -> {got}, model {want}"
-            assert calls == (0 if believed else 1), f"exists({key!r}) made {calls} filesystem calls (F6)"
+            assert got == want, f"F6: exists({key!r}) -> {got}, model {want}"
+            assert calls == (0 if believed else 1), f"F6: exists({key!r}) made {calls} filesystem calls"
             if key in self.removed_by_store:
                 assert not got, f"C1: exists({key!r}) after this store removed it"
             if got and self.model.name(key) not in self.model.files:
@@ -195,6 +220,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(batch=st.lists(keys, max_size=4))
         def batch_exists(self, batch: list[str]) -> None:
             """F5: the longest existing prefix; at most one call per key asked, never a listing."""
+            self._step("F5")
             scans, calls = self.fs.calls["scandir"], sum(self.fs.calls.values())
             got = self.impl.batch_exists(batch)
             unbelieved, taught = 0, set()  # the stat calls F6 allows: one per unbelieved key walked
@@ -207,7 +233,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 if self.model.metadata:
                     taught.add(k)
             want = self.model.batch_exists(batch)
-            assert got == want, f"batch_exists({batch!r}) -> {got}, model {want}"
+            assert got == want, f"F5: batch_exists({batch!r}) -> {got}, model {want}"
             assert self.fs.calls["scandir"] == scans, "F5: batch_exists listed the directory"
             calls = sum(self.fs.calls.values()) - calls
             assert calls == unbelieved, f"F5/F6: {calls} calls for {unbelieved} unbelieved keys asked"
@@ -216,9 +242,10 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(key=keys)
         def delete(self, key: str) -> None:
             """F7."""
+            self._step("F7")
             got = self.impl.delete(key)
             want = self.model.delete(key)
-            assert got == want, f"delete({key!r}) -> {got}, model {want}"
+            assert got == want, f"F7: delete({key!r}) -> {got}, model {want}"
             if want:
                 self.removed_by_store.add(key)
 
@@ -226,10 +253,11 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule()
         def clear(self) -> None:
             """F7: only this namespace's files go (the foreign ones are compared every step)."""
+            self._step("F7")
             ours = {self.model.key_of(n) for n in self.model.files} - {None}
             got = self.impl.clear()
             want = self.model.clear()
-            assert got == want, f"clear() -> {got}, model {want}"
+            assert got == want, f"F7: clear() -> {got}, model {want}"
             self.removed_by_store |= {
                 k for k in ours if k is not None and self.model.name(k) not in self.model.files
             }
@@ -240,6 +268,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(index=st.integers(0, 9))
         def another_process_deletes(self, index: int) -> None:
             """C2, F4: one of this namespace's files is deleted behind the store's back."""
+            self._step("C2")
             ours = sorted(n for n in self.model.files if self.model.key_of(n) is not None)
             if ours:
                 name = ours[index % len(ours)]
@@ -266,6 +295,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(key=keys, value=values, foreign=st.booleans())
         def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
             """F1: a file of this namespace (or, foreign, of another one) appears."""
+            self._step("F1")
             name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
             self.fs.put(f"{DIRECTORY}/{name}", value)
             self.model.files[name] = (value, self.clock())
@@ -276,6 +306,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(size=st.integers(0, 4))
         def another_writer_leaves_a_temp_file(self, size: int) -> None:
             """F8, C4: a live (young) or crashed (later old) writer's temp file."""
+            self._step("F8")
             self.temp_serial += 1
             name = f".w{self.temp_serial}.tmp"
             self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
@@ -288,6 +319,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         )
         def fault(self, op: str, code: int) -> None:
             """B2: the next call of one operation fails (or reads short)."""
+            self._step("B2")
             if op == "short":
                 self.fs.short_reads(1)
             else:
@@ -298,12 +330,14 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
         def file_becomes_unremovable(self, key: str, code: int) -> None:
             """V5: unlink of this key's file fails until healed."""
+            self._step("V5")
             self.fs.fail_unlink(f"{DIRECTORY}/{self.model.name(key)}", code)
             self.model.unremovable.add(self.model.name(key))
 
         @precondition(lambda self: self.ready)
         @rule()
         def heal(self) -> None:
+            self._step("V5")
             self.fs.heal()
             self.model.unremovable.clear()
             self.model.pending = dict.fromkeys(self.model.pending, 0)
@@ -311,12 +345,17 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         @precondition(lambda self: self.ready)
         @rule(delta=st.sampled_from(DELTAS))
         def advance(self, delta: float) -> None:
+            self._step("C2")
             self.clock.advance(delta)
 
         @precondition(lambda self: self.ready)
         @rule()
         def restart(self) -> None:
             """F8, C3: a new store on the same directory counts exactly this namespace's bytes."""
+            self._step("F8")
+            self._restart_store()
+
+        def _restart_store(self) -> None:
             self.impl = self._new_store()
             evicted = len(self.model.evicted)
             self.model.restart()
@@ -328,6 +367,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def crash_during_set(self, key: str, value: bytes, after: int) -> None:
             """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
             self.heal()
+            self._step("C4")
             acknowledged = {
                 n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None
             }
@@ -341,7 +381,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.fs.restart()
             evicted = len(self.model.evicted)
             want = self.model.set(key, value)
-            assert got == want, f"set({key!r}, {value!r}) -> {got}, model {want}"
+            assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
             self._note_evictions(evicted)
             if want:
                 self.removed_by_store.discard(key)
@@ -364,7 +404,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.removed_by_store |= {
                 k for n in acknowledged if n not in listing and (k := self.model.key_of(n)) is not None
             }
-            self.restart()
+            self._restart_store()
 
         def _check_restart(self) -> None:
             evictor = getattr(self.impl, "evictor", None)
@@ -385,15 +425,43 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if hasattr(self.impl, "check_invariants"):
                 self.impl.check_invariants()
             listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
-            assert listing == self.model.files, f"directory {listing} != model {self.model.files}"
+            if listing != self.model.files:
+                clause = self._directory_clause(listing)
+                raise AssertionError(f"{clause}: directory {listing} != model {self.model.files}")
             evictor = getattr(self.impl, "evictor", None)
             if evictor is not None and hasattr(evictor, "snapshot"):
                 entries = [tuple(e) for e in evictor.snapshot()]
-                assert entries == self.model.lru, f"C3/V2: evictor {entries} != model {self.model.lru}"
+                if entries != self.model.lru:
+                    # Bytes counted for a file that is not there: capacity leaked (C3).
+                    leaked = {e[0] for e in entries} - {e[0] for e in self.model.lru}
+                    clause = "C3" if any(self.model.name(k) not in listing for k in leaked) else self.clause
+                    raise AssertionError(f"{clause}: evictor {entries} != model {self.model.lru} (V2)")
                 assert evictor.total == sum(e[1] for e in entries), "C3: total != sum of sizes"
             if hasattr(self.impl, "believes"):
                 for key in KEYS:
-                    assert self.impl.believes(key) == self.model.believed(key), f"belief of {key!r}"
+                    believes = self.impl.believes(key)
+                    clause = "C1" if believes else self.clause  # a belief that outlived its removal
+                    assert believes == self.model.believed(key), f"{clause}: belief of {key!r}"
+
+        def _directory_clause(self, listing: dict[str, tuple[bytes, float]]) -> str:
+            """The clause a directory that differs from the model's shows, the most specific first."""
+            files = self.model.files
+            differ = {n for n in listing.keys() | files.keys() if listing.get(n) != files.get(n)}
+            if any(not n.startswith(".") and self.model.key_of(n) is None for n in differ):
+                return "F1"  # another namespace's file touched, or a file not named as F1 says
+            temps = {n for n in differ if n.startswith(".")}
+            if any(n in files for n in temps):
+                return "F8"  # a temp file another (maybe live) writer owns was removed
+            if temps:
+                return "F8" if self.clause in ("F8", "C4") else "F3"  # a temp file left behind
+            believed = getattr(self.impl, "believes", None)
+            if believed is not None and any(
+                n in files and n not in listing and believed(self.model.key_of(n)) for n in differ
+            ):
+                return "C1"  # the store believes a key whose file is not there
+            if len(self.model.evicted) > self.evicted_at_step:
+                return "V3"  # the step evicted: the victims differ
+            return self.clause
 
         def abstract_state(self) -> Hashable:
             if not self.ready:

@@ -55,7 +55,7 @@ def metadata_cache_machine(factory: Callable[..., Any]) -> type[LockstepMachine]
         @rule(key=keys)
         def contains(self, key: str) -> None:
             """M2, M4."""
-            assert self.impl.contains(key) == self.model.contains(key), f"contains({key!r})"
+            assert self.impl.contains(key) == self.model.contains(key), f"M4: contains({key!r})"
 
         @rule(key=keys)
         def remove(self, key: str) -> None:
@@ -87,7 +87,7 @@ def metadata_cache_machine(factory: Callable[..., Any]) -> type[LockstepMachine]
             """M5: len() counts the live keys.  A rule rather than a check after every step: len()
             may purge, and purging after every step would hide mistakes that keep expired entries
             (a stale birth kept on re-add, a bound applied before the purge)."""
-            assert len(self.impl) == len(self.model), "len()"
+            assert len(self.impl) == len(self.model), "M5: len()"
 
         def check_step(self) -> None:
             if not self.ready:
@@ -95,19 +95,19 @@ def metadata_cache_machine(factory: Callable[..., Any]) -> type[LockstepMachine]
             if hasattr(self.impl, "check_invariants"):
                 self.impl.check_invariants()
             for key in KEYS:
-                assert self.impl.contains(key) == self.model.contains(key), f"contains({key!r})"
+                assert self.impl.contains(key) == self.model.contains(key), f"M4: contains({key!r})"
             snapshot = getattr(self.impl, "snapshot", None)
             if snapshot is not None:
                 # The refinement mapping, where the implementation exposes it: the live keys with
                 # their births, in birth order.  Catches a wrong birth at once, not only when the
                 # clock later reaches it.
                 want_live = tuple(self.model.live().items())
-                assert tuple(snapshot()) == want_live, "live births (M3: lifetimes and birth order)"
+                assert tuple(snapshot()) == want_live, "M3: live births (lifetimes and birth order)"
             stats = getattr(self.impl, "stats", None)
             if stats is not None and getattr(self.impl, "stats_enabled", True):
                 got = stats()
                 want = (self.model.hits, self.model.misses, self.model.evictions)
-                assert (got.hits, got.misses, got.evictions) == want, "M8 counters"
+                assert (got.hits, got.misses, got.evictions) == want, "M8: counters"
 
         def abstract_state(self) -> Hashable:
             if not self.ready:

@@ -54,19 +54,19 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         def contains(self, name: str, page: str) -> None:
             """P2 (as E3)."""
             got = self.impl.pool(name).contains(page)
-            assert got == self.model.pool(name).contains(page), f"{name}.contains({page!r})"
+            assert got == self.model.pool(name).contains(page), f"P2: {name}.contains({page!r})"
 
         @rule(name=names, chain=chains, shape=shapes)
         def contains_all(self, name: str, chain: list[str], shape: str) -> None:
             """P2 (as E4): in-flight pages do not count here."""
             got = self.impl.pool(name).contains_all(shaped(chain, shape))
-            assert got == self.model.pool(name).contains_all(chain), f"{name}.contains_all({chain})"
+            assert got == self.model.pool(name).contains_all(chain), f"P2: {name}.contains_all({chain})"
 
         @rule(name=names, chain=walks, shape=shapes)
         def covered(self, name: str, chain: list[str], shape: str) -> None:
             """P4."""
             got = self.impl.pool(name).covered(shaped(chain, shape))
-            assert got == self.model.pool(name).covered(chain), f"{name}.covered({chain})"
+            assert got == self.model.pool(name).covered(chain), f"P4: {name}.covered({chain})"
 
         @rule(name=names, chain=batches, shape=shapes)
         def track_inflight(self, name: str, chain: list[str], shape: str) -> None:
@@ -100,9 +100,11 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
                     pass
                 else:
                     raise AssertionError(
-                        f"invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
+                        f"P2: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
                     )
-            assert self.model.pool(name).snapshot() == before
+            assert self.model.pool(name).snapshot() == before, (
+                "P2: a refused invalidate_beyond changed the pool"
+            )
 
         @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)
         @rule(name=names)
@@ -140,8 +142,10 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
                 assert pool is self.impl.pool(name), f"P1: pool({name!r}) is not one object"
                 beliefs, inflight = pool.snapshot()
                 want = self.model.pool(name).snapshot()
-                assert (list(beliefs), dict(inflight)) == want, f"{name}: {beliefs, inflight} != {want}"
-                assert len(pool) == len(self.model.pool(name)), f"{name}: len()"
+                assert (list(beliefs), dict(inflight)) == want, (
+                    f"P2/P3: {name}: {beliefs, inflight} != {want}"
+                )
+                assert len(pool) == len(self.model.pool(name)), f"P2: {name}: len()"
 
         def abstract_state(self) -> Hashable:
             if not self.ready:

@@ -218,9 +218,10 @@ EXISTENCE_CACHE = Component(
         "snapshot": (),
         "check_invariants": (),
     },
-    required=("add", "contains", "contains_all"),
+    required=("add", "contains_all"),
     classify=_classify_existence,
     optional_methods={
+        "contains": "E3 contains: no contains()",
         "covers_all": "E5 covers_all: no covers_all()",
         "invalidate_beyond": "E6 invalidate_beyond: no invalidate_beyond()",
         "clear": "E7 clear: no clear()",
@@ -228,6 +229,7 @@ EXISTENCE_CACHE = Component(
         "snapshot": "LRU order: no snapshot(), only the answers are compared",
     },
     rules_for={
+        "contains": ("contains",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
         "clear": ("clear",),
@@ -240,20 +242,56 @@ EXISTENCE_CACHE = Component(
 )
 
 
+_POOL_CLAUSES = {
+    "add": "P2",
+    "contains": "P2",
+    "contains_all": "P2",
+    "invalidate_beyond": "P2",
+    "covered": "P4",
+    "track_inflight": "P3",
+    "untrack_inflight": "P3",
+    "clear": "P5",
+    "clear_inflight": "P5",
+}
+# Calls that answer with the state and change nothing.
+_POOL_QUERIES = frozenset({"snapshot", "__len__", "check_invariants"})
+
+
+def _pool_of(call: Call) -> Any:
+    """The pool name a call acts on, or None for a call on the registry itself."""
+    return dict(call.receiver[0][1]).get("name") if call.receiver else None
+
+
 def _classify_pools(result: Replay, init: Mapping[str, Any]) -> list[str]:
-    """Name the P clauses a pool-beliefs divergence implicates, the most specific first."""
+    """Name the P clauses a pool-beliefs divergence implicates, the most specific first.
+
+    The culprit is the diverging call when it answers wrong itself (``covered``: P4), else the last
+    call that changed the state the diverging ``snapshot``/``len`` shows; a pool that disagrees though
+    only other pools were touched is P1 (one pool per name).
+    """
     calls = result.calls
-    methods = [c.method for c in calls]
+    last = calls[-1]
+    before = [c for c in calls[:-1] if c.method not in _POOL_QUERIES]
     found: list[str] = []
-    if any(m in ("track_inflight", "untrack_inflight") for m in methods):
+    pool = _pool_of(last)
+    if last.receiver and before and all(_pool_of(c) not in (None, pool) for c in before):
+        found.append("P1")
+    if last.method not in _POOL_QUERIES and last.method in _POOL_CLAUSES:
+        found.append(_POOL_CLAUSES[last.method])
+    for call in reversed(before):
+        if call.method in _POOL_CLAUSES:
+            found.append(_POOL_CLAUSES[call.method])
+            if not call.receiver:
+                found.append("P1")  # the registry's clear / clear_inflight apply to every pool
+            break
+    methods = {c.method for c in calls}
+    if methods & {"track_inflight", "untrack_inflight"}:
         found.append("P3")
     if "covered" in methods:
         found.append("P4")
-    if any(m in ("clear", "clear_inflight") for m in methods):
+    if methods & {"clear", "clear_inflight"}:
         found.append("P5")
-    registry = [c for c in calls if not c.receiver and c.method in ("clear", "clear_inflight")]
-    names = {dict(step[1]).get("name") for c in calls for step in c.receiver[:1]}
-    if registry or len(names) > 1:
+    if len({_pool_of(c) for c in calls} - {None}) > 1:
         found.append("P1")
     found.append("P2")
     return list(dict.fromkeys(found))
@@ -287,20 +325,33 @@ POOL_BELIEFS = Component(
         "snapshot": (),
         "check_invariants": (),
     },
-    required=("add", "contains", "contains_all"),
+    required=("add", "contains_all"),
     classify=_classify_pools,
+    # Checked on a pool (``clear`` and ``clear_inflight`` too: a per-pool class gets the oracle's registry).
     optional_methods={
+        "contains": "P2 contains: no contains()",
+        "covered": "P4 covered: no covered()",
         "track_inflight": "P3/P4 in-flight references: no track_inflight()",
+        "untrack_inflight": "P3 untrack: no untrack_inflight()",
+        "invalidate_beyond": "P2 invalidate_beyond: no invalidate_beyond()",
+        "clear": "P5 clear: no clear()",
+        "clear_inflight": "P5 clear_inflight: no clear_inflight()",
         "__len__": "P2 len: no __len__ (the spec's answer stands in)",
         "snapshot": "LRU order and reference counts: no snapshot(), only the answers are compared",
     },
     rules_for={
+        "contains": ("contains",),
+        "covered": ("covered",),
         "track_inflight": (
             "track_inflight",
             "untrack_inflight",
             "clear_pool_inflight",
             "clear_registry_inflight",
         ),
+        "untrack_inflight": ("untrack_inflight",),
+        "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
+        "clear": ("clear_pool", "clear_registry"),
+        "clear_inflight": ("clear_pool_inflight", "clear_registry_inflight"),
     },
     projections={
         "snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))"),
@@ -317,6 +368,8 @@ POOL_BELIEFS = Component(
             "track_inflight",
             "untrack_inflight",
             "invalidate_beyond",
+            "clear",
+            "clear_inflight",
             "__len__",
             "snapshot",
         }
@@ -417,8 +470,13 @@ FILE_STORE = Component(
         "clear": (),
         "check_invariants": (),
     },
-    required=("set", "get", "exists", "delete", "clear"),
+    required=("set", "get", "get_into", "exists", "batch_set", "delete", "clear"),
     classify=_no_replay,
+    optional_methods={
+        "batch_get": "F5 batch_get: no batch_get()",
+        "batch_exists": "F5 batch_exists: no batch_exists()",
+    },
+    rules_for={"batch_get": ("batch_get",), "batch_exists": ("batch_exists",)},
     probe=_store_probe,
     rule_clauses={
         "set": "F3",

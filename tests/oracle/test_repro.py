@@ -104,17 +104,29 @@ def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correc
     assert "failed" not in passing, passing
 
 
-@pytest.mark.clauses("V4", "C3")
+# (component, wrong target, the correct class): the file components' reproductions drive the machine
+FILE_CASES = [
+    (
+        "file-evictor",
+        "spec.oracle.variants.file_evictor:TouchAdoptsWithoutSize",
+        "hicache.file_evictor:LRUFileEvictor",
+    ),
+    ("file-store", "tests.variants.file_store:KeepsTempOnFailure", "hicache.file_store:HiCacheFile"),
+]
+
+
+@pytest.mark.clauses("V4", "C3", "F3", "B2")
+@pytest.mark.parametrize(("component", "target", "correct"), FILE_CASES, ids=[c[0] for c in FILE_CASES])
 def test_a_file_component_reproduction_replays_the_machine_steps_and_passes_on_the_fixed_class(
-    tmp_path: Path,
+    tmp_path: Path, component: str, target: str, correct: str
 ) -> None:
-    target = "spec.oracle.variants.file_evictor:TouchAdoptsWithoutSize"
-    result = check("file-evictor", target, max_examples=300, steps=15)
+    result = check(component, target, max_examples=300, steps=15)
     assert result.verdict == "FAIL", result.summary()
     assert 1 <= result.calls <= 8
-    assert "machine_for('file-evictor', TARGET" in result.repro
-    (tmp_path / "test_repro_evictor.py").write_text(result.repro)
+    assert f"machine_for({component!r}, TARGET" in result.repro
+    assert f"Breaks: {result.clauses[0]}" in result.repro
+    (tmp_path / "test_repro_file_component.py").write_text(result.repro)
     failing = _pytest(tmp_path)
     assert re.search(r"\b1 failed\b", failing), failing
-    passing = _pytest(tmp_path, {"HICACHE_ORACLE_TARGET": "hicache.file_evictor:LRUFileEvictor"})
+    passing = _pytest(tmp_path, {"HICACHE_ORACLE_TARGET": correct})
     assert re.search(r"\b1 passed\b", passing), passing
