@@ -18,6 +18,12 @@ Complexity: ``contains`` O(1); ``add`` O(1) amortized; ``remove`` O(1);
 
 Thread model: every public method takes one lock and reads the clock once,
 inside it, so each call is atomic and the calls are linearizable (M7).
+
+The class is not CrossHair-checked, because its state sits behind a lock, in
+per-instance closures and an injected clock, which CrossHair cannot explore
+symbolically; instead the lock-step machine (``spec/machines/metadata_cache.py``)
+and the bounded model checker (``spec.modelcheck``) check it, step by step,
+against ``spec/metadata_cache.py``, whose pure functions CrossHair does check.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from decimal import Decimal
+from fractions import Fraction
 from typing import NamedTuple
 
 from hicache._validate import check_int, check_ttl
@@ -46,7 +54,8 @@ class MetadataCacheStats(NamedTuple):
 class MetadataCache:
     """Hard-TTL positive cache: a key is believed for ``ttl_seconds`` after it is added.
 
-    ``ttl_seconds`` is -1 (never expires) or a finite number >= 0; the boundary
+    ``ttl_seconds`` is -1 (never expires) or a finite real number >= 0 (an int,
+    float, ``Fraction`` or ``Decimal``, kept as the nearest float); the boundary
     is inclusive (alive at exactly ``birth + ttl``).  Re-adding a live key never
     extends its life.  ``max_entries`` bounds the entries, evicting the oldest
     birth.  ``clock`` returns monotonic seconds and is read once per call.
@@ -72,7 +81,7 @@ class MetadataCache:
 
     def __init__(
         self,
-        ttl_seconds: float,
+        ttl_seconds: float | Fraction | Decimal,
         *,
         max_entries: int | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -89,7 +98,7 @@ class MetadataCache:
         self._births: OrderedDict[Hashable, float] = OrderedDict()
         self._lock = threading.Lock()
         self._hits = self._misses = self._expirations = self._evictions = 0
-        if not stats:
+        if not stats and type(self).contains is MetadataCache.contains:  # a subclass's override wins
             self.contains = self._specialized_contains()  # type: ignore[method-assign,assignment]
 
     @property
@@ -110,7 +119,7 @@ class MetadataCache:
     def contains(self, key: Hashable) -> bool:
         """True exactly when ``key`` is alive (M4).  O(1).
 
-        (Replaced per instance by an equivalent specialized closure.)
+        (Replaced per instance by an equivalent specialized closure, unless counting or overridden.)
         """
         with self._lock:
             birth = self._births.get(key)
@@ -133,7 +142,8 @@ class MetadataCache:
             bound = self._max_entries
             if bound is not None and len(births) >= bound:
                 births.popitem(last=False)  # oldest birth: it would expire first
-                self._evictions += 1
+                if self._counting:
+                    self._evictions += 1
             births[key] = now
 
     def remove(self, key: Hashable) -> None:
@@ -216,4 +226,5 @@ class MetadataCache:
             if now - oldest <= ttl:
                 return
             births.popitem(last=False)
-            self._expirations += 1
+            if self._counting:
+                self._expirations += 1

@@ -5,15 +5,17 @@ Steps (each is recorded, none stops the others):
 1. ``ruff check`` and ``mypy --strict`` over the code;
 2. the whole pytest suite under the ``verify`` Hypothesis profile, writing
    per-test clause coverage (``spec.pytest_plugin``);
-3. ``crosshair check`` on every spec module that carries PEP 316 contracts
-   (discovered: any ``spec/*.py`` with a ``post:`` line); a contract that
+3. ``crosshair check`` on every module that carries PEP 316 contracts
+   (discovered: any ``spec/*.py`` or ``hicache/*.py`` with a ``post:`` line:
+   the specs, and production's argument checks); a contract that
    names something its module does not define is an error (decided
    statically, ``spec.contract_names``), and one whose precondition CrossHair
    could not meet in time is checked again alone with a larger budget before
    it counts as vacuous;
 4. ``crosshair check`` on every deliberately broken model in
-   ``tests/crosshair_bugs/``: each must yield exactly the counterexamples
-   listed in its ``.expected`` golden file (the checker is shown to fail);
+   ``tests/crosshair_bugs/``: each must yield at least the counterexamples
+   listed in its ``.expected`` golden file (the checker is shown to fail); a
+   golden line missed under load is checked again with a larger budget;
 5. the bounded exhaustive model check of every component
    (``python -m spec.modelcheck``) and real-thread linearizability runs
    (``python -m spec.linearizability``);
@@ -66,8 +68,13 @@ def _tool(module: str) -> list[str]:
 
 
 def contract_modules() -> list[Path]:
-    """The spec modules that carry PEP 316 contracts."""
-    return sorted(p for p in (ROOT / "spec").glob("*.py") if re.search(r"^\s+post:", p.read_text(), re.M))
+    """The modules that carry PEP 316 contracts: the specs, and the production modules that have them.
+
+    In ``hicache/`` only the pure argument checks (``hicache/_validate.py``) do; the classes are checked by
+    refinement against the spec instead (see the docstring of ``hicache/metadata_cache.py``).
+    """
+    found = [*(ROOT / "spec").glob("*.py"), *(ROOT / "hicache").glob("*.py")]
+    return sorted(p for p in found if re.search(r"^\s+post:", p.read_text(), re.M))
 
 
 def _clauses_by_line(path: Path) -> dict[int, list[str]]:
@@ -175,20 +182,42 @@ def crosshair_check(
     return step, sorted(final, key=lambda c: c.line)
 
 
-def crosshair_bug_check(path: Path, timeout: float) -> StepResult:
-    """A broken model must produce exactly the golden counterexamples (by line number)."""
-    step, conditions = crosshair_check(path, timeout)
+def _golden_lines(path: Path) -> list[int]:
     golden = path.with_suffix(".expected")
-    want = sorted(int(line.split(":")[0]) for line in golden.read_text().splitlines() if line.strip())
-    got = sorted(c.line for c in conditions if c.verdict == "error")
-    ok = got == want and step.returncode == 1
-    detail = f"expected counterexamples at lines {want}, CrossHair reported {got}\n"
-    return StepResult(
-        f"crosshair catches {path.relative_to(ROOT)}",
-        0 if ok else 1,
-        step.seconds,
-        detail + step.output,
-    )
+    return sorted(int(line.split(":")[0]) for line in golden.read_text().splitlines() if line.strip())
+
+
+def _refuted(conditions: list[CrosshairCondition]) -> set[int]:
+    """The lines of the conditions CrossHair refuted (an unmet precondition refutes nothing)."""
+    return {c.line for c in conditions if c.verdict == "error" and not c.message.startswith("vacuous")}
+
+
+def crosshair_bug_check(path: Path, timeout: float, retry_timeout: float | None = None) -> StepResult:
+    """A broken model must be refuted at least at every line of its golden ``.expected`` file.
+
+    More refutations than the golden lines are fine (a broken model may break several contracts; the
+    golden file lists those found reliably).  Whether CrossHair finds a counterexample within ``timeout``
+    depends on the machine's load (under load it found none at 3 s per condition), so the function that
+    owns a golden line CrossHair did not refute is checked again alone with ``retry_timeout`` per
+    condition (default ``max(10 * timeout, 20)``, as for unmet preconditions); a golden line that is
+    still not refuted fails the check, and so does an empty golden file (it could never fail).
+    """
+    rel = str(path.relative_to(ROOT))
+    step, conditions = crosshair_check(path, timeout)
+    want = _golden_lines(path)
+    got = _refuted(conditions)
+    output = step.output
+    seconds = step.seconds
+    retry = retry_timeout if retry_timeout is not None else max(10 * timeout, 20.0)
+    owner = function_lines(path)
+    for fn in sorted({owner.get(line, 0) for line in want if line not in got}):
+        again = _crosshair(f"{rel}:{fn}", retry)
+        output += f"-- retry of line {fn} with {retry:g} s per condition --\n{again.output}"
+        seconds += again.seconds
+        got |= _refuted(_parse_conditions(path, again.output, {}))
+    ok = bool(want) and set(want) <= got
+    detail = f"expected counterexamples at least at lines {want}, CrossHair reported {sorted(got)}\n"
+    return StepResult(f"crosshair catches {rel}", 0 if ok else 1, seconds, detail + output)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import pytest
@@ -184,10 +185,15 @@ def test_counters_count_hits_misses_expirations_and_evictions(clock: FakeClock) 
 
 @pytest.mark.clauses("M8")
 def test_counters_are_off_unless_asked_for(clock: FakeClock) -> None:
-    cache = MetadataCache(5, clock=clock)
+    """Regression: with stats=False an eviction and an expiry were still counted (1 and 1)."""
+    cache = MetadataCache(5, max_entries=1, clock=clock)
     cache.add("a")
     cache.contains("a")
     cache.contains("b")
+    cache.add("b")  # evicts the live "a"
+    clock.advance(10)
+    cache.add("c")  # reclaims the expired "b"
+    assert cache.snapshot() == (("c", clock()),)
     assert not cache.stats_enabled
     assert cache.stats() == (0, 0, 0, 0)
 
@@ -252,3 +258,31 @@ def test_invalid_keyword_arguments_are_type_errors_naming_the_parameter(name: st
 def test_valid_max_entries_are_accepted() -> None:
     assert MetadataCache(5, max_entries=1).max_entries == 1
     assert MetadataCache(5).max_entries is None
+
+
+@pytest.mark.clauses("M4")
+def test_a_subclass_that_overrides_contains_is_answered_by_its_override(clock: FakeClock) -> None:
+    """Regression: __init__ put the specialized closure on the instance, hiding the subclass's method."""
+
+    class AlwaysBelieved(MetadataCache):
+        def contains(self, key: Hashable) -> bool:
+            return key == "x" or super().contains(key)
+
+    cache = AlwaysBelieved(5, clock=clock)
+    assert cache.contains("x") and "x" in cache
+    assert not cache.contains("y")
+    cache.add("y")
+    assert cache.contains("y")
+
+
+@pytest.mark.clauses("M4")
+def test_a_subclass_that_keeps_contains_still_gets_the_fast_path(clock: FakeClock) -> None:
+    class Plain(MetadataCache):
+        pass
+
+    cache = Plain(5, clock=clock)
+    assert "contains" in vars(cache)  # the specialized closure
+    cache.add("k")
+    assert cache.contains("k")
+    clock.advance(5.5)
+    assert not cache.contains("k")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 import re
+import sys
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
-from hicache._validate import check_int, check_ttl
+from hicache._validate import SHOWN_MAX, check_int, check_ttl, shown
 
 
 @pytest.mark.clauses("B1")
@@ -53,8 +56,9 @@ def test_a_valid_ttl_comes_back_as_a_float(value: float, expected: float) -> Non
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [
-        ("5", TypeError, "ttl must be a number, got str '5'"),
-        (False, TypeError, "ttl must be a number, got bool False"),
+        ("5", TypeError, "ttl must be a real number (int, float, Fraction or Decimal), got str '5'"),
+        (False, TypeError, "ttl must be a real number (int, float, Fraction or Decimal), got bool False"),
+        (1j, TypeError, "ttl must be a real number (int, float, Fraction or Decimal), got complex 1j"),
         (-2, ValueError, "ttl must be -1 (never expires) or a finite number >= 0, got -2"),
         (math.inf, ValueError, "ttl must be -1 (never expires) or a finite number >= 0, got inf"),
         (math.nan, ValueError, "ttl must be -1 (never expires) or a finite number >= 0, got nan"),
@@ -66,3 +70,123 @@ def test_a_bad_ttl_is_rejected_with_an_exact_message(
 ) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         check_ttl("ttl", value)
+
+
+BIG = 10**400  # finite, but beyond the largest float: float(BIG) raises OverflowError
+BIG_SHOWN = "10000000000000000000...0000000000 (401 digits)"
+HUGE = 10**5000  # beyond the int-to-text limit (4300 digits): repr(HUGE) raises ValueError
+NOT_A_TTL = "ttl must be -1 (never expires) or a finite number >= 0, got "
+TOO_LARGE = f"ttl must fit in a float (at most {sys.float_info.max:g}), got "
+
+
+@pytest.mark.clauses("B1", "M1")
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param(BIG, TOO_LARGE + BIG_SHOWN, id="10**400"),
+        pytest.param(-BIG, NOT_A_TTL + "-" + BIG_SHOWN[:19] + BIG_SHOWN[20:], id="-10**400"),
+        pytest.param(HUGE, TOO_LARGE + "<an int of 16610 bits>", id="10**5000"),
+        pytest.param(-HUGE, NOT_A_TTL + "-<an int of 16610 bits>", id="-10**5000"),
+        (Fraction(BIG), TOO_LARGE + "Fraction(10000000000...000000, 1) (414 characters)"),
+        (Decimal("1e400"), TOO_LARGE + "Decimal('1E+400')"),
+        (Decimal("NaN"), NOT_A_TTL + "Decimal('NaN')"),
+        (Decimal("sNaN"), NOT_A_TTL + "Decimal('sNaN')"),
+        (Decimal("-Infinity"), NOT_A_TTL + "Decimal('-Infinity')"),
+        (Fraction(-1, 3), NOT_A_TTL + "Fraction(-1, 3)"),
+        (Fraction(-1) + Fraction(1, 10**30), NOT_A_TTL + "Fraction(-9999999999...000000000) (74 characters)"),
+        (-math.inf, NOT_A_TTL + "-inf"),
+    ],
+)
+def test_a_number_out_of_range_of_any_size_or_kind_is_a_value_error_naming_the_parameter(
+    value: Any, message: str
+) -> None:
+    """Regression: MetadataCache(10**400) and (-10**400) raised OverflowError from math.isfinite, naming
+    nothing; a Decimal NaN raised decimal.InvalidOperation."""
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        check_ttl("ttl", value)
+
+
+@pytest.mark.clauses("B1", "M1")
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (Fraction(1, 2), 0.5),
+        (Fraction(1, 3), 1 / 3),
+        (Fraction(-1), -1.0),
+        (Decimal("0.25"), 0.25),
+        (Decimal("-1"), -1.0),
+        (Decimal("-0"), 0.0),
+        (2**1000, 2.0**1000),
+        (sys.float_info.max, sys.float_info.max),
+        (Fraction(1, 10**400), 0.0),
+    ],
+)
+def test_any_finite_real_number_is_a_ttl_converted_to_float(value: Any, expected: float) -> None:
+    got = check_ttl("ttl", value)
+    assert got == expected and type(got) is float
+
+
+@pytest.mark.clauses("B1")
+@pytest.mark.parametrize(
+    ("value", "allow_none", "error", "message"),
+    [
+        pytest.param(
+            -BIG, False, ValueError, "n must be >= 0, got -" + BIG_SHOWN[:19] + BIG_SHOWN[20:], id="-10**400"
+        ),
+        pytest.param(-HUGE, True, ValueError, "n must be >= 0, got -<an int of 16610 bits>", id="-10**5000"),
+        (math.inf, False, TypeError, "n must be an int, got float inf"),
+        pytest.param(
+            "x" * 100,
+            True,
+            TypeError,
+            "n must be an int or None, got str 'xxxxxxxxxxxxxxxxxxx...xxxxxxxxx' (102 characters)",
+            id="x*100",
+        ),
+    ],
+)
+def test_a_huge_or_long_bad_value_is_rejected_with_its_text_shortened(
+    value: Any, allow_none: bool, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        check_int("n", value, minimum=0, allow_none=allow_none)
+
+
+@pytest.mark.clauses("B1")
+def test_an_int_of_any_size_at_or_above_the_minimum_is_accepted_as_itself() -> None:
+    assert check_int("n", HUGE, minimum=1) is HUGE
+    assert check_int("n", -BIG, minimum=-BIG) == -BIG
+
+
+@pytest.mark.clauses("B1")
+def test_a_value_is_shown_whole_up_to_the_limit_and_shortened_beyond_it() -> None:
+    assert SHOWN_MAX == 40
+    assert shown("a" * 38) == repr("a" * 38)  # exactly 40 characters with the quotes
+    assert shown("a" * 39) == "'aaaaaaaaaaaaaaaaaaa...aaaaaaaaa' (41 characters)"
+    assert shown(10**39) == "1" + "0" * 39  # 40 digits
+    assert shown(-(10**39)) == "-1000000000000000000...0000000000 (40 digits)"
+    assert shown(HUGE) == "<an int of 16610 bits>"
+
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+
+
+class _UnprintableInt(int):
+    def __repr__(self) -> str:
+        raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+
+
+@pytest.mark.clauses("B1")
+def test_a_value_python_refuses_to_print_is_described_by_its_type() -> None:
+    assert shown(_Unprintable()) == "<a _Unprintable too large to show>"
+    assert shown(Fraction(HUGE)) == "<a Fraction too large to show>"
+    long_name = type("N" * 100, (_Unprintable,), {})()
+    assert shown(long_name) == ("<a " + "N" * 100)[:80]  # never longer than twice SHOWN_MAX
+
+
+@pytest.mark.clauses("B1")
+def test_an_unprintable_int_is_described_by_its_sign_and_size_in_bits() -> None:
+    assert shown(_UnprintableInt(0)) == "<an int of 0 bits>"
+    assert shown(_UnprintableInt(-1)) == "-<an int of 1 bits>"
+    assert shown(_UnprintableInt(5)) == "<an int of 3 bits>"

@@ -152,3 +152,103 @@ def test_the_real_tool_meets_a_precondition_that_needs_time_on_the_retry() -> No
     finally:
         probe.unlink()
     assert [(c.line, c.verdict) for c in conditions] == [(8, "info")], step.output
+
+
+BROKEN_DOUBLE = '''
+def double(x: int) -> int:
+    """M2: a deliberately broken double.
+
+    post: __return__ == 2 * x
+    post: __return__ >= x
+    """
+    return x + 1
+'''
+
+
+def _bug_check(
+    monkeypatch: pytest.MonkeyPatch, golden: str, answers: list[str]
+) -> tuple[StepResult, list[tuple[str, float]]]:
+    """``crosshair_bug_check`` on a probe of BROKEN_DOUBLE with scripted CrossHair answers (one per run)."""
+    probe = _probe("broken_double_probe.py", BROKEN_DOUBLE)
+    expected = probe.with_suffix(".expected")
+    expected.write_text(golden)
+    calls: list[tuple[str, float]] = []
+
+    def fake(target: str, timeout: float) -> StepResult:
+        calls.append((target, timeout))
+        text = "".join(f"{probe}:{line}\n" for line in answers[len(calls) - 1].splitlines())
+        return StepResult(f"crosshair {target}", 1 if ": error: " in text else 0, 0.0, text)
+
+    monkeypatch.setattr(verify, "_crosshair", fake)
+    try:
+        return verify.crosshair_bug_check(probe, 3.0), calls
+    finally:
+        probe.unlink()
+        expected.unlink()
+
+
+REFUTED_5 = "5: error: false when calling double(0) (which returns 1)"
+REFUTED_6 = "6: error: false when calling double(-2) (which returns -1)"
+NOT_CONFIRMED = "5: info: Not confirmed.\n6: info: Not confirmed."
+
+
+def test_a_broken_model_refuted_at_more_lines_than_its_golden_ones_passes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: at 10 s per condition CrossHair refuted lines 73 and 75 of the stale-birth model whose
+    golden file lists 75, and the exact comparison failed the check."""
+    step, calls = _bug_check(monkeypatch, "5: double post 1\n", [f"{REFUTED_5}\n{REFUTED_6}"])
+    assert step.ok, step.output
+    assert calls == [(".verify/broken_double_probe.py", 3.0)]  # nothing missing: no retry
+    assert step.output.startswith(
+        "expected counterexamples at least at lines [5], CrossHair reported [5, 6]\n"
+    )
+
+
+def test_a_golden_line_missed_in_the_budget_is_retried_alone_with_a_larger_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: under load CrossHair found no counterexample at 3 s per condition (twice), and the check
+    failed although the model is broken.  CrossHair's answers are scripted: no dependence on speed."""
+    step, calls = _bug_check(monkeypatch, "5: double post 1\n", [NOT_CONFIRMED, f"{REFUTED_5}\n6: info: ..."])
+    assert step.ok, step.output
+    assert calls == [(".verify/broken_double_probe.py", 3.0), (".verify/broken_double_probe.py:2", 30.0)]
+    assert "-- retry of line 2 with 30 s per condition --" in step.output
+
+
+def test_a_broken_model_that_was_fixed_fails_the_check_even_after_the_retry(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check must still be able to fail: a model CrossHair no longer refutes (the bug was fixed, or the
+    golden line moved) is a failure once the larger budget found nothing either."""
+    step, calls = _bug_check(monkeypatch, "5: double post 1\n6: double post 2\n", [NOT_CONFIRMED, REFUTED_6])
+    assert not step.ok
+    assert len(calls) == 2  # one retry for the one function, not one per missing line
+    assert step.output.startswith(
+        "expected counterexamples at least at lines [5, 6], CrossHair reported [6]\n"
+    )
+
+
+def test_an_unmet_precondition_is_not_a_refutation_and_an_empty_golden_file_never_passes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unmet = "5: info: Unable to meet precondition.\n6: info: Not confirmed."
+    step, _ = _bug_check(monkeypatch, "5: double post 1\n", [unmet, unmet, unmet])
+    assert not step.ok, "a golden line that checked nothing counted as caught"
+    step, _ = _bug_check(monkeypatch, "\n", [f"{REFUTED_5}\n{REFUTED_6}"])
+    assert not step.ok, "an empty golden file can never fail, so it must not pass"
+
+
+def test_production_argument_checks_are_crosshair_checked_under_b1() -> None:
+    """hicache/_validate.py carries contracts; verify checks it with the specs and the report counts its
+    contracts under B1 (each condition maps to the clause IDs of its function's docstring)."""
+    validate = ROOT / "hicache" / "_validate.py"
+    assert validate in contract_modules()
+    assert not any(p.parent.name == "hicache" and p != validate for p in contract_modules())
+    post_lines = [
+        n for n, text in enumerate(validate.read_text().splitlines(), 1) if text.strip().startswith("post:")
+    ]
+    assert len(post_lines) >= 9
+    by_line = verify._clauses_by_line(validate)
+    assert all("B1" in by_line[n] for n in post_lines)
+    assert unresolved_names(validate) == []
