@@ -22,6 +22,7 @@ unbelieved one exactly one) and F5 (``batch_exists`` never lists the directory).
 
 from __future__ import annotations
 
+import copy
 import errno
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -363,20 +364,20 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self._check_restart()
 
         @precondition(lambda self: self.ready)
-        @rule(key=keys, value=values, after=st.integers(0, 6))
+        @rule(key=keys, value=values, after=st.integers(0, 10))
         def crash_during_set(self, key: str, value: bytes, after: int) -> None:
             """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
             self.heal()
             self._step("C4")
-            acknowledged = {
-                n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None
-            }
+            acknowledged = self._acknowledged()
+            shadow = copy.deepcopy(self.model)  # which files this set may remove: its victims
+            shadow.set(key, value)
             self.fs.crash_after(after)
             try:
                 got = self.impl.set(key, value)
             except Crash:
                 self.fs.restart()
-                self._after_crash(key, value, acknowledged)
+                self._after_crash(acknowledged, self._victims(shadow), key, value)
                 return
             self.fs.restart()
             evicted = len(self.model.evicted)
@@ -386,21 +387,85 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if want:
                 self.removed_by_store.discard(key)
 
-        def _after_crash(self, key: str, value: bytes, acknowledged: dict[str, bytes]) -> None:
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, clear=st.booleans(), after=st.integers(0, 10))
+        def crash_during_removal(self, key: str, clear: bool, after: int) -> None:
+            """C4: the process dies inside ``delete(key)`` or ``clear()``; only what it removes may go."""
+            self.heal()
+            self._step("C4")
+            acknowledged = self._acknowledged()
+            ours = {k for n in acknowledged if (k := self.model.key_of(n)) is not None}
+            self.fs.crash_after(after)
+            try:
+                got = self.impl.clear() if clear else self.impl.delete(key)
+            except Crash:
+                self.fs.restart()
+                self._after_crash(
+                    acknowledged, frozenset(acknowledged) if clear else frozenset([self.model.name(key)])
+                )
+                return
+            self.fs.restart()
+            want = self.model.clear() if clear else self.model.delete(key)
+            assert got == want, f"C4: {'clear()' if clear else f'delete({key!r})'} -> {got}, model {want}"
+            if clear:
+                self.removed_by_store |= {k for k in ours if self.model.name(k) not in self.model.files}
+            elif want:
+                self.removed_by_store.add(key)
+
+        @precondition(lambda self: self.ready)
+        @rule(after=st.integers(0, 10))
+        def crash_during_start_up(self, after: int) -> None:
+            """C4, F8: the process dies while a new store scans the directory, cleans up and evicts."""
+            self.heal()
+            self._step("C4")
+            acknowledged = self._acknowledged()
+            shadow = copy.deepcopy(self.model)
+            shadow.restart()
+            self.fs.crash_after(after)
+            try:
+                store = self._new_store()
+            except Crash:
+                self.fs.restart()
+                self._after_crash(acknowledged, self._victims(shadow))
+                return
+            self.fs.restart()
+            self.impl = store
+            evicted = len(self.model.evicted)
+            self.model.restart()
+            self._note_evictions(evicted)
+            self._check_restart()
+
+        def _acknowledged(self) -> dict[str, bytes]:
+            """This namespace's files as the model has them: each one a write acknowledged earlier."""
+            return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
+
+        def _victims(self, shadow: FileStoreModel) -> frozenset[str]:
+            """The file names ``shadow`` (the model, one step on) evicted in that step."""
+            return frozenset(shadow.name(k) for k in shadow.evicted[len(self.model.evicted) :])
+
+        def _after_crash(
+            self,
+            acknowledged: dict[str, bytes],
+            removable: frozenset[str],
+            key: str | None = None,
+            value: bytes = b"",
+        ) -> None:
+            """C4 after a crash: every file whole, nothing lost but what the interrupted call removes."""
             listing = self.fs.listing(DIRECTORY)
-            evicting = self.model.cap > 0 or self.model.min_free > 0
             for name, file in listing.items():
-                owner = self.model.key_of(name)
-                if owner is None:
+                if self.model.key_of(name) is None:
                     continue
-                if name == self.model.name(key) and name not in acknowledged:
+                if key is not None and name == self.model.name(key) and name not in acknowledged:
                     assert file.data == value, f"C4: partial value under {key!r}: {file.data!r}"
                 else:
                     assert acknowledged.get(name) == file.data, f"C4: {name} changed to {file.data!r}"
             for name in acknowledged:
-                assert name in listing or evicting, f"C4: acknowledged {name} lost without eviction"
+                assert name in listing or name in removable, (
+                    f"C4: acknowledged {name} lost; the call could remove only {sorted(removable)}"
+                )
             self.model.files = {n: (f.data, f.mtime) for n, f in listing.items()}
-            self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
+            if key is not None:
+                self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
             self.removed_by_store |= {
                 k for n in acknowledged if n not in listing and (k := self.model.key_of(n)) is not None
             }
