@@ -54,6 +54,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
+from hicache._validate import shown
+from hicache.file_evictor import MAX_BYTES
+
 __all__ = [
     "ALIAS_ENV_PREFIX",
     "DEFAULT_STORAGE_DIR",
@@ -116,24 +119,25 @@ class FileStoreConfig:
     def __post_init__(self) -> None:
         if not isinstance(self.storage_dir, str):
             raise TypeError(
-                f"storage_dir must be a str, got {type(self.storage_dir).__name__} {self.storage_dir!r}"
+                f"storage_dir must be a str, got {type(self.storage_dir).__name__} {shown(self.storage_dir)}"
             )
         _check_storage_dir("storage_dir", self.storage_dir)
         for name in ("max_size", "min_free_space"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+                raise TypeError(f"{name} must be an int, got {type(value).__name__} {shown(value)}")
             if value < 0:
-                raise ValueError(f"{name} must be >= 0 bytes, got {value!r}")
+                raise ValueError(f"{name} must be >= 0 bytes, got {shown(value)}")
+            _at_most_max_bytes(name, value, value)
         if not isinstance(self.enable_metadata_cache, bool):
             raise TypeError(
                 "enable_metadata_cache must be a bool, got"
-                f" {type(self.enable_metadata_cache).__name__} {self.enable_metadata_cache!r}"
+                f" {type(self.enable_metadata_cache).__name__} {shown(self.enable_metadata_cache)}"
             )
         for name in ("eviction_ratio", "metadata_ttl", "temp_max_age"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+                raise TypeError(f"{name} must be a number, got {type(value).__name__} {shown(value)}")
             object.__setattr__(self, name, _NUMBER_CHECKS[name](name, value, value))
 
 
@@ -149,11 +153,13 @@ def parse_size(setting: str, value: object) -> int:
     (1048576, 0, 0)
     """
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise TypeError(f"{setting} must be an int or a size string, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"{setting} must be an int or a size string, got {type(value).__name__} {shown(value)}"
+        )
     if isinstance(value, int):
         if value < 0:
-            raise ValueError(f"{setting} must be >= 0 bytes, got {value!r}")
-        return value
+            raise ValueError(f"{setting} must be >= 0 bytes, got {shown(value)}")
+        return _at_most_max_bytes(setting, value, value)
     text = value.strip()
     if not text:
         return 0
@@ -161,13 +167,19 @@ def parse_size(setting: str, value: object) -> int:
     if match is None:
         raise ValueError(
             f"{setting} must be a size such as 1048576, 200G, 1.5G or 1Gi (K/M/G/T/P decimal,"
-            f" Ki/Mi/Gi/Ti/Pi binary), got {value!r}"
+            f" Ki/Mi/Gi/Ti/Pi binary), got {shown(value)}"
         )
     unit = match["unit"].lower()
     amount = Fraction(match["number"]) * _UNITS[unit]
     if not unit and amount.denominator != 1:
-        raise ValueError(f"{setting} without a unit must be a whole number of bytes, got {value!r}")
-    return math.floor(amount)
+        raise ValueError(f"{setting} without a unit must be a whole number of bytes, got {shown(value)}")
+    return _at_most_max_bytes(setting, math.floor(amount), value)
+
+
+def _at_most_max_bytes(setting: str, size: int, given: object) -> int:
+    if size > MAX_BYTES:
+        raise ValueError(f"{setting} must be at most 2**63 - 1 bytes, got {shown(given)}")
+    return size
 
 
 def load_file_config(
@@ -191,10 +203,10 @@ def load_file_config(
     env: Mapping[str, str] = dict(os.environ) if environ is None else environ
     for key in extra_config:
         if not isinstance(key, str):
-            raise TypeError(f"extra_config keys must be str, got {type(key).__name__} {key!r}")
+            raise TypeError(f"extra_config keys must be str, got {type(key).__name__} {shown(key)}")
         if key not in _SETTINGS:
             raise ValueError(
-                f"extra_config has an unknown setting {key!r} (value {extra_config[key]!r});"
+                f"extra_config has an unknown setting {shown(key)} (value {shown(extra_config[key])});"
                 f" known settings: {', '.join(_SETTINGS)}"
             )
 
@@ -235,7 +247,8 @@ def _from_environment(env: Mapping[str, str], setting: str) -> tuple[str, str] |
     value, alias_value = env.get(name), env.get(alias)
     if value is not None and alias_value is not None and value != alias_value:
         raise ValueError(
-            f"{setting}: {name}={value!r} and its alias {alias}={alias_value!r} disagree; set one of them"
+            f"{setting}: {name}={shown(value)} and its alias {alias}={shown(alias_value)} disagree;"
+            " set one of them"
         )
     if value is not None:
         return f"{setting} (from {name})", value
@@ -246,9 +259,9 @@ def _from_environment(env: Mapping[str, str], setting: str) -> tuple[str, str] |
 
 def _check_storage_dir(setting: str, path: str) -> str:
     if not path:
-        raise ValueError(f"{setting} must be a non-empty directory path, got {path!r}")
+        raise ValueError(f"{setting} must be a non-empty directory path, got {shown(path)}")
     if "\0" in path:
-        raise ValueError(f"{setting} must not contain a NUL character, got {path!r}")
+        raise ValueError(f"{setting} must not contain a NUL character, got {shown(path)}")
     return path
 
 
@@ -257,35 +270,39 @@ def _parse_storage_dir(setting: str, value: object) -> str:
         path = os.fspath(value)
         if isinstance(path, str):
             return _check_storage_dir(setting, path)
-    raise TypeError(f"{setting} must be a str or os.PathLike of str, got {type(value).__name__} {value!r}")
+    raise TypeError(
+        f"{setting} must be a str or os.PathLike of str, got {type(value).__name__} {shown(value)}"
+    )
 
 
 def _parse_number(setting: str, value: object) -> float:
     """A float from an int, a float or a decimal string (range checks come after)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise TypeError(f"{setting} must be a number, got {type(value).__name__} {value!r}")
+        raise TypeError(f"{setting} must be a number, got {type(value).__name__} {shown(value)}")
     if isinstance(value, str):
         try:
             return float(value.strip())
         except ValueError:
-            raise ValueError(f"{setting} must be a number, got {value!r}") from None
+            raise ValueError(f"{setting} must be a number, got {shown(value)}") from None
     try:
         return float(value)
     except OverflowError:  # an int too large for a float is out of every range anyway
-        raise ValueError(f"{setting} is out of range, got {value!r}") from None
+        raise ValueError(f"{setting} is out of range, got {shown(value)}") from None
 
 
 def _parse_bool(setting: str, value: object) -> bool:
     if isinstance(value, bool):
         return value
     if not isinstance(value, str):
-        raise TypeError(f"{setting} must be a bool or a boolean string, got {type(value).__name__} {value!r}")
+        raise TypeError(
+            f"{setting} must be a bool or a boolean string, got {type(value).__name__} {shown(value)}"
+        )
     word = value.strip().lower()
     if word in _TRUE:
         return True
     if word in _FALSE:
         return False
-    raise ValueError(f"{setting} must be one of 1/true/yes/on or 0/false/no/off, got {value!r}")
+    raise ValueError(f"{setting} must be one of 1/true/yes/on or 0/false/no/off, got {shown(value)}")
 
 
 # Range checks: (setting, parsed value, the value as given, for the message) -> the value as a float.
@@ -293,7 +310,7 @@ def _parse_bool(setting: str, value: object) -> bool:
 
 def _check_ratio(setting: str, value: float, given: object) -> float:
     if not (0.0 < value <= 1.0):  # also rejects NaN, which fails every comparison
-        raise ValueError(f"{setting} must be in (0, 1], got {given!r}")
+        raise ValueError(f"{setting} must be in (0, 1], got {shown(given)}")
     return float(value)
 
 
@@ -301,13 +318,13 @@ def _check_ttl(setting: str, value: float, given: object) -> float:
     if value == -1:
         return -1.0
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{setting} must be -1 (never expires) or a finite number >= 0, got {given!r}")
+        raise ValueError(f"{setting} must be -1 (never expires) or a finite number >= 0, got {shown(given)}")
     return float(value)
 
 
 def _check_age(setting: str, value: float, given: object) -> float:
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{setting} must be a finite number of seconds >= 0, got {given!r}")
+        raise ValueError(f"{setting} must be a finite number of seconds >= 0, got {shown(given)}")
     return float(value)
 
 

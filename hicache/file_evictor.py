@@ -59,12 +59,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-from hicache._validate import check_int
+from hicache._validate import check_int, shown
 from hicache.fs import FileSystem
 
 __all__ = ["EvictorEntry", "LRUFileEvictor"]
 
 logger = logging.getLogger(__name__)
+
+MAX_BYTES = 2**63 - 1  # the largest file offset (off_t); a cap or floor above it is a mistake
 
 
 class EvictorEntry(NamedTuple):
@@ -124,6 +126,9 @@ class LRUFileEvictor:
     ) -> None:
         self._max_size = check_int("max_size", max_size, minimum=0) or 0
         self._min_free = check_int("min_free_space", min_free_space, minimum=0) or 0
+        for name, value in (("max_size", self._max_size), ("min_free_space", self._min_free)):
+            if value > MAX_BYTES:  # beyond any file offset, and past what the float ratio math can take
+                raise ValueError(f"{name} must be at most 2**63 - 1 bytes, got {shown(value)}")
         if isinstance(eviction_ratio, bool) or not isinstance(eviction_ratio, (int, float)):
             raise TypeError(
                 f"eviction_ratio must be a number, got {type(eviction_ratio).__name__} {eviction_ratio!r}"

@@ -76,6 +76,28 @@ def _config(**changes: Any) -> FileStoreConfig:
             TypeError,
             "extra_config['enable_metadata_cache'] must be a bool or a boolean string, got float 2.5",
         ),
+        # B1: sizes beyond any file offset, and numbers of any size, shown shortened
+        (
+            lambda: load_file_config({"max_size": 10**400}, environ={}),
+            ValueError,
+            "extra_config['max_size'] must be at most 2**63 - 1 bytes,"
+            " got 10000000000000000000...0000000000 (401 digits)",
+        ),
+        (
+            lambda: load_file_config({}, environ={"HICACHE_FILE_MIN_FREE_SPACE": "10000P"}),
+            ValueError,
+            "min_free_space (from HICACHE_FILE_MIN_FREE_SPACE) must be at most 2**63 - 1 bytes, got '10000P'",
+        ),
+        (
+            lambda: _config(max_size=2**63),
+            ValueError,
+            "max_size must be at most 2**63 - 1 bytes, got 9223372036854775808",
+        ),
+        (
+            lambda: load_file_config({"metadata_ttl": -(10**5000)}, environ={}),
+            ValueError,
+            "extra_config['metadata_ttl'] is out of range, got -<an int of 16610 bits>",
+        ),
     ],
 )
 def test_each_bad_setting_is_rejected_with_an_exact_message(
@@ -89,3 +111,9 @@ def test_each_bad_setting_is_rejected_with_an_exact_message(
 def test_an_unknown_setting_lists_the_known_ones() -> None:
     with pytest.raises(ValueError, match=r"known settings: storage_dir, max_size, min_free_space, "):
         load_file_config({"max_sise": 1}, environ={})
+
+
+@pytest.mark.clauses("F9", "B1")
+def test_the_largest_file_offset_is_a_valid_size() -> None:
+    assert parse_size("max_size", 2**63 - 1) == 2**63 - 1
+    assert _config(max_size=2**63 - 1, min_free_space=2**63 - 1).min_free_space == 2**63 - 1

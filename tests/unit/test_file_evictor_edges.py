@@ -48,6 +48,17 @@ def on_disk(fs: FakeFileSystem, ev: LRUFileEvictor, key: str, size: int) -> None
     [
         ({"max_size": -1}, ValueError, "max_size must be >= 0, got -1"),
         ({"min_free_space": -1}, ValueError, "min_free_space must be >= 0, got -1"),
+        (
+            {"max_size": 2**63},
+            ValueError,
+            "max_size must be at most 2**63 - 1 bytes, got 9223372036854775808",
+        ),
+        (
+            {"min_free_space": 10**400},
+            ValueError,
+            "min_free_space must be at most 2**63 - 1 bytes,"
+            " got 10000000000000000000...0000000000 (401 digits)",
+        ),
         ({"eviction_ratio": "x"}, TypeError, "eviction_ratio must be a number, got str 'x'"),
         ({"path_of": 3}, TypeError, "path_of must be callable, got int 3"),
         ({"on_evict": 3}, TypeError, "on_evict must be callable or None, got int 3"),
@@ -189,3 +200,10 @@ def test_check_invariants_fires_on_each_corruption(
     corrupt(ev)
     with pytest.raises(AssertionError, match=f"^{re.escape(message)}$"):
         ev.check_invariants()
+
+
+@pytest.mark.clauses("B1", "V3")
+def test_a_cap_at_the_largest_file_offset_still_evicts_by_its_ratio(fs: FakeFileSystem) -> None:
+    ev = make(fs, max_size=2**63 - 1, eviction_ratio=0.5)
+    assert ev.max_size == 2**63 - 1
+    assert ev.reserve("a", 3)
