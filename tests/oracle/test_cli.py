@@ -150,3 +150,30 @@ def test_output_into_a_closed_pipe_ends_without_a_traceback() -> None:
         os.close(write)
     assert done.returncode == 1  # the verdict stands
     assert b"Traceback" not in done.stderr and b"BrokenPipeError" not in done.stderr, done.stderr
+
+
+def test_the_console_script_without_hypothesis_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import importlib.util
+
+    from spec import oracle_entry
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "hypothesis" else real(name, *a)
+    )
+    assert oracle_entry.main(["--list"]) == 2
+    assert "pip install 'hicache-reference[oracle]'" in capsys.readouterr().err
+
+
+def test_the_console_script_runs_the_oracle(capsys: pytest.CaptureFixture[str]) -> None:
+    from spec import oracle_entry
+
+    assert oracle_entry.main(["--list"]) == 0
+    assert "metadata-cache: available" in capsys.readouterr().out
+    script = Path(sys.executable).with_name("hicache-oracle")
+    if not script.exists():
+        pytest.skip(f"the console script is not installed next to {sys.executable} (pip install -e .)")
+    done = subprocess.run([str(script), "--list"], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and "file-store: available" in done.stdout, done.stderr
