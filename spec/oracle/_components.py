@@ -53,6 +53,9 @@ class Component:
     child: str | None = None  # the registry method that hands out per-pool objects
     child_methods: frozenset[str] = frozenset()  # methods of those per-pool objects
     mirrored: frozenset[str] = frozenset()  # queries that the spec answers when the target has none
+    # Methods the machine also calls on the registry itself: method -> why, when the registry lacks one
+    # that its pools have (the group "registry <method>" is left out; its rules in ``rules_for``).
+    registry_methods: Mapping[str, str] = field(default_factory=dict)
 
     def machine(self) -> Callable[[Callable[..., Any]], Any]:
         """The machine builder of the project's tests (raises ImportError until it exists)."""
@@ -352,6 +355,12 @@ POOL_BELIEFS = Component(
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
         "clear": ("clear_pool", "clear_registry"),
         "clear_inflight": ("clear_pool_inflight", "clear_registry_inflight"),
+        "registry clear": ("clear_registry",),
+        "registry clear_inflight": ("clear_registry_inflight",),
+    },
+    registry_methods={
+        "clear": "P5 registry clear: the registry has no clear() (its pools' clear() is checked)",
+        "clear_inflight": "P5 registry clear_inflight: the registry has no clear_inflight() (its pools' is)",
     },
     projections={
         "snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))"),

@@ -192,6 +192,10 @@ class Session:
                 holder = pooled
             if method in self.adapter.omit or not _has(holder, self.adapter.name_of(method)):
                 self.left_out[method] = why
+        if child is not obj and pooled is None:  # a registry handing out pools: its own methods too
+            for method, why in self.component.registry_methods.items():
+                if method not in self.left_out and not _has(obj, self.adapter.name_of(method)):
+                    self.left_out[f"registry {method}"] = why
         for method in self.component.required:
             holder = child if method in self.component.child_methods else obj
             if pooled is not None and method in self.component.pooled:

@@ -66,6 +66,16 @@ class PoolWithoutClears(PoolWithout):
     hidden = frozenset({"clear", "clear_inflight"})
 
 
+class RegistryWithoutItsOwnClears(RegistryWithoutClears):
+    """A registry without ``clear``/``clear_inflight`` whose pools have them: only the registry's are
+    left out, the pools' are still checked."""
+
+    def pool(self, name: Hashable) -> PoolWithout:
+        if name not in self.pools:
+            self.pools[name] = PoolWithout(self.max_entries)
+        return self.pools[name]
+
+
 class InflightAsASetWithoutInvalidateBeyond(PoolWithout):
     hidden = frozenset({"invalidate_beyond"})
     inner_class = InflightAsASet
@@ -89,8 +99,9 @@ class InflightAsASetWithoutInvalidateBeyond(PoolWithout):
             },
         ),
         (RegistryWithoutClears, {"clear", "clear_inflight"}),
+        (RegistryWithoutItsOwnClears, {"registry clear", "registry clear_inflight"}),
     ],
-    ids=["no invalidate_beyond", "only the core", "registry without clears"],
+    ids=["no invalidate_beyond", "only the core", "registry without clears", "pools with clears"],
 )
 def test_a_pool_beliefs_target_without_an_optional_method_passes_with_the_group_left_out(
     target: type, left_out: set[str]
@@ -100,6 +111,8 @@ def test_a_pool_beliefs_target_without_an_optional_method_passes_with_the_group_
     assert left_out <= set(result.left_out), result.left_out
     for method in left_out:
         assert result.left_out[method] in result.summary()
+    if target is RegistryWithoutItsOwnClears:
+        assert "clear" not in result.left_out, "the pools' clear() is still checked"
 
 
 @pytest.mark.clauses("P3")
