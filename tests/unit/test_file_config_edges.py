@@ -76,6 +76,26 @@ def _config(**changes: Any) -> FileStoreConfig:
             TypeError,
             "extra_config['enable_metadata_cache'] must be a bool or a boolean string, got float 2.5",
         ),
+        (lambda: _config(max_size=-1), ValueError, "max_size must be >= 0 bytes, got -1"),
+        (
+            lambda: _config(storage_dir="a\0b"),
+            ValueError,
+            "storage_dir must not contain a NUL character, got 'a\\x00b'",
+        ),
+        (
+            lambda: load_file_config({"max_sise": 1}, environ={}),
+            ValueError,
+            "extra_config has an unknown setting 'max_sise' (value 1); known settings: storage_dir,"
+            " max_size, min_free_space, eviction_ratio, enable_metadata_cache, metadata_ttl, temp_max_age",
+        ),
+        (
+            lambda: load_file_config(
+                {}, environ={"HICACHE_FILE_MAX_SIZE": "1", "SGLANG_HICACHE_FILE_BACKEND_MAX_SIZE": "2"}
+            ),
+            ValueError,
+            "max_size: HICACHE_FILE_MAX_SIZE='1' and its alias SGLANG_HICACHE_FILE_BACKEND_MAX_SIZE='2'"
+            " disagree; set one of them",
+        ),
         # B1: sizes beyond any file offset, and numbers of any size, shown shortened
         (
             lambda: load_file_config({"max_size": 10**400}, environ={}),
