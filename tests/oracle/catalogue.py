@@ -122,6 +122,9 @@ _CONSEQUENCES: dict[str, frozenset[str]] = {
     "ReAddKeepsPosition": frozenset({"M3"}),
     # slides the lifetime on re-add (M3), and a ttl of -1 expires at once instead of never (M2)
     "benchmark PlainTTLSet": frozenset({"M2"}),
+    # ends every write of the key at the first commit (writers = 0), so a second write still in flight
+    # loses its mark (V2, V5) besides keeping the reservation's recency (V4)
+    "CommitKeepsReservationOrder": frozenset({"V2", "V5"}),
     # takes "e%5Fx_ns.bin" for the key "e%5Fx" (F1), so clear() leaves that file of ours behind (F7),
     # and the evictor's total counts another namespace's bytes (C3)
     "store: start-up scan counts other namespaces' files": frozenset({"F7", "C3"}),
