@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from hicache._validate import shown
-from hicache.file_evictor import MAX_BYTES
+from hicache.file_evictor import check_bytes_limit
 
 __all__ = [
     "ALIAS_ENV_PREFIX",
@@ -128,7 +128,7 @@ class FileStoreConfig:
                 raise TypeError(f"{name} must be an int, got {type(value).__name__} {shown(value)}")
             if value < 0:
                 raise ValueError(f"{name} must be >= 0 bytes, got {shown(value)}")
-            _at_most_max_bytes(name, value, value)
+            check_bytes_limit(name, value)
         if not isinstance(self.enable_metadata_cache, bool):
             raise TypeError(
                 "enable_metadata_cache must be a bool, got"
@@ -159,7 +159,7 @@ def parse_size(setting: str, value: object) -> int:
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{setting} must be >= 0 bytes, got {shown(value)}")
-        return _at_most_max_bytes(setting, value, value)
+        return check_bytes_limit(setting, value)
     text = value.strip()
     if not text:
         return 0
@@ -173,13 +173,7 @@ def parse_size(setting: str, value: object) -> int:
     amount = Fraction(match["number"]) * _UNITS[unit]
     if not unit and amount.denominator != 1:
         raise ValueError(f"{setting} without a unit must be a whole number of bytes, got {shown(value)}")
-    return _at_most_max_bytes(setting, math.floor(amount), value)
-
-
-def _at_most_max_bytes(setting: str, size: int, given: object) -> int:
-    if size > MAX_BYTES:
-        raise ValueError(f"{setting} must be at most 2**63 - 1 bytes, got {shown(given)}")
-    return size
+    return check_bytes_limit(setting, math.floor(amount), value)
 
 
 def load_file_config(

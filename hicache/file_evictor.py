@@ -62,11 +62,21 @@ from typing import NamedTuple
 from hicache._validate import check_int, shown
 from hicache.fs import FileSystem
 
-__all__ = ["EvictorEntry", "LRUFileEvictor"]
+__all__ = ["MAX_BYTES", "EvictorEntry", "LRUFileEvictor", "check_bytes_limit"]
 
 logger = logging.getLogger(__name__)
 
 MAX_BYTES = 2**63 - 1  # the largest file offset (off_t); a cap or floor above it is a mistake
+
+
+def check_bytes_limit(name: str, size: int, given: object = None) -> int:
+    """B1: ``size`` when it is at most ``MAX_BYTES``, else a ValueError naming ``name`` and the value
+    as given (``given``, or ``size`` itself).  Above it the cap's float ratio math would overflow."""
+    if size > MAX_BYTES:
+        raise ValueError(
+            f"{name} must be at most 2**63 - 1 bytes, got {shown(size if given is None else given)}"
+        )
+    return size
 
 
 class EvictorEntry(NamedTuple):
@@ -124,11 +134,10 @@ class LRUFileEvictor:
         on_evict: Callable[[str], object] | None = None,
         lock: threading.RLock | None = None,
     ) -> None:
-        self._max_size = check_int("max_size", max_size, minimum=0) or 0
-        self._min_free = check_int("min_free_space", min_free_space, minimum=0) or 0
-        for name, value in (("max_size", self._max_size), ("min_free_space", self._min_free)):
-            if value > MAX_BYTES:  # beyond any file offset, and past what the float ratio math can take
-                raise ValueError(f"{name} must be at most 2**63 - 1 bytes, got {shown(value)}")
+        self._max_size = check_bytes_limit("max_size", check_int("max_size", max_size, minimum=0) or 0)
+        self._min_free = check_bytes_limit(
+            "min_free_space", check_int("min_free_space", min_free_space, minimum=0) or 0
+        )
         if isinstance(eviction_ratio, bool) or not isinstance(eviction_ratio, (int, float)):
             raise TypeError(
                 f"eviction_ratio must be a number, got {type(eviction_ratio).__name__} {eviction_ratio!r}"
