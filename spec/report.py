@@ -90,7 +90,7 @@ def _named_checks(records: list[dict[str, Any]]) -> list[str]:
     for record in records:
         path, _, name = record["nodeid"].partition("::")
         name = name.split("[", 1)[0]
-        tier = _tier(path + "/x")
+        tier = _tier(record["nodeid"])
         order = TIER_ORDER.index(tier) if tier in TIER_ORDER else len(TIER_ORDER)
         label = f"{path.rsplit('/', 1)[-1].removesuffix('.py')}::{name}"
         rank = (0 if record["outcome"] == "failed" else 1, order, label)

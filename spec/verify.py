@@ -129,6 +129,11 @@ def _parse_conditions(path: Path, output: str, by_line: dict[int, list[str]]) ->
     return conditions
 
 
+def _retry_budget(timeout: float, retry_timeout: float | None) -> float:
+    """Seconds per condition when a function is checked again alone: ``max(10 x timeout, 20 s)``."""
+    return retry_timeout if retry_timeout is not None else max(10 * timeout, 20.0)
+
+
 def crosshair_check(
     path: Path, timeout: float, retry_timeout: float | None = None
 ) -> tuple[StepResult, list[CrosshairCondition]]:
@@ -151,7 +156,7 @@ def crosshair_check(
     unresolved: dict[int, list[UnresolvedName]] = {}
     for u in unresolved_names(path):
         unresolved.setdefault(owner.get(u.line, 0), []).append(u)
-    retry = retry_timeout if retry_timeout is not None else max(10 * timeout, 20.0)
+    retry = _retry_budget(timeout, retry_timeout)
     for fn, group in list(by_function.items()):
         if fn not in unresolved and any(UNMET in c.message for c in group):
             again = _crosshair(f"{rel}:{fn}", retry)
@@ -208,7 +213,7 @@ def crosshair_bug_check(path: Path, timeout: float, retry_timeout: float | None 
     got = _refuted(conditions)
     output = step.output
     seconds = step.seconds
-    retry = retry_timeout if retry_timeout is not None else max(10 * timeout, 20.0)
+    retry = _retry_budget(timeout, retry_timeout)
     owner = function_lines(path)
     for fn in sorted({owner.get(line, 0) for line in want if line not in got}):
         again = _crosshair(f"{rel}:{fn}", retry)
