@@ -114,7 +114,7 @@ class FileStoreHistorySpec:
     Each step is the model's own rule (``spec.file_store``); only their timing
     is relaxed, and only within each call's interval.
 
-    ``phases=False`` is the strict reading: every ``set`` is one atomic step, so
+    ``phases=False`` is the strict reading: every call is one atomic step, so
     no write is ever in flight while another call runs.  No capped store meets
     it (a ``set`` refused for room another write in flight holds has no sequential
     order); the tests keep it to show that divergence.
@@ -126,7 +126,7 @@ class FileStoreHistorySpec:
         self.initial: State = ((), (), (), (), (), ())
 
     def prepare(self, history: Sequence[Operation]) -> list[Operation]:
-        """The history in the operations this spec steps (sets split in two with ``phases``)."""
+        """The history in the operations this spec steps (``set`` and ``get`` in steps with ``phases``)."""
         return in_phases(history) if self.phases else list(history)
 
     def _model(self, state: State) -> FileStoreModel:
@@ -180,7 +180,7 @@ class FileStoreHistorySpec:
         return outcomes[0]
 
     def outcomes(self, state: State, name: str, args: tuple[Hashable, ...]) -> list[tuple[State, Any]]:
-        """The one outcome of the operation, or none (a ``set_end`` whose ``set_begin`` is not stepped)."""
+        """The one outcome of the operation, or none (a later step of a call whose earlier one is not in)."""
         model, pending = self._model(state), state[-1]
         if name in ("set", "get", "exists", "delete"):
             answer = getattr(model, name)(*args)
@@ -190,13 +190,13 @@ class FileStoreHistorySpec:
             assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
             if model.believed(key):
                 model.touch(key)
-                mode = "done"
+                begun = "done"
             elif model.name(key) in model.files:
-                mode = "found"  # refreshed at its end, as a read is
+                begun = "found"  # refreshed at its end, as a read is
             else:
                 model._missing(key)
-                mode = "writing" if model.reserve(key, len(value)) else "refused"
-            return [(self._state(model, tuple(sorted((*pending, (thread, key, mode))))), None)]
+                begun = "writing" if model.reserve(key, len(value)) else "refused"
+            return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None)]
         if name == "get_read":
             thread, key = args
             assert isinstance(thread, int) and isinstance(key, str)
@@ -208,21 +208,18 @@ class FileStoreHistorySpec:
         if name == "get_end":
             thread, key = args
             assert isinstance(thread, int) and isinstance(key, str)
-            opened = [p for p in pending if p[:2] == (thread, key)]
-            if not opened:
+            mode, left = _opened(pending, thread, key)
+            if mode is None:
                 return []
-            left = tuple(p for p in pending if p[:2] != (thread, key))
-            if opened[0][2] == "hit":
+            if mode == "hit":
                 self._refresh(model, key)
             return [(self._state(model, left), None)]
         if name in ("set_publish", "set_end"):
             thread, key, value = args
             assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
-            opened = [p for p in pending if p[:2] == (thread, key)]
-            if not opened:
+            mode, left = _opened(pending, thread, key)
+            if mode is None:
                 return []
-            mode = opened[0][2]
-            left = tuple(p for p in pending if p[:2] != (thread, key))
             if name == "set_publish":
                 if mode not in PUBLISHED:
                     return []  # published already
@@ -242,10 +239,16 @@ class FileStoreHistorySpec:
         raise ValueError(f"unknown operation {name!r}")
 
 
+def _opened(pending: Pending, thread: int, key: str) -> tuple[str | None, Pending]:
+    """The mode of ``thread``'s open call on ``key`` (None: none is open) and the other open calls."""
+    mode = next((p[2] for p in pending if p[:2] == (thread, key)), None)
+    return mode, tuple(p for p in pending if p[:2] != (thread, key))
+
+
 def check_file_store_history(
     history: Sequence[Operation], spec: FileStoreHistorySpec, budget_seconds: float = 5.0
 ) -> Verdict:
-    """:func:`check_history` of ``history`` as ``spec`` steps it (sets in two phases, unless strict)."""
+    """:func:`check_history` of ``history`` as ``spec`` steps it (``set``/``get`` in steps, unless strict)."""
     return check_history(spec.prepare(history), spec, budget_seconds)
 
 
