@@ -184,7 +184,7 @@ EQUIVALENT: dict[str, str] = {
     _FE + "xǁ_Entryǁ__init____mutmut_4": (
         "published = None: only ever read for its truth (or copied between entries); None is falsy like False"
     ),
-    _FE_CLASS + "__init____mutmut_69": _FE_MARK,
+    _FE_CLASS + "__init____mutmut_74": _FE_MARK,
     _FE_CLASS + "commit__mutmut_13": _FE_MARK,
     _FE_CLASS + "touch__mutmut_20": _FE_MARK,
 }

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hicache.file_evictor import LRUFileEvictor
+from hicache.file_evictor import LRUFileEvictor, check_bytes_limit
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 
@@ -207,3 +207,14 @@ def test_a_cap_at_the_largest_file_offset_still_evicts_by_its_ratio(fs: FakeFile
     ev = make(fs, max_size=2**63 - 1, eviction_ratio=0.5)
     assert ev.max_size == 2**63 - 1
     assert ev.reserve("a", 3)
+
+
+@pytest.mark.clauses("B1")
+def test_the_size_limit_names_the_value_as_given() -> None:
+    assert check_bytes_limit("max_size", 2**63 - 1, "8Ei") == 2**63 - 1
+    with pytest.raises(ValueError, match=r"^max_size must be at most 2\*\*63 - 1 bytes, got '10000P'$"):
+        check_bytes_limit("max_size", 10**19, "10000P")
+    with pytest.raises(
+        ValueError, match=r"^min_free_space must be at most 2\*\*63 - 1 bytes, got 9223372036854775808$"
+    ):
+        check_bytes_limit("min_free_space", 2**63)
