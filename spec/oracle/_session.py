@@ -213,11 +213,9 @@ class Session:
         if self.time_control != "patched":
             return
         for obj in instances:
-            if obj is None or isinstance(
-                obj, PerPoolRegistry
-            ):  # the oracle's wrapper: its child is the target's
-                continue
-            self.modules += [m for m in time_modules(obj) if m not in self.modules]
+            # None: no such instance; a PerPoolRegistry is the oracle's wrapper (its child is the target's)
+            if obj is not None and not isinstance(obj, PerPoolRegistry):
+                self.modules += [m for m in time_modules(obj) if m not in self.modules]
         self.patch()()  # learns patched_names
         if not self.patched_names:
             searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
