@@ -1,34 +1,49 @@
-# make test    - the test suite (unit, stateful, concurrency)
+# make test    - the test suite (unit, stateful, concurrency), on every core (pytest-xdist; JOBS=N to change)
 # make verify  - lint, types, tests under the larger verify profile, CrossHair, conformance report
+# make lock    - recompile requirements-dev.lock (the exact dev toolchain) from pyproject.toml
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
-# Each target creates .venv on first use (Python >= 3.10 and make are all it needs).
+# Each target creates .venv on first use (Python >= 3.10 and make are all it needs), with exactly the
+# versions requirements-dev.lock names (hash-checked); a changed lock file or pyproject.toml rebuilds it.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LOCK   := requirements-dev.lock
+PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+# pytest-xdist workers for make test and make verify: one per core by default
+JOBS   ?= auto
 
-.PHONY: test verify verify-quick bench chart lint typecheck threads clean mutation modelcheck
+.PHONY: test verify verify-quick bench chart lint typecheck threads clean mutation modelcheck lock
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "installing the dev extra into $(VENV) (once)"
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+$(STAMP): pyproject.toml $(LOCK)
+	@rm -rf $(VENV)
+	@$(PYTHON) -m venv $(VENV)
+	@echo "installing the locked dev toolchain ($(LOCK)) into a new $(VENV)"
+	@$(PIP) --require-hashes --no-deps -r $(LOCK)
+	@$(PIP) --no-deps -e .
 	@touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
+
+# The lock file of the dev extra, for every platform and Python >= 3.10, with hashes.  Run it after a
+# change of the dev extra in pyproject.toml (make verify checks that the lock satisfies the extra).
+lock: $(STAMP)
+	@$(PIP) -e '.[lock]'
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.10 \
+		--generate-hashes --no-header --quiet -o $(LOCK)
 
 threads: $(STAMP)
-	$(BIN)/python -m pytest -m threads
+	$(BIN)/python -m pytest -m threads -n $(JOBS)
 
 verify: $(STAMP)
-	$(BIN)/python -m spec.verify
+	$(BIN)/python -m spec.verify --jobs $(JOBS)
 
 verify-quick: $(STAMP)
-	$(BIN)/python -m spec.verify --quick
+	$(BIN)/python -m spec.verify --quick --jobs $(JOBS)
 
 # make mutation [MODULES=hicache/metadata_cache.py]: mutmut over hicache/, one file at a time, in a scratch
 # copy (build/mutation); writes docs/mutation-score.json (shown by make verify).  CPU-heavy: one worker.
