@@ -1,9 +1,13 @@
 """pytest plugin behind the conformance report.
 
-* registers the ``clauses(*ids)`` marker: the SEMANTICS.md clauses a test checks;
+* registers the ``clauses(*ids)`` marker: the docs/SEMANTICS.md clauses a test checks;
 * with ``--conformance-json=PATH``, writes one record per test: its node ID,
   clauses, outcome, duration and the figures it recorded with pytest's
   ``record_property`` (examples, steps, distinct states, ...).
+
+The records are the same with one process or with pytest-xdist workers: the
+clause IDs travel on each test's report (xdist serializes a report's fields),
+and the records are kept and written by the controller only.
 
 Loaded with ``-p spec.pytest_plugin`` (see pyproject.toml).
 """
@@ -20,8 +24,6 @@ from spec.clauses import clause_ids
 
 __all__: list[str] = []
 
-_RECORDS = pytest.StashKey[dict[str, dict[str, Any]]]()
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -32,7 +34,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_RECORDS] = {}
+    path = config.getoption("--conformance-json")
+    if path and not hasattr(config, "workerinput"):  # an xdist worker reports to the controller instead
+        config.pluginmanager.register(_Recorder(Path(path)), "hicache-conformance-recorder")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -46,27 +50,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Attach the test's clause IDs to its report, where the markers are known (in a worker, if any)."""
     report: pytest.TestReport = yield
-    records = item.config.stash[_RECORDS]
     clauses = sorted({c for mark in item.iter_markers("clauses") for c in mark.args})
-    record = records.setdefault(
-        item.nodeid,
-        {"nodeid": item.nodeid, "clauses": clauses, "outcome": "passed", "figures": {}},
-    )
-    if report.failed:
-        record["outcome"] = "failed"
-    elif report.skipped and record["outcome"] == "passed":
-        record["outcome"] = "skipped"
-    if report.when == "call":
-        record["seconds"] = round(report.duration, 3)
-        record["figures"].update({k: v for k, v in report.user_properties})
+    report.hicache_clauses = clauses  # type: ignore[attr-defined]  # an extra field, which xdist carries
     return report
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    path = session.config.getoption("--conformance-json")
-    if path:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        records = list(session.config.stash[_RECORDS].values())
-        target.write_text(json.dumps(records, indent=1, sort_keys=True))
+class _Recorder:
+    """One record per test node, built from its reports (setup, call, teardown)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, dict[str, Any]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = self.records.setdefault(
+            report.nodeid,
+            {
+                "nodeid": report.nodeid,
+                "clauses": list(getattr(report, "hicache_clauses", [])),
+                "outcome": "passed",
+                "figures": {},
+            },
+        )
+        if report.failed:
+            record["outcome"] = "failed"
+        elif report.skipped and record["outcome"] == "passed":
+            record["outcome"] = "skipped"
+        if report.when == "call":
+            record["seconds"] = round(report.duration, 3)
+            record["figures"].update({k: v for k, v in report.user_properties})
+
+    def pytest_sessionfinish(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        records = sorted(self.records.values(), key=lambda r: r["nodeid"])
+        self.path.write_text(json.dumps(records, indent=1, sort_keys=True))

@@ -1,0 +1,91 @@
+"""The conformance records are the same whether pytest runs in one process or in xdist workers.
+
+``make verify`` runs the suite with ``-n 2`` and builds the clause report from these records, so a
+record lost or changed in transit (clauses, outcome, figures) would silently change the report.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SAMPLE = """
+import pytest
+
+@pytest.mark.clauses("M2", "M4")
+def test_passes(record_property):
+    record_property("examples", 7)
+    record_property("steps", 40)
+
+@pytest.mark.clauses("E6")
+def test_fails():
+    assert False
+
+@pytest.mark.clauses("F8")
+def test_skips():
+    pytest.skip("no second user")
+
+def test_untagged():
+    pass
+
+@pytest.mark.clauses("C1")
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_param(n, record_property):
+    record_property("n", n)
+"""
+
+
+def _records(tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
+    out = tmp_path / f"records{len(extra)}.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "spec.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            f"--conformance-json={out}",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "pytest.ini"),
+            *extra,
+            str(tmp_path / "test_sample.py"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # exactly one test fails
+    records: list[dict[str, Any]] = json.loads(out.read_text())
+    for record in records:
+        record.pop("seconds", None)
+    return records
+
+
+def test_records_from_xdist_workers_equal_those_of_one_process(tmp_path: Path) -> None:
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    clauses(*ids): clause IDs\n")
+    single = _records(tmp_path, "-p", "no:xdist")
+    workers = _records(tmp_path, "-n", "2")
+    assert workers == single
+    by_name = {r["nodeid"].rpartition("::")[2]: r for r in single}
+    assert by_name["test_passes"] == {
+        "nodeid": by_name["test_passes"]["nodeid"],
+        "clauses": ["M2", "M4"],
+        "outcome": "passed",
+        "figures": {"examples": 7, "steps": 40},
+    }
+    assert by_name["test_fails"]["outcome"] == "failed"
+    assert by_name["test_skips"]["outcome"] == "skipped"
+    assert by_name["test_untagged"]["clauses"] == []
+    assert [by_name[f"test_param[{n}]"]["figures"] for n in (1, 2, 3)] == [{"n": 1}, {"n": 2}, {"n": 3}]
