@@ -1,9 +1,10 @@
 """``make verify``: every machine check of the project, then the conformance report.
 
-Steps (each is recorded, none stops the others):
+Steps (each is recorded, none stops the others; all start at once and share the cores, and
+the suite itself is split over pytest-xdist workers, ``--jobs``):
 
 1. ``ruff check`` and ``mypy --strict`` over the code;
-2. the whole pytest suite under the ``verify`` Hypothesis profile, writing
+2. the whole pytest suite under the ``verify`` Hypothesis profile, over ``--jobs`` workers, writing
    per-test clause coverage (``spec.pytest_plugin``);
 3. ``crosshair check`` on every module that carries PEP 316 contracts
    (discovered: any ``spec/*.py`` or ``hicache/*.py`` with a ``post:`` line:
@@ -229,11 +230,37 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spec.verify", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="dev profile, short CrossHair budget")
     parser.add_argument("--crosshair-timeout", type=float, default=None)
+    parser.add_argument(
+        "--jobs",
+        default="auto",
+        help="pytest-xdist workers for the test suite: a number, or 'auto' for one per core (default);"
+        " 0 runs the suite in this process's one pytest",
+    )
+    budget = parser.add_argument_group("budget (the knobs of a larger or distributed run, docs/VERIFY.md)")
+    budget.add_argument("--max-examples", type=int, default=None, help="examples per property (verify: 1500)")
+    budget.add_argument("--steps", type=int, default=None, help="steps per stateful example (verify: 60)")
+    budget.add_argument("--modelcheck-depth", type=int, default=None, help="model-check depth bound")
+    budget.add_argument("--modelcheck-wide", action="store_true", help="the model checker's larger domains")
     args = parser.parse_args(argv)
     timeout = args.crosshair_timeout or (1.0 if args.quick else 3.0)
+    knobs = {
+        name: str(value)
+        for name, value in (
+            ("HICACHE_VERIFY_EXAMPLES", args.max_examples),
+            ("HICACHE_VERIFY_STEPS", args.steps),
+        )
+        if value is not None
+    }
+    modelcheck_args = [
+        *(["--depth", str(args.modelcheck_depth)] if args.modelcheck_depth is not None else []),
+        *(["--wide"] if args.modelcheck_wide else []),
+    ]
     profile = "dev" if args.quick else "verify"
     OUT.mkdir(exist_ok=True)
     results_json = OUT / "pytest.json"
+    modelcheck_json, lin_json = OUT / "modelcheck.json", OUT / "linearizability.json"
+    for stale in (results_json, modelcheck_json, lin_json):
+        stale.unlink(missing_ok=True)
     steps: list[StepResult] = []
     started = time.perf_counter()
 
@@ -244,24 +271,43 @@ def main(argv: list[str] | None = None) -> int:
             print(step.output[-4000:], flush=True)
         steps.append(step)
 
-    print("== make verify: lint, types, tests, contracts, report", flush=True)
-    say(_run("ruff check", [*_tool("ruff"), "check", "."]))
-    say(_run("mypy --strict", _tool("mypy")))
-
+    print(f"== make verify: lint, types, tests ({args.jobs} workers), contracts, report", flush=True)
     crosshair_conditions: list[CrosshairCondition] = []
     bug_models = sorted((ROOT / "tests" / "crosshair_bugs").glob("*.py"))
     bug_models = [p for p in bug_models if p.with_suffix(".expected").exists()]
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    # Every step is its own process and none reads another's output, so all of them start at once and
+    # share the cores: the wall time is about the total work over the cores, not the sum of the steps.
+    # The pytest step is the largest; its workers (pytest-xdist) split it.  Results are printed in a
+    # fixed order, whatever order the steps end in.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        tests = pool.submit(
+            _run,
+            f"pytest (Hypothesis profile {profile!r}, {args.jobs} workers)",
+            [
+                *_tool("pytest"),
+                "-n",
+                str(args.jobs),
+                f"--conformance-json={results_json}",
+                "-p",
+                "no:cacheprovider",
+            ],
+            {"HYPOTHESIS_PROFILE": profile, **knobs},
+        )
+        lint = pool.submit(_run, "ruff check", [*_tool("ruff"), "check", "."])
+        types = pool.submit(_run, "mypy --strict", _tool("mypy"))
         model_jobs = [pool.submit(crosshair_check, p, timeout) for p in contract_modules()]
         bug_jobs = [pool.submit(crosshair_bug_check, p, timeout) for p in bug_models]
-        results_json.unlink(missing_ok=True)
-        say(
-            _run(
-                f"pytest (Hypothesis profile {profile!r})",
-                [*_tool("pytest"), f"--conformance-json={results_json}", "-p", "no:cacheprovider"],
-                env={"HYPOTHESIS_PROFILE": profile},
-            )
+        # Exhaustive bounded model checking (CI-sized domains), real-thread linearizability runs, and the
+        # last mutation score recorded by `make mutation` (read, not re-run).
+        modelcheck = pool.submit(
+            _run, "model check", [*_tool("spec.modelcheck"), *modelcheck_args, "--json", str(modelcheck_json)]
         )
+        linearizability = pool.submit(
+            _run, "linearizability", [*_tool("spec.linearizability"), "--json", str(lin_json)]
+        )
+        say(lint.result())
+        say(types.result())
+        say(tests.result())
         for job in model_jobs:
             step, conditions = job.result()
             failed = [c for c in conditions if c.verdict == "error"]
@@ -273,14 +319,8 @@ def main(argv: list[str] | None = None) -> int:
             crosshair_conditions.extend(conditions)
         for bug_job in bug_jobs:
             say(bug_job.result())
-
-    # Issue 6: exhaustive bounded model checking (CI-sized domains), real-thread linearizability runs,
-    # and the last mutation score recorded by `make mutation` (read, not re-run).
-    modelcheck_json, lin_json = OUT / "modelcheck.json", OUT / "linearizability.json"
-    modelcheck_json.unlink(missing_ok=True)
-    lin_json.unlink(missing_ok=True)
-    say(_run("model check", [*_tool("spec.modelcheck"), "--json", str(modelcheck_json)]))
-    say(_run("linearizability", [*_tool("spec.linearizability"), "--json", str(lin_json)]))
+        say(modelcheck.result())
+        say(linearizability.result())
     extras = {
         "modelcheck": json.loads(modelcheck_json.read_text()) if modelcheck_json.exists() else [],
         "linearizability": json.loads(lin_json.read_text()) if lin_json.exists() else [],
