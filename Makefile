@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	@touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 # The lock file of the dev extra, for every platform and Python >= 3.10, with hashes.  Run it after a
 # change of the dev extra in pyproject.toml (make verify checks that the lock satisfies the extra).
@@ -37,7 +37,7 @@ lock: $(STAMP)
 		--generate-hashes --no-header --quiet -o $(LOCK)
 
 threads: $(STAMP)
-	$(BIN)/python -m pytest -m threads -n $(JOBS)
+	$(BIN)/python -m pytest -m threads -n $(JOBS) --dist worksteal
 
 verify: $(STAMP)
 	$(BIN)/python -m spec.verify --jobs $(JOBS)

@@ -287,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                 *_tool("pytest"),
                 "-n",
                 str(args.jobs),
+                "--dist",
+                "worksteal",  # an idle worker takes tests queued for a busy one: the long machines spread
                 f"--conformance-json={results_json}",
                 "-p",
                 "no:cacheprovider",
