@@ -1,4 +1,4 @@
-"""LRU accounting and eviction of the file store's files (SEMANTICS.md V1-V6).
+"""LRU accounting and eviction of the file store's files (docs/SEMANTICS.md V1-V6).
 
 What it is for: :class:`~hicache.file_store.HiCacheFile` asks :meth:`reserve`
 before every write; the evictor keeps the namespace's files under ``max_size``
@@ -17,7 +17,7 @@ Internal invariants (``check_invariants`` asserts them):
 * Every change of an entry and of ``_total`` happens under ``lock``, together,
   so no reader ever sees one without the other.
 
-Decisions where SEMANTICS.md leaves room:
+Decisions where docs/SEMANTICS.md leaves room:
 
 * Inert (V1: no cap, no floor): writes are still tracked, so the accounting of
   C3 holds whatever the configuration; nothing is ever evicted.

@@ -1,6 +1,6 @@
 """pytest plugin behind the conformance report.
 
-* registers the ``clauses(*ids)`` marker: the SEMANTICS.md clauses a test checks;
+* registers the ``clauses(*ids)`` marker: the docs/SEMANTICS.md clauses a test checks;
 * with ``--conformance-json=PATH``, writes one record per test: its node ID,
   clauses, outcome, duration and the figures it recorded with pytest's
   ``record_property`` (examples, steps, distinct states, ...).

@@ -93,3 +93,22 @@ def test_every_clause_of_the_shared_requirements_is_stated_or_listed_as_not_yet_
         "clause IDs of docs/SEMANTICS.md that the shared requirements do not have"
     )
     assert sorted(clause_ids() - set(required)) == [], "spec/clauses.py knows clauses the requirements lack"
+
+
+def test_every_pointer_to_the_clause_text_names_docs_semantics_md() -> None:
+    """Docstrings, the report, the oracle's reproductions, the README: ``docs/SEMANTICS.md``, never a
+    bare ``SEMANTICS.md``, which names no file of this checkout (a relative link inside docs/ does)."""
+    own = {DOC, Path(__file__).resolve()}
+    stray = []
+    tops = [top for top in ROOT.iterdir() if not top.name.startswith((".", "build"))]  # no .venv, .git
+    for path in sorted(p for top in tops for p in ([top] if top.is_file() else top.rglob("*"))):
+        parts = path.relative_to(ROOT).parts
+        if path.suffix not in {".py", ".md", ".toml"} or path in own:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for match in re.finditer(r"SEMANTICS\.md", line):
+                before = line[: match.start()]
+                linked = parts[0] == "docs" and before.endswith("](")
+                if not (before.endswith("docs/") or linked):
+                    stray.append(f"{path.relative_to(ROOT)}:{number}")
+    assert stray == []
