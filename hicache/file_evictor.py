@@ -112,14 +112,19 @@ class LRUFileEvictor:
 
     Raises ``TypeError``/``ValueError`` naming the parameter on bad input (B1).
 
-    >>> from spec.fake_fs import FakeFileSystem
-    >>> fs = FakeFileSystem(); fs.mkdir("/d")
-    >>> for key in "ab": fs.put(f"/d/{key}", b"12345")
-    >>> ev = LRUFileEvictor(fs, lambda k: f"/d/{k}", directory="/d", max_size=12, eviction_ratio=1.0)
-    >>> ev.touch("a"), ev.touch("b"), ev.total
-    (True, True, 10)
-    >>> ev.reserve("c", 5), [e.key for e in ev.snapshot()], ev.total
-    (True, ['b', 'c'], 10)
+    >>> import os, tempfile
+    >>> from hicache.fs import OSFileSystem
+    >>> fs = OSFileSystem()
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for key in "ab":
+    ...         fs.write_new(os.path.join(d, key), memoryview(b"12345"))
+    ...     ev = LRUFileEvictor(
+    ...         fs, lambda k: os.path.join(d, k), directory=d, max_size=12, eviction_ratio=1.0
+    ...     )
+    ...     print(ev.touch("a"), ev.touch("b"), ev.total)  # adopted with their sizes on disk
+    ...     print(ev.reserve("c", 5), [e.key for e in ev.snapshot()], ev.total, sorted(os.listdir(d)))
+    True True 10
+    True ['b', 'c'] 10 ['b']
     """
 
     def __init__(
