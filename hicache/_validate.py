@@ -1,4 +1,4 @@
-"""Argument checks shared by the production classes (SEMANTICS.md B1).
+"""Argument checks shared by the production classes (docs/SEMANTICS.md B1).
 
 Every check names the parameter and the offending value, raises ``TypeError``
 for a wrong type and ``ValueError`` for a wrong value, and never asserts.  No

@@ -1,4 +1,4 @@
-"""A bounded LRU of beliefs that pages were written to storage (SEMANTICS.md E1-E8).
+"""A bounded LRU of beliefs that pages were written to storage (docs/SEMANTICS.md E1-E8).
 
 What it is for: in buffer mode the engine asks, for every prefetch decision and
 every write-through admission, "is this chain of pages already in storage?".

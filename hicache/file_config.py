@@ -1,4 +1,4 @@
-"""Configuration of the file store: extra_config > environment > defaults (SEMANTICS.md F9, B1).
+"""Configuration of the file store: extra_config > environment > defaults (docs/SEMANTICS.md F9, B1).
 
 What it is for: :class:`~hicache.file_store.HiCacheFile` reads its settings once,
 at construction, through :func:`load_file_config`; every invalid value is a

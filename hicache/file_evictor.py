@@ -1,4 +1,4 @@
-"""LRU accounting and eviction of the file store's files (SEMANTICS.md V1-V6).
+"""LRU accounting and eviction of the file store's files (docs/SEMANTICS.md V1-V6).
 
 What it is for: :class:`~hicache.file_store.HiCacheFile` asks :meth:`reserve`
 before every write; the evictor keeps the namespace's files under ``max_size``
@@ -17,7 +17,7 @@ Internal invariants (``check_invariants`` asserts them):
 * Every change of an entry and of ``_total`` happens under ``lock``, together,
   so no reader ever sees one without the other.
 
-Decisions where SEMANTICS.md leaves room:
+Decisions where docs/SEMANTICS.md leaves room:
 
 * Inert (V1: no cap, no floor): writes are still tracked, so the accounting of
   C3 holds whatever the configuration; nothing is ever evicted.
@@ -112,14 +112,19 @@ class LRUFileEvictor:
 
     Raises ``TypeError``/``ValueError`` naming the parameter on bad input (B1).
 
-    >>> from spec.fake_fs import FakeFileSystem
-    >>> fs = FakeFileSystem(); fs.mkdir("/d")
-    >>> for key in "ab": fs.put(f"/d/{key}", b"12345")
-    >>> ev = LRUFileEvictor(fs, lambda k: f"/d/{k}", directory="/d", max_size=12, eviction_ratio=1.0)
-    >>> ev.touch("a"), ev.touch("b"), ev.total
-    (True, True, 10)
-    >>> ev.reserve("c", 5), [e.key for e in ev.snapshot()], ev.total
-    (True, ['b', 'c'], 10)
+    >>> import os, tempfile
+    >>> from hicache.fs import OSFileSystem
+    >>> fs = OSFileSystem()
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for key in "ab":
+    ...         fs.write_new(os.path.join(d, key), memoryview(b"12345"))
+    ...     ev = LRUFileEvictor(
+    ...         fs, lambda k: os.path.join(d, k), directory=d, max_size=12, eviction_ratio=1.0
+    ...     )
+    ...     print(ev.touch("a"), ev.touch("b"), ev.total)  # adopted with their sizes on disk
+    ...     print(ev.reserve("c", 5), [e.key for e in ev.snapshot()], ev.total, sorted(os.listdir(d)))
+    True True 10
+    True ['b', 'c'] 10 ['b']
     """
 
     def __init__(

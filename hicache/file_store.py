@@ -1,4 +1,4 @@
-"""HiCacheFile: a key -> bytes store, one file per key, with beliefs and LRU eviction (SEMANTICS.md F, C, B).
+"""HiCacheFile: key -> bytes, one file per key, with beliefs and LRU eviction (docs/SEMANTICS.md F, C, B).
 
 What it is for: the file backend of the storage tier.  Pages are written once
 (content-addressed keys), read back, and asked about very often; many ranks in

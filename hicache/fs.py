@@ -5,7 +5,7 @@ What it is for: :class:`~hicache.file_store.HiCacheFile` and
 :class:`FileSystem`, so tests can put an in-memory fake behind them that fails
 on demand (ENOSPC, EIO, EPERM, short reads) and crashes between any two
 operations (``spec/fake_fs.py``).  Every operation is one call, so counting
-calls counts filesystem round trips (what SEMANTICS.md F6 and F5 promise to
+calls counts filesystem round trips (what docs/SEMANTICS.md F6 and F5 promise to
 keep low).
 
 Contract of every method: failures are ``OSError`` subclasses carrying an

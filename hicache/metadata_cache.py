@@ -1,4 +1,4 @@
-"""A hard-TTL positive cache of keys known to exist (SEMANTICS.md M1-M8).
+"""A hard-TTL positive cache of keys known to exist (docs/SEMANTICS.md M1-M8).
 
 What it is for: the file backend asks "does this page file exist?" on every
 request; a live belief answers without touching a (slow, shared) filesystem.

@@ -1,4 +1,4 @@
-"""Per-pool existence beliefs with in-flight reference counts (SEMANTICS.md P1-P5).
+"""Per-pool existence beliefs with in-flight reference counts (docs/SEMANTICS.md P1-P5).
 
 What it is for: newer engines keep one bounded belief set per memory pool (so
 one pool can no longer evict another's beliefs) and, instead of passing an

@@ -1,4 +1,4 @@
-"""The clause catalogue of ``SEMANTICS.md``: every behaviour the project promises, by ID.
+"""The clause catalogue of ``docs/SEMANTICS.md``: every behaviour the project promises, by ID.
 
 The conformance report lists every clause here, whether or not a check names it,
 so that a clause nothing checks shows up as UNCHECKED instead of disappearing.
@@ -77,5 +77,5 @@ CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for c
 
 
 def clause_ids() -> frozenset[str]:
-    """Every clause ID of SEMANTICS.md."""
+    """Every clause ID of docs/SEMANTICS.md."""
     return frozenset(_TITLES)

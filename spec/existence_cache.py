@@ -1,4 +1,4 @@
-"""Executable model of the StorageExistenceCache (SEMANTICS.md E1-E8).
+"""Executable model of the StorageExistenceCache (docs/SEMANTICS.md E1-E8).
 
 The whole state is ``beliefs``: a list of distinct ``(pool, page_hash)``
 pairs, least recently used first.  Each operation is a few lines over it.  The
@@ -6,7 +6,7 @@ pure functions carry PEP 316 contracts for ``crosshair check``; the class
 wraps them behind the production constructor and methods so the lock-step
 machine drives model and implementation alike.
 
-Where SEMANTICS.md leaves a choice open, the model fixes it:
+Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 * E6: ``invalidate_beyond`` checks ``keep_pages`` (B1) before anything else;
   a non-sequence ``hashes`` is the production class's ``TypeError``, not

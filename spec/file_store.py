@@ -1,4 +1,4 @@
-"""Executable model of the file store and its evictor (SEMANTICS.md F1-F8, V1-V6, C1-C4).
+"""Executable model of the file store and its evictor (docs/SEMANTICS.md F1-F8, V1-V6, C1-C4).
 
 The whole state is three small things:
 
@@ -18,7 +18,7 @@ filesystem calls, so that the lock-step machine can inject the same faults
 into both (pending faults are consumed by the next call of that operation,
 as :class:`spec.fake_fs.FakeFileSystem` does).
 
-Where SEMANTICS.md leaves a choice open, the model fixes it:
+Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 * ``exists`` that finds the file missing also drops the evictor's entry (as
   ``get`` must, F4): a file removed behind the store's back is refunded

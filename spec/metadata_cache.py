@@ -1,4 +1,4 @@
-"""Executable model of the hard-TTL MetadataCache (SEMANTICS.md M1-M8).
+"""Executable model of the hard-TTL MetadataCache (docs/SEMANTICS.md M1-M8).
 
 The whole state is ``births``: a mapping from key to the time its current
 lifetime began, in the order those lifetimes began.  Everything else is a few
@@ -7,7 +7,7 @@ lines of rules over it.  The pure functions carry PEP 316 contracts that
 them behind the production constructor so the lock-step machine can drive
 model and implementation alike.
 
-Where SEMANTICS.md leaves a choice open, the model fixes it:
+Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 * M6 "oldest birth": two lifetimes born at the same instant are ordered by the
   order their ``add`` calls happened (the earlier add is evicted first).

@@ -1,4 +1,4 @@
-"""Executable model of the per-pool beliefs and their registry (SEMANTICS.md P1-P5).
+"""Executable model of the per-pool beliefs and their registry (docs/SEMANTICS.md P1-P5).
 
 A pool is the E model restricted to one pool (P2 says exactly that, so the
 model reuses ``spec.existence_cache``'s functions) plus ``inflight``: a mapping

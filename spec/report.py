@@ -175,7 +175,7 @@ def render_report(
             for clause in summary["clauses"]:
                 checked_by_clause[clause].append(summary)
 
-    lines = ["", "=" * 100, "CONFORMANCE REPORT (clauses of SEMANTICS.md)", "=" * 100]
+    lines = ["", "=" * 100, "CONFORMANCE REPORT (clauses of docs/SEMANTICS.md)", "=" * 100]
     counts: dict[str, int] = defaultdict(int)
     component = None
     for clause in CLAUSES:

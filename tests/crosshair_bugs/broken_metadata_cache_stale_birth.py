@@ -7,7 +7,7 @@ lines of rules over it.  The pure functions carry PEP 316 contracts that
 them behind the production constructor so the lock-step machine can drive
 model and implementation alike.
 
-Where SEMANTICS.md leaves a choice open, the model fixes it:
+Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 * M6 "oldest birth": two lifetimes born at the same instant are ordered by the
   order their ``add`` calls happened (the earlier add is evicted first).

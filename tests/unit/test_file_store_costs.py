@@ -1,6 +1,6 @@
 """What each file store operation costs in filesystem calls, and the edges of its bookkeeping (F4, F6-F8, C3).
 
-The store runs on shared filesystems where every call is a network round trip, so SEMANTICS.md F6 promises
+The store runs on shared filesystems where each call is a network round trip, so docs/SEMANTICS.md F6 promises
 few of them: a believed key costs none, a read that finds a file already knows its size (no extra ``stat``),
 a clear that keeps an unremovable file knows its size from the listing.  Counting calls on the fake
 filesystem makes those promises testable (and kills the mutants that would add a call, ``make mutation``).
