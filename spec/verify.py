@@ -12,11 +12,13 @@ the suite itself is split over pytest-xdist workers, ``--jobs``):
    names something its module does not define is an error (decided
    statically, ``spec.contract_names``), and one whose precondition CrossHair
    could not meet in time is checked again alone with a larger budget before
-   it counts as vacuous;
+   it counts as vacuous; a CrossHair run that crashed (a traceback, e.g.
+   ``CrossHairInternal``) or reported no condition at all is an error;
 4. ``crosshair check`` on every deliberately broken model in
    ``tests/crosshair_bugs/``: each must yield at least the counterexamples
    listed in its ``.expected`` golden file (the checker is shown to fail); a
-   golden line missed under load is checked again with a larger budget;
+   golden line missed under load is checked again with a larger budget; a
+   run that crashed or reported nothing fails the check;
 5. the bounded exhaustive model check of every component
    (``python -m spec.modelcheck``) and real-thread linearizability runs
    (``python -m spec.linearizability``);
@@ -94,6 +96,9 @@ def _clauses_by_line(path: Path) -> dict[int, list[str]]:
 
 
 UNMET = "Unable to meet precondition"
+CRASH = "Traceback (most recent call last):"
+TOOL_FAILURE = "CrossHair failed"  # the message of a run that checked nothing to be trusted
+CONTRACT_RE = re.compile(r"^\s+(?:pre|post|raises)(?:\[[^\]]*\])?:")
 
 
 def _crosshair(target: str, timeout: float) -> StepResult:
@@ -130,6 +135,31 @@ def _parse_conditions(path: Path, output: str, by_line: dict[int, list[str]]) ->
     return conditions
 
 
+def _tool_failure(step: StepResult, conditions: list[CrosshairCondition]) -> str | None:
+    """Why a CrossHair run must not count as a check, or None when it may.
+
+    A traceback in its output is a crash (``CrossHairInternal`` included): CrossHair stops at the first
+    one and prints none of the conditions it had already judged, so its exit status alone (1, as for a
+    counterexample) does not tell it apart.  A run that reported no condition at all checked nothing,
+    whatever its exit status (the module did not load, or the target holds no checkable function).
+    """
+    lines = [line.strip() for line in step.output.splitlines() if line.strip()]
+    last = (lines[-1] if lines else "no output")[:200]
+    if CRASH in step.output:
+        return f"{TOOL_FAILURE}: it crashed ({last})"
+    if not conditions:
+        return f"{TOOL_FAILURE}: no condition reported, exit status {step.returncode} ({last})"
+    return None
+
+
+def _contract_clauses(
+    path: Path, by_line: dict[int, list[str]], owner: dict[int, int], fn: int | None = None
+) -> list[str]:
+    """The clause IDs of the functions of ``path`` with contracts (of function ``fn`` alone, if given)."""
+    lines = [n for n, text in enumerate(path.read_text().splitlines(), 1) if CONTRACT_RE.match(text)]
+    return sorted({c for n in lines if fn is None or owner.get(n) == fn for c in by_line.get(n, [])})
+
+
 def _retry_budget(timeout: float, retry_timeout: float | None) -> float:
     """Seconds per condition when a function is checked again alone: ``max(10 x timeout, 20 s)``."""
     return retry_timeout if retry_timeout is not None else max(10 * timeout, 20.0)
@@ -146,13 +176,22 @@ def crosshair_check(
     two namespaces with five preconditions need a few seconds): that function alone is checked again
     with ``retry_timeout`` per condition (default ``max(10 * timeout, 20)``), and only a second
     ``Unable`` is an error.
+
+    A run that crashed or reported no condition (``_tool_failure``) is an error too, never a pass: at
+    line 0 with the clauses of every contract of the module for the whole run, at the function's line
+    for a retry.
     """
     rel = str(path.relative_to(ROOT))
     step = _crosshair(rel, timeout)
     owner = function_lines(path)  # the def line of each line's function (0: outside any)
     clauses = _clauses_by_line(path)
+    first = _parse_conditions(path, step.output, clauses)
+    failures: list[CrosshairCondition] = []
+    why = _tool_failure(step, first)
+    if why is not None:
+        failures.append(CrosshairCondition(rel, 0, _contract_clauses(path, clauses, owner), "error", why))
     by_function: dict[int, list[CrosshairCondition]] = {}
-    for c in _parse_conditions(path, step.output, clauses):
+    for c in first:
         by_function.setdefault(owner.get(c.line, 0), []).append(c)
     unresolved: dict[int, list[UnresolvedName]] = {}
     for u in unresolved_names(path):
@@ -163,11 +202,19 @@ def crosshair_check(
             again = _crosshair(f"{rel}:{fn}", retry)
             output = f"{step.output}-- retry of line {fn} with {retry:g} s per condition --\n{again.output}"
             step = StepResult(step.name, step.returncode, step.seconds + again.seconds, output)
+            again_conditions = _parse_conditions(path, again.output, clauses)
+            why = _tool_failure(again, again_conditions)
+            if why is not None:  # keep the first run's answers (an unmet precondition stays vacuous)
+                fn_clauses = _contract_clauses(path, clauses, owner, fn)
+                failures.append(
+                    CrosshairCondition(rel, fn, fn_clauses, "error", f"{why} (retry of line {fn})")
+                )
+                continue
             by_function[fn] = [
                 replace(c, message=f"{c.message} (also with {retry:g} s per condition)")
                 if UNMET in c.message
                 else c
-                for c in _parse_conditions(path, again.output, clauses)
+                for c in again_conditions
             ]
     for fn, names in unresolved.items():
         by_function[fn] = [
@@ -185,7 +232,7 @@ def crosshair_check(
         replace(c, verdict="error", message=f"vacuous contract: {c.message}") if UNMET in c.message else c
         for c in final
     ]
-    return step, sorted(final, key=lambda c: c.line)
+    return step, sorted(final + failures, key=lambda c: c.line)
 
 
 def _golden_lines(path: Path) -> list[int]:
@@ -194,8 +241,12 @@ def _golden_lines(path: Path) -> list[int]:
 
 
 def _refuted(conditions: list[CrosshairCondition]) -> set[int]:
-    """The lines of the conditions CrossHair refuted (an unmet precondition refutes nothing)."""
-    return {c.line for c in conditions if c.verdict == "error" and not c.message.startswith("vacuous")}
+    """The lines of the conditions CrossHair refuted (an unmet precondition, a failed run refute nothing)."""
+    return {
+        c.line
+        for c in conditions
+        if c.verdict == "error" and not c.message.startswith(("vacuous", TOOL_FAILURE))
+    }
 
 
 def crosshair_bug_check(path: Path, timeout: float, retry_timeout: float | None = None) -> StepResult:
@@ -206,12 +257,15 @@ def crosshair_bug_check(path: Path, timeout: float, retry_timeout: float | None 
     depends on the machine's load (under load it found none at 3 s per condition), so the function that
     owns a golden line CrossHair did not refute is checked again alone with ``retry_timeout`` per
     condition (default ``max(10 * timeout, 20)``, as for unmet preconditions); a golden line that is
-    still not refuted fails the check, and so does an empty golden file (it could never fail).
+    still not refuted fails the check, and so does an empty golden file (it could never fail), and so
+    does any run that crashed or reported no condition (``_tool_failure``), even if the golden lines were
+    refuted by another run.
     """
     rel = str(path.relative_to(ROOT))
     step, conditions = crosshair_check(path, timeout)
     want = _golden_lines(path)
     got = _refuted(conditions)
+    failures = [c.message for c in conditions if c.message.startswith(TOOL_FAILURE)]
     output = step.output
     seconds = step.seconds
     retry = _retry_budget(timeout, retry_timeout)
@@ -220,9 +274,14 @@ def crosshair_bug_check(path: Path, timeout: float, retry_timeout: float | None 
         again = _crosshair(f"{rel}:{fn}", retry)
         output += f"-- retry of line {fn} with {retry:g} s per condition --\n{again.output}"
         seconds += again.seconds
-        got |= _refuted(_parse_conditions(path, again.output, {}))
-    ok = bool(want) and set(want) <= got
+        again_conditions = _parse_conditions(path, again.output, {})
+        why = _tool_failure(again, again_conditions)
+        if why is not None:
+            failures.append(f"{why} (retry of line {fn})")
+        got |= _refuted(again_conditions)
+    ok = bool(want) and set(want) <= got and not failures
     detail = f"expected counterexamples at least at lines {want}, CrossHair reported {sorted(got)}\n"
+    detail += "".join(f"{failure}\n" for failure in failures)
     return StepResult(f"crosshair catches {rel}", 0 if ok else 1, seconds, detail + output)
 
 

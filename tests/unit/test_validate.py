@@ -10,8 +10,10 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hicache._validate import SHOWN_MAX, check_int, check_ttl, shown
+from hicache._validate import SHOWN_MAX, _check_ttl_contracts, check_int, check_ttl, shown
 
 
 @pytest.mark.clauses("B1")
@@ -124,6 +126,51 @@ def test_a_number_out_of_range_of_any_size_or_kind_is_a_value_error_naming_the_p
 def test_any_finite_real_number_is_a_ttl_converted_to_float(value: Any, expected: float) -> None:
     got = check_ttl("ttl", value)
     assert got == expected and type(got) is float
+
+
+# Every kind of real number check_ttl accepts, with the edges its contracts turn on: -1 of each kind, values
+# past the largest float, and Decimal's NaN, sNaN and infinities.
+REAL_NUMBERS = st.one_of(
+    st.fractions(),
+    st.integers(min_value=2**1020, max_value=2**1030).map(Fraction),
+    st.decimals(),
+    st.decimals(allow_nan=False).map(lambda d: d.scaleb(400)),
+    st.integers(),
+    st.floats(),
+    st.sampled_from([Fraction(-1), Decimal(-1), Decimal("-1.000"), Decimal("sNaN"), Decimal("-Infinity")]),
+)
+
+
+@pytest.mark.clauses("B1", "M1")
+@given(REAL_NUMBERS)
+def test_the_ttl_contracts_hold_for_every_kind_of_real_number(value: Any) -> None:
+    """check_ttl's PEP 316 contracts (on ``_check_ttl_contracts``), here for Fractions and Decimals too:
+    CrossHair (make verify) checks them on int, float and Decimal only, because crosshair-tool 0.0.113
+    crashes generating a symbolic Fraction."""
+    try:
+        got = check_ttl("ttl", value)
+    except (TypeError, ValueError) as error:  # raises: TypeError, ValueError (and nothing else)
+        assert str(error).startswith("ttl must ")
+        return
+    assert type(got) is float
+    assert (got == -1.0) == (value == -1)
+    assert got == -1.0 or (math.isfinite(got) and got >= 0)
+    assert got == float(value)
+
+
+@pytest.mark.clauses("B1", "M1")
+@pytest.mark.parametrize(
+    "value", [-1, 0, 2, 0.5, -0.5, math.nan, Decimal("2.5"), Decimal("NaN"), 10**400, "x"]
+)
+def test_the_function_crosshair_checks_is_check_ttl(value: Any) -> None:
+    """``_check_ttl_contracts`` carries check_ttl's contracts for CrossHair: it answers as check_ttl does."""
+    try:
+        expected: object = check_ttl("ttl", value)
+    except (TypeError, ValueError) as error:
+        with pytest.raises(type(error), match=f"^{re.escape(str(error))}$"):
+            _check_ttl_contracts("ttl", value)
+    else:
+        assert _check_ttl_contracts("ttl", value) == expected
 
 
 @pytest.mark.clauses("B1")

@@ -168,7 +168,8 @@ def double(x: int) -> int:
 def _bug_check(
     monkeypatch: pytest.MonkeyPatch, golden: str, answers: list[str]
 ) -> tuple[StepResult, list[tuple[str, float]]]:
-    """``crosshair_bug_check`` on a probe of BROKEN_DOUBLE with scripted CrossHair answers (one per run)."""
+    """``crosshair_bug_check`` on a probe of BROKEN_DOUBLE with scripted CrossHair answers (one per run; a
+    line starting with a digit is a condition of the probe, any other line is printed as it is)."""
     probe = _probe("broken_double_probe.py", BROKEN_DOUBLE)
     expected = probe.with_suffix(".expected")
     expected.write_text(golden)
@@ -176,8 +177,10 @@ def _bug_check(
 
     def fake(target: str, timeout: float) -> StepResult:
         calls.append((target, timeout))
-        text = "".join(f"{probe}:{line}\n" for line in answers[len(calls) - 1].splitlines())
-        return StepResult(f"crosshair {target}", 1 if ": error: " in text else 0, 0.0, text)
+        lines = answers[len(calls) - 1].splitlines()
+        text = "".join(f"{probe}:{line}\n" if line[:1].isdigit() else f"{line}\n" for line in lines)
+        failed = ": error: " in text or "Traceback" in text
+        return StepResult(f"crosshair {target}", 1 if failed else 0, 0.0, text)
 
     monkeypatch.setattr(verify, "_crosshair", fake)
     try:
@@ -252,3 +255,109 @@ def test_production_argument_checks_are_crosshair_checked_under_b1() -> None:
     by_line = verify._clauses_by_line(validate)
     assert all("B1" in by_line[n] for n in post_lines)
     assert unresolved_names(validate) == []
+
+
+# The tail of what crosshair-tool 0.0.113 printed for hicache/_validate.py (exit status 1, no condition).
+CROSSHAIR_CRASH = """Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/crosshair/libimpl/fractionlib.py", line 11, in _make_fraction
+    force_true(d > 0)
+  File "/venv/lib/python3.11/site-packages/crosshair/statespace.py", line 278, in force_true
+    raise CrossHairInternal(
+crosshair.util.CrossHairInternal: Attempted to call assert_true on a non-symbolic
+"""
+CRASHED = (
+    "CrossHair failed: it crashed"
+    " (crosshair.util.CrossHairInternal: Attempted to call assert_true on a non-symbolic)"
+)
+
+
+def _scripted(
+    probe: Path, answers: list[tuple[int, str]], calls: list[str]
+) -> Callable[[str, float], StepResult]:
+    """A fake ``_crosshair``: an (exit status, output) per run; a line led by a digit is a condition."""
+
+    def fake(target: str, timeout: float) -> StepResult:
+        calls.append(target)
+        status, text = answers[len(calls) - 1]
+        output = "".join(
+            f"{probe}:{line}\n" if line[:1].isdigit() else f"{line}\n" for line in text.splitlines()
+        )
+        return StepResult(f"crosshair {target}", status, 0.0, output)
+
+    return fake
+
+
+def test_a_crosshair_crash_is_an_error_under_the_module_s_clauses_never_a_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Regression: crosshair-tool 0.0.113 crashed on hicache/_validate.py (CrossHairInternal while making a
+    symbolic Fraction) and printed no condition; only the exit status kept the step from passing, and the
+    report showed the module's clauses as PASS.  The crash is now an error condition of its own."""
+    probe = _probe("crash_probe.py", HARD_PRECONDITION)
+    calls: list[str] = []
+    try:
+        monkeypatch.setattr(verify, "_crosshair", _scripted(probe, [(1, CROSSHAIR_CRASH)], calls))
+        _, conditions = crosshair_check(probe, 3.0)
+    finally:
+        probe.unlink()
+    assert calls == [".verify/crash_probe.py"]  # nothing to retry: the crash hid every answer
+    assert [(c.line, c.clauses, c.verdict, c.message) for c in conditions] == [(0, ["F1"], "error", CRASHED)]
+
+
+def test_a_run_that_reports_no_condition_checked_nothing_whatever_its_exit_status(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    probe = _probe("silent_probe.py", HARD_PRECONDITION)
+    calls: list[str] = []
+    answers = [(0, "WARNING: Targets found, but contain no checkable functions."), (2, "")]
+    try:
+        monkeypatch.setattr(verify, "_crosshair", _scripted(probe, answers, calls))
+        _, quiet = crosshair_check(probe, 3.0)
+        _, failed = crosshair_check(probe, 3.0)
+    finally:
+        probe.unlink()
+    assert [(c.line, c.verdict, c.message) for c in quiet] == [
+        (
+            0,
+            "error",
+            "CrossHair failed: no condition reported, exit status 0"
+            " (WARNING: Targets found, but contain no checkable functions.)",
+        )
+    ]
+    assert [c.message for c in failed] == [
+        "CrossHair failed: no condition reported, exit status 2 (no output)"
+    ]
+
+
+def test_a_retry_that_crashes_is_an_error_and_the_unmet_precondition_stays_vacuous(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before, a crashed retry replaced the function's answers by none: its contracts vanished, and passed."""
+    probe = _probe("retry_crash_probe.py", HARD_PRECONDITION)
+    calls: list[str] = []
+    answers = [(0, "5: info: Unable to meet precondition."), (1, CROSSHAIR_CRASH)]
+    try:
+        monkeypatch.setattr(verify, "_crosshair", _scripted(probe, answers, calls))
+        _, conditions = crosshair_check(probe, 3.0, retry_timeout=7.0)
+    finally:
+        probe.unlink()
+    assert calls == [".verify/retry_crash_probe.py", ".verify/retry_crash_probe.py:2"]
+    assert [(c.line, c.clauses, c.verdict, c.message) for c in conditions] == [
+        (2, ["F1"], "error", f"{CRASHED} (retry of line 2)"),
+        (5, ["F1"], "error", "vacuous contract: Unable to meet precondition."),
+    ]
+
+
+def test_a_crash_fails_the_broken_model_check_even_when_another_run_refuted_the_golden_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crash is not a counterexample, and a check that crashed did not show that the checker works."""
+    step, calls = _bug_check(monkeypatch, "5: double post 1\n", [CROSSHAIR_CRASH, REFUTED_5])
+    assert not step.ok
+    assert len(calls) == 2  # the crash refuted nothing, so line 5's function was retried (and refuted)
+    assert step.output.startswith(
+        f"expected counterexamples at least at lines [5], CrossHair reported [5]\n{CRASHED}\n"
+    )
+    step, _ = _bug_check(monkeypatch, "5: double post 1\n6: double post 2\n", [REFUTED_6, CROSSHAIR_CRASH])
+    assert not step.ok
+    assert f"{CRASHED} (retry of line 2)\n" in step.output
