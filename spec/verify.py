@@ -336,9 +336,11 @@ def main(argv: list[str] | None = None) -> int:
     bug_models = [p for p in bug_models if p.with_suffix(".expected").exists()]
     # Every step is its own process and none reads another's output, so all of them start at once and
     # share the cores: the wall time is about the total work over the cores, not the sum of the steps.
-    # The pytest step is the largest; its workers (pytest-xdist) split it.  Results are printed in a
-    # fixed order, whatever order the steps end in.
-    with ThreadPoolExecutor(max_workers=8) as pool:
+    # The pytest step is the largest; its workers (pytest-xdist) split it.  CrossHair's budget is wall
+    # time per condition, so it keeps two lanes, as when it ran beside a one-process suite: more lanes
+    # would each explore less in the same seconds.  Results are printed in a fixed order, whatever order
+    # the steps end in.
+    with ThreadPoolExecutor(max_workers=6) as pool, ThreadPoolExecutor(max_workers=2) as lanes:
         tests = pool.submit(
             _run,
             f"pytest (Hypothesis profile {profile!r}, {args.jobs} workers)",
@@ -356,8 +358,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         lint = pool.submit(_run, "ruff check", [*_tool("ruff"), "check", "."])
         types = pool.submit(_run, "mypy --strict", _tool("mypy"))
-        model_jobs = [pool.submit(crosshair_check, p, timeout) for p in contract_modules()]
-        bug_jobs = [pool.submit(crosshair_bug_check, p, timeout) for p in bug_models]
+        model_jobs = [lanes.submit(crosshair_check, p, timeout) for p in contract_modules()]
+        bug_jobs = [lanes.submit(crosshair_bug_check, p, timeout) for p in bug_models]
         # Exhaustive bounded model checking (CI-sized domains), real-thread linearizability runs, and the
         # last mutation score recorded by `make mutation` (read, not re-run).
         modelcheck = pool.submit(
