@@ -21,7 +21,14 @@ from hicache.file_store import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
-from spec.linearizability.checker import HistoryRecorder, Operation, Verdict, check_history, run_threads
+from spec.linearizability.checker import (
+    MAX_STEPS,
+    HistoryRecorder,
+    Operation,
+    Verdict,
+    check_history,
+    run_threads,
+)
 from spec.linearizability.metadata_cache import RunSummary, Script, switch_often
 
 __all__ = [
@@ -246,10 +253,10 @@ def _opened(pending: Pending, thread: int, key: str) -> tuple[str | None, Pendin
 
 
 def check_file_store_history(
-    history: Sequence[Operation], spec: FileStoreHistorySpec, budget_seconds: float = 5.0
+    history: Sequence[Operation], spec: FileStoreHistorySpec, max_steps: int = MAX_STEPS
 ) -> Verdict:
     """:func:`check_history` of ``history`` as ``spec`` steps it (``set``/``get`` in steps, unless strict)."""
-    return check_history(spec.prepare(history), spec, budget_seconds)
+    return check_history(spec.prepare(history), spec, max_steps)
 
 
 class _RecencyAtReservationEvictor(LRUFileEvictor):
@@ -300,7 +307,7 @@ def check_file_store_histories(
     length: int = 12,
     cap: int = CAP,
     phases: bool = True,
-    budget_seconds: float = 5.0,
+    max_steps: int = MAX_STEPS,
 ) -> RunSummary:
     """Record ``histories`` real-thread runs on fresh stores and check each one against the model."""
     summary = RunSummary()
@@ -315,7 +322,7 @@ def check_file_store_histories(
                 DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock
             )
             history = run_threads(HistoryRecorder(), store, file_store_scripts(rng, threads, length))
-            summary.record(history, check_file_store_history(history, spec, budget_seconds))
+            summary.record(history, check_file_store_history(history, spec, max_steps))
     summary.seconds = time.perf_counter() - start
     return summary
 

@@ -25,7 +25,14 @@ from typing import Any
 from hicache.metadata_cache import MetadataCache
 from spec import metadata_cache as model
 from spec.fakes import FakeClock
-from spec.linearizability.checker import HistoryRecorder, Operation, Verdict, check_history, run_threads
+from spec.linearizability.checker import (
+    MAX_STEPS,
+    HistoryRecorder,
+    Operation,
+    Verdict,
+    check_history,
+    run_threads,
+)
 
 __all__ = [
     "ClockedCache",
@@ -255,7 +262,7 @@ def check_real_thread_histories(
     ttl: float = 1.0,
     max_entries: int | None = 2,
     keys: Sequence[str] = ("a", "b", "c"),
-    budget_seconds: float = 5.0,
+    max_steps: int = MAX_STEPS,
     stop_at_first_violation: bool = False,
 ) -> RunSummary:
     """Record ``histories`` real-thread runs of seeded scripts on fresh caches and check each one."""
@@ -269,7 +276,7 @@ def check_real_thread_histories(
             target = ClockedCache(factory(ttl, max_entries=max_entries, clock=clock), clock)
             tick = 0.25 if ttl >= 0 else None
             history = run_threads(HistoryRecorder(), target, random_scripts(rng, threads, length, keys, tick))
-            verdict = check_history(history, spec, budget_seconds)
+            verdict = check_history(history, spec, max_steps)
             summary.record(history, verdict)
             if stop_at_first_violation and verdict.linearizable is False:
                 break
