@@ -27,9 +27,10 @@ from spec.linearizability.checker import (
     Operation,
     Verdict,
     check_history,
+    meetings_of,
     run_threads,
 )
-from spec.linearizability.metadata_cache import RunSummary, Script, switch_often
+from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, switch_often
 
 __all__ = [
     "FileStoreHistorySpec",
@@ -308,8 +309,13 @@ def check_file_store_histories(
     cap: int = CAP,
     phases: bool = True,
     max_steps: int = MAX_STEPS,
+    meet_every: int | None = MEET_EVERY,
 ) -> RunSummary:
-    """Record ``histories`` real-thread runs on fresh stores and check each one against the model."""
+    """Record ``histories`` real-thread runs on fresh stores and check each one against the model.
+
+    ``meet_every`` as in :func:`~spec.linearizability.metadata_cache.check_real_thread_histories`:
+    the threads meet at every ``meet_every``-th call, so calls overlap by construction.
+    """
     summary = RunSummary()
     rng = random.Random(seed)
     spec = FileStoreHistorySpec(cap, phases=phases)
@@ -321,8 +327,10 @@ def check_file_store_histories(
             store = factory(
                 DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock
             )
-            history = run_threads(HistoryRecorder(), store, file_store_scripts(rng, threads, length))
-            summary.record(history, check_file_store_history(history, spec, max_steps))
+            scripts = file_store_scripts(rng, threads, length)
+            history = run_threads(HistoryRecorder(), store, scripts, meet_every=meet_every)
+            verdict = check_file_store_history(history, spec, max_steps)
+            summary.record(history, verdict, meetings=meetings_of(scripts, meet_every))
     summary.seconds = time.perf_counter() - start
     return summary
 
