@@ -23,6 +23,7 @@ from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
 from spec.linearizability.checker import (
     MAX_STEPS,
+    SAFETY_TIMEOUT,
     HistoryRecorder,
     Operation,
     Verdict,
@@ -344,12 +345,12 @@ def _held_at_write(factory: Callable[..., Any]) -> tuple[Any, threading.Event, t
     def hold(op: str, path: str) -> None:
         if op == "write" and threading.current_thread().name == "held-writer":
             reserved.set()
-            resume.wait(timeout=10)
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held write"
 
     def hold_after_read(op: str, path: str) -> None:
         if op == "read" and threading.current_thread().name == "held-reader":
             reserved.set()
-            resume.wait(timeout=10)
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held read"
 
     fs.before = hold
     fs.after = hold_after_read
@@ -400,7 +401,7 @@ def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Opera
             target=recorder.perform, args=(0, store, "set", first, VALUE_OF[first]), name="held-writer"
         )
     worker.start()
-    reserved.wait(timeout=10)
+    assert reserved.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its held step"
     if divergence in ("refusal", "stale miss"):
         recorder.perform(1, store, "set", "c", VALUE_OF["c"])
     elif divergence == "same key":

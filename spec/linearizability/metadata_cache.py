@@ -31,6 +31,7 @@ from spec import metadata_cache as model
 from spec.fakes import FakeClock
 from spec.linearizability.checker import (
     MAX_STEPS,
+    SAFETY_TIMEOUT,
     HistoryRecorder,
     Operation,
     Verdict,
@@ -164,14 +165,14 @@ def forced_racy_history(factory: Callable[..., Any]) -> list[Operation]:
     def hold() -> None:
         if threading.current_thread() is not threading.main_thread():
             checked.set()
-            resume.wait(timeout=10)
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held add"
 
     clock = FakeClock(START)
     target = ClockedCache(factory(-1, max_entries=2, clock=clock, schedule_point=hold), clock)
     recorder = HistoryRecorder()
     worker = threading.Thread(target=recorder.perform, args=(0, target, "add", "a"))
     worker.start()
-    checked.wait(timeout=10)
+    assert checked.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its scheduling point"
     recorder.perform(1, target, "add", "a")
     recorder.perform(1, target, "add", "b")
     resume.set()

@@ -40,7 +40,7 @@ IMPLEMENTATIONS: dict[str, tuple[type[HiCacheFile], bool]] = {
     "production": (HiCacheFile, True),
     "variant without the C1 guard": (NoC1Guard, False),
 }
-SAFETY_TIMEOUT = 30.0  # only ever reached if the test is broken: every wait is released explicitly
+SAFETY_TIMEOUT = 120.0  # only ever reached if the test is broken: every wait is released explicitly
 
 
 def build(kind: type[HiCacheFile], fs: FakeFileSystem, clock: FakeClock, ttl: float = -1) -> HiCacheFile:
@@ -388,7 +388,7 @@ def lin_trial(trial: int, metadata: bool) -> tuple[list[Event], FileStoreModel, 
     store = HiCacheFile(DIR, extra_config=config, fs=FakeFileSystem(clock), clock=clock)
     ticks = itertools.count()
     history: list[Event] = []
-    barrier = threading.Barrier(3)
+    barrier = threading.Barrier(3, timeout=SAFETY_TIMEOUT)
 
     def run(thread: int) -> None:
         barrier.wait()
