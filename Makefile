@@ -3,6 +3,7 @@
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
+# make stress [RUNS=N] - the thread and process tiers N times idle and N times with every core busy
 # Each target creates .venv on first use (Python >= 3.10 and make are all it needs).
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test verify verify-quick bench chart lint typecheck threads clean mutation modelcheck
+.PHONY: test verify verify-quick bench chart lint typecheck threads stress clean mutation modelcheck
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +24,12 @@ test: $(STAMP)
 
 threads: $(STAMP)
 	$(BIN)/python -m pytest -m threads
+
+# make stress [RUNS=N]: tests/concurrency, the scheduler's thread tests and tests/integration, N runs (default
+# 20) idle then N with one bounded busy loop per core; prints failures per test (idle / busy) from JUnit XML
+# reports (kept in build/stress); exits 1 on any failure.  Takes N x (idle + busy run time).
+stress: $(STAMP)
+	$(BIN)/python -m tools.stress --runs $(or $(RUNS),20)
 
 verify: $(STAMP)
 	$(BIN)/python -m spec.verify
