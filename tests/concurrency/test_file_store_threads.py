@@ -382,18 +382,24 @@ def lin_model(metadata: bool, clock: FakeClock) -> FileStoreModel:
 
 
 def lin_trial(trial: int, metadata: bool) -> tuple[list[Event], FileStoreModel, HiCacheFile]:
-    """Three threads run three calls each on a fresh store; the history of what happened."""
+    """Three threads run three calls each on a fresh store; the history of what happened.
+
+    The threads' first calls meet inside their intervals (invoked, then a barrier,
+    then the call), so those three overlap by construction however fast the
+    threads run; the other calls run free.
+    """
     clock = FakeClock(100.0)
     config = {"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": metadata, "metadata_ttl": -1}
     store = HiCacheFile(DIR, extra_config=config, fs=FakeFileSystem(clock), clock=clock)
     ticks = itertools.count()
     history: list[Event] = []
-    barrier = threading.Barrier(3, timeout=SAFETY_TIMEOUT)
+    meet = threading.Barrier(3, timeout=SAFETY_TIMEOUT)
 
     def run(thread: int) -> None:
-        barrier.wait()
-        for op, args in lin_program(trial * 3 + thread, 3):
+        for n, (op, args) in enumerate(lin_program(trial * 3 + thread, 3)):
             invoked = next(ticks)
+            if n == 0:
+                meet.wait()  # every thread's first call is invoked before any of them runs
             answer = getattr(store, op)(*args)
             history.append((thread, invoked, next(ticks), op, args, answer))
 
@@ -412,8 +418,14 @@ def lin_trial(trial: int, metadata: bool) -> tuple[list[Event], FileStoreModel, 
 def test_concurrent_calls_are_linearizable_against_the_model(metadata: bool) -> None:
     for trial in range(60):
         history, model, store = lin_trial(trial, metadata)
+        assert overlapping_calls(history) >= 3, f"trial {trial}: the threads' first calls did not overlap"
         assert linearizes(history, model), f"trial {trial}: no sequential order explains {sorted(history)}"
         store.check_invariants()
+
+
+def overlapping_calls(history: list[Event]) -> int:
+    """How many calls overlap (in ticks) a call of another thread."""
+    return sum(any(o[0] != e[0] and o[1] < e[2] and e[1] < o[2] for o in history) for e in history)
 
 
 @pytest.mark.clauses("C5")
@@ -423,4 +435,5 @@ def test_the_linearizability_check_rejects_an_impossible_history(clock: FakeCloc
     overlapping: list[Event] = [(0, 0, 3, "set", ("a", b"1234"), True), (1, 1, 2, "get", ("a",), None)]
     assert linearizes(possible, lin_model(True, clock))
     assert not linearizes(impossible, lin_model(True, clock))
+    assert overlapping_calls(possible) == 0 and overlapping_calls(overlapping) == 2
     assert linearizes(overlapping, lin_model(True, clock)), "the get may take effect before the set"
