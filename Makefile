@@ -4,6 +4,7 @@
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
+# make stress [RUNS=N] - the thread and process tiers N times idle and N times with every core busy
 # Each target creates .venv on first use (Python >= 3.10 and make are all it needs), with exactly the
 # versions requirements-dev.lock names (hash-checked); a changed lock file or pyproject.toml rebuilds it.
 
@@ -16,7 +17,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: test verify verify-quick bench chart lint typecheck threads clean mutation modelcheck lock
+.PHONY: test verify verify-quick bench chart lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -38,6 +39,12 @@ lock: $(STAMP)
 
 threads: $(STAMP)
 	$(BIN)/python -m pytest -m threads -n $(JOBS) --dist worksteal
+
+# make stress [RUNS=N]: tests/concurrency, the scheduler's thread tests and tests/integration, N runs (default
+# 20) idle then N with one bounded busy loop per core; prints failures per test (idle / busy) from JUnit XML
+# reports (kept in build/stress); exits 1 on any failure.  Takes N x (idle + busy run time).
+stress: $(STAMP)
+	$(BIN)/python -m tools.stress --runs $(or $(RUNS),20)
 
 verify: $(STAMP)
 	$(BIN)/python -m spec.verify --jobs $(JOBS)

@@ -17,21 +17,49 @@ tries the next candidate).  Lowe's memoization: a pair (set of linearized
 operations, spec state) seen once is never explored again, which turns the
 exponential worst case into one bounded by the distinct configurations.
 
-The search runs under a time budget; when the budget runs out the verdict is
-*unknown*, never a silent pass.
+The search runs under a budget of search steps (not seconds: the verdict of a
+history must not depend on how busy the machine is); when the budget runs out
+the verdict is *unknown*, never a silent pass.
+
+Real threads on a fast or a loaded machine may run one after another, so a
+batch of histories could check nothing concurrent.  :class:`Rendezvous` makes
+some calls overlap by construction: at every few call indices the threads meet
+inside their calls (see there); between meetings they run free.
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["HistoryRecorder", "Operation", "SequentialSpec", "Verdict", "check_history", "run_threads"]
+__all__ = [
+    "MAX_STEPS",
+    "SAFETY_TIMEOUT",
+    "HistoryRecorder",
+    "Operation",
+    "Rendezvous",
+    "RendezvousError",
+    "SequentialSpec",
+    "Verdict",
+    "check_history",
+    "meeting_point",
+    "meetings_of",
+    "run_threads",
+]
 
 S = TypeVar("S", bound=Hashable)
+
+# Search steps before the verdict is "unknown".  The histories of the tests (3 threads, up to 25 calls
+# each) take at most a few thousand; the bound only stops a pathological search, and it is a count, so
+# the same history gets the same verdict on any machine under any load.
+MAX_STEPS = 5_000_000
+# Seconds a thread waits at a rendezvous before the run is declared broken (a thread died or a script
+# is shorter than the meetings assume).  Only ever reached when something is wedged: never a verdict.
+SAFETY_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -78,10 +106,19 @@ class HistoryRecorder:
         self.operations: list[Operation] = []
         self._clock = clock
 
-    def perform(self, thread: int, target: Any, name: str, *args: Hashable) -> Any:
+    def perform(
+        self,
+        thread: int,
+        target: Any,
+        name: str,
+        *args: Hashable,
+        around: Callable[[Callable[[], Any]], Any] | None = None,
+    ) -> Any:
+        """Call ``target.name(*args)`` and record it; ``around(call)``, if given, runs the call
+        between the two clock reads (a rendezvous inside the recorded interval)."""
         method = getattr(target, name)
         call = self._clock()
-        result = method(*args)
+        result = method(*args) if around is None else around(lambda: method(*args))
         ret = self._clock()
         self.operations.append(Operation(thread, name, args, result, call, ret))
         return result
@@ -89,7 +126,7 @@ class HistoryRecorder:
 
 @dataclass
 class Verdict:
-    """The outcome of one check: linearizable True/False, or None when the budget ran out."""
+    """The outcome of one check: linearizable True/False, or None when the step budget ran out."""
 
     linearizable: bool | None
     operations: int
@@ -104,7 +141,7 @@ class Verdict:
         if self.linearizable:
             return f"linearizable ({self.operations} operations, {self.steps} search steps)"
         if self.linearizable is None:
-            return f"unknown: budget exhausted after {self.steps} search steps"
+            return f"unknown: step budget exhausted after {self.steps} search steps"
         prefix = "\n".join(f"    {op}" for op in self.stuck)
         return (
             f"NOT linearizable ({self.operations} operations): no order extends this longest"
@@ -162,11 +199,14 @@ def _unlift(call: _Event) -> None:
 
 
 def check_history(
-    history: Sequence[Operation], spec: SequentialSpec[S], budget_seconds: float = 5.0
+    history: Sequence[Operation], spec: SequentialSpec[S], max_steps: int = MAX_STEPS
 ) -> Verdict:
-    """Whether ``history`` is linearizable against ``spec`` (None: unknown within the budget)."""
+    """Whether ``history`` is linearizable against ``spec`` (None: unknown within ``max_steps`` steps).
+
+    The budget is a number of search steps, so the verdict is a function of the
+    history alone (``seconds`` is only reported).
+    """
     start = time.perf_counter()
-    deadline = start + budget_seconds
     verdict = Verdict(None, len(history), len({op.thread for op in history}))
     head = _event_list(history)
     state: S = spec.initial
@@ -177,9 +217,9 @@ def check_history(
     outcomes = getattr(spec, "outcomes", None)
     entry = head.next
     while head.next is not None:
-        verdict.steps += 1
-        if verdict.steps & 1023 == 0 and time.perf_counter() > deadline:
+        if verdict.steps >= max_steps:
             break
+        verdict.steps += 1
         assert entry is not None
         if entry.is_call:
             op = history[entry.index]
@@ -223,20 +263,165 @@ def check_history(
     return verdict
 
 
+class RendezvousError(RuntimeError):
+    """A rendezvous was broken: a thread failed, or did not arrive within the safety timeout."""
+
+
+_current = threading.local()  # the rendezvous whose meeting the calling thread leads, if any
+
+
+def meeting_point() -> None:
+    """A point inside an operation where the leader of a meeting lets the other threads make their calls.
+
+    A no-op unless the calling thread is the leader of a :class:`Rendezvous` meeting,
+    inside its call, and has not held yet.  Implementations under test put it at
+    a race window (``RacyMetadataCache.add`` between its check and its act) so
+    that the meeting forces the window open.
+    """
+    rendezvous: Rendezvous | None = getattr(_current, "rendezvous", None)
+    if rendezvous is not None:
+        rendezvous.hold()
+
+
+class Rendezvous:
+    """Calls of real threads made to overlap by construction, whatever the speed or load of the machine.
+
+    At each meeting (call indices 0, ``every``, 2 ``every``... below the shortest
+    script's length) the threads' calls at that index happen in a fixed order:
+
+    1. thread 0 (the leader) makes its call, up to its :func:`meeting_point`
+       (or the end of the call, if the operation has none), and holds there,
+       *inside* its recorded interval;
+    2. the other threads then make their calls one after another, in thread
+       order, each starting after the previous one returned (their intervals
+       are as tight as the calls: real-time order between them is recorded);
+    3. the leader goes on and returns.
+
+    So each follower's meeting call lies inside the leader's: those intervals
+    overlap for certain, and the leader's operation spans a window in which
+    other threads acted.  Between meetings the threads run free.
+
+    It cannot deadlock: followers wait only for the leader's hold and for the
+    follower before them, the leader only for the followers, and every thread
+    reaches every meeting (meetings stop before the shortest script ends).  A
+    thread that fails calls :meth:`abort`, which wakes every waiter with
+    :class:`RendezvousError`; so does a wait longer than ``timeout``.
+    """
+
+    def __init__(self, threads: int, every: int, shortest: int, timeout: float = SAFETY_TIMEOUT) -> None:
+        if threads < 1 or every < 1:
+            raise ValueError(f"threads and every must be >= 1, got {threads} and {every}")
+        self.threads, self.every, self.shortest, self.timeout = threads, every, shortest, timeout
+        self.meetings = 0  # meetings completed
+        self._cv = threading.Condition()
+        self._turn = (-1, 0)  # (meeting, whose turn): 1..threads-1 a follower's, `threads` the leader's
+        self._broken = False
+
+    def meets(self, index: int) -> bool:
+        """Whether the calls at ``index`` of the scripts are a meeting."""
+        return index < self.shortest and index % self.every == 0
+
+    def abort(self) -> None:
+        with self._cv:
+            self._broken = True
+            self._cv.notify_all()
+
+    def _wait_for(self, turn: tuple[int, int]) -> None:
+        """Wait (lock held) until it is ``turn``; RendezvousError if broken or timed out."""
+        if not self._cv.wait_for(lambda: self._broken or self._turn == turn, timeout=self.timeout):
+            self._broken = True
+            self._cv.notify_all()
+            raise RendezvousError(f"no thread gave turn {turn} within {self.timeout} s (now {self._turn})")
+        if self._broken:
+            raise RendezvousError(f"the rendezvous was broken while waiting for turn {turn}")
+
+    def _pass(self, turn: tuple[int, int]) -> None:
+        with self._cv:
+            self._turn = turn
+            self._cv.notify_all()
+
+    def lead(self, meeting: int) -> Callable[[Callable[[], Any]], Any]:
+        """The leader's ``around`` for its call at ``meeting`` (see :meth:`HistoryRecorder.perform`)."""
+
+        def around(call: Callable[[], Any]) -> Any:
+            _current.rendezvous, _current.meeting, _current.held = self, meeting, False
+            try:
+                result = call()
+                self.hold()  # no meeting point inside the operation: the followers go after it
+            finally:
+                _current.rendezvous = None
+            return result
+
+        return around
+
+    def hold(self) -> None:
+        """The leader, inside its call: let the followers make their calls, then go on (once per call)."""
+        if _current.held:
+            return
+        _current.held = True
+        meeting = _current.meeting
+        self._pass((meeting, 1))
+        with self._cv:
+            self._wait_for((meeting, self.threads))
+            self.meetings += 1
+
+    def follow(self, thread: int, meeting: int, call: Callable[[], Any]) -> Any:
+        """A follower's call at ``meeting``: after the leader's hold and the previous follower's return."""
+        with self._cv:
+            self._wait_for((meeting, thread))
+        result = call()
+        self._pass((meeting, thread + 1))
+        return result
+
+
+def meetings_of(scripts: Sequence[Sequence[object]], meet_every: int | None) -> int:
+    """How many meetings :func:`run_threads` holds for ``scripts`` (0 without meetings or other threads)."""
+    if meet_every is None or len(scripts) < 2:
+        return 0
+    return len(range(0, min(len(s) for s in scripts), meet_every))
+
+
 def run_threads(
-    recorder: HistoryRecorder, target: Any, scripts: Sequence[Sequence[tuple[str, tuple[Hashable, ...]]]]
+    recorder: HistoryRecorder,
+    target: Any,
+    scripts: Sequence[Sequence[tuple[str, tuple[Hashable, ...]]]],
+    *,
+    meet_every: int | None = None,
 ) -> list[Operation]:
-    """Run one thread per script against ``target`` (all released at once); the recorded history."""
-    barrier = threading.Barrier(len(scripts))
+    """Run one thread per script against ``target`` (all released at once); the recorded history.
+
+    ``meet_every``: the threads meet (:class:`Rendezvous`) at every ``meet_every``-th
+    call index, so that some of the recorded calls overlap by construction.  An
+    exception in a thread breaks the rendezvous and is raised here after all
+    threads ended.
+    """
+    start = threading.Barrier(len(scripts), timeout=SAFETY_TIMEOUT)
+    shortest = min((len(s) for s in scripts), default=0)
+    rendezvous = Rendezvous(len(scripts), meet_every, shortest) if meet_every is not None else None
+    errors: list[BaseException] = []
 
     def worker(thread: int, script: Sequence[tuple[str, tuple[Hashable, ...]]]) -> None:
-        barrier.wait()
-        for name, args in script:
-            recorder.perform(thread, target, name, *args)
+        try:
+            start.wait()
+            for index, (name, args) in enumerate(script):
+                if rendezvous is None or not rendezvous.meets(index):
+                    recorder.perform(thread, target, name, *args)
+                elif thread == 0:
+                    recorder.perform(thread, target, name, *args, around=rendezvous.lead(index))
+                else:
+                    call = functools.partial(recorder.perform, thread, target, name, *args)
+                    rendezvous.follow(thread, index, call)
+        except BaseException as exc:  # reaches the caller; the others are woken, not left waiting
+            errors.append(exc)
+            start.abort()
+            if rendezvous is not None:
+                rendezvous.abort()
 
     threads = [threading.Thread(target=worker, args=(i, s)) for i, s in enumerate(scripts)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if errors:
+        raise errors[0]
     return list(recorder.operations)

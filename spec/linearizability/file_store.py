@@ -21,8 +21,17 @@ from hicache.file_store import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
-from spec.linearizability.checker import HistoryRecorder, Operation, Verdict, check_history, run_threads
-from spec.linearizability.metadata_cache import RunSummary, Script, switch_often
+from spec.linearizability.checker import (
+    MAX_STEPS,
+    SAFETY_TIMEOUT,
+    HistoryRecorder,
+    Operation,
+    Verdict,
+    check_history,
+    meetings_of,
+    run_threads,
+)
+from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, switch_often
 
 __all__ = [
     "FileStoreHistorySpec",
@@ -254,10 +263,10 @@ def _opened(pending: Pending, thread: int, key: str) -> tuple[str | None, Pendin
 
 
 def check_file_store_history(
-    history: Sequence[Operation], spec: FileStoreHistorySpec, budget_seconds: float = 5.0
+    history: Sequence[Operation], spec: FileStoreHistorySpec, max_steps: int = MAX_STEPS
 ) -> Verdict:
     """:func:`check_history` of ``history`` as ``spec`` steps it (``set``/``get`` in steps, unless strict)."""
-    return check_history(spec.prepare(history), spec, budget_seconds)
+    return check_history(spec.prepare(history), spec, max_steps)
 
 
 class _RecencyAtReservationEvictor(LRUFileEvictor):
@@ -308,9 +317,14 @@ def check_file_store_histories(
     length: int = 12,
     cap: int = CAP,
     phases: bool = True,
-    budget_seconds: float = 5.0,
+    max_steps: int = MAX_STEPS,
+    meet_every: int | None = MEET_EVERY,
 ) -> RunSummary:
-    """Record ``histories`` real-thread runs on fresh stores and check each one against the model."""
+    """Record ``histories`` real-thread runs on fresh stores and check each one against the model.
+
+    ``meet_every`` as in :func:`~spec.linearizability.metadata_cache.check_real_thread_histories`:
+    the threads meet at every ``meet_every``-th call, so calls overlap by construction.
+    """
     summary = RunSummary()
     rng = random.Random(seed)
     spec = FileStoreHistorySpec(cap, phases=phases)
@@ -322,8 +336,10 @@ def check_file_store_histories(
             store = factory(
                 DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock
             )
-            history = run_threads(HistoryRecorder(), store, file_store_scripts(rng, threads, length))
-            summary.record(history, check_file_store_history(history, spec, budget_seconds))
+            scripts = file_store_scripts(rng, threads, length)
+            history = run_threads(HistoryRecorder(), store, scripts, meet_every=meet_every)
+            verdict = check_file_store_history(history, spec, max_steps)
+            summary.record(history, verdict, meetings=meetings_of(scripts, meet_every))
     summary.seconds = time.perf_counter() - start
     return summary
 
@@ -337,12 +353,12 @@ def _held_at_write(factory: Callable[..., Any]) -> tuple[Any, threading.Event, t
     def hold(op: str, path: str) -> None:
         if op == "write" and threading.current_thread().name == "held-writer":
             reserved.set()
-            resume.wait(timeout=10)
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held write"
 
     def hold_after_read(op: str, path: str) -> None:
         if op == "read" and threading.current_thread().name == "held-reader":
             reserved.set()
-            resume.wait(timeout=10)
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held read"
 
     fs.before = hold
     fs.after = hold_after_read
@@ -393,7 +409,7 @@ def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Opera
             target=recorder.perform, args=(0, store, "set", first, VALUE_OF[first]), name="held-writer"
         )
     worker.start()
-    reserved.wait(timeout=10)
+    assert reserved.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its held step"
     if divergence in ("refusal", "stale miss"):
         recorder.perform(1, store, "set", "c", VALUE_OF["c"])
     elif divergence == "same key":

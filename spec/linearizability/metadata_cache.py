@@ -9,6 +9,10 @@ effect at that instant, inside its interval: the pair is linearizable.
 shown to fail: its ``add`` checks liveness in one critical section and acts in
 another, with a scheduling point between them, so a key another thread added
 meanwhile gets its lifetime restarted (M3) and moved to the newest end (M6).
+The scheduling point is a :func:`~spec.linearizability.checker.meeting_point`:
+in the real-thread batches the leader of each meeting holds there while the
+other threads make their calls, so the race window is open by construction,
+not only when the scheduler happens to switch threads there.
 """
 
 from __future__ import annotations
@@ -25,9 +29,20 @@ from typing import Any
 from hicache.metadata_cache import MetadataCache
 from spec import metadata_cache as model
 from spec.fakes import FakeClock
-from spec.linearizability.checker import HistoryRecorder, Operation, Verdict, check_history, run_threads
+from spec.linearizability.checker import (
+    MAX_STEPS,
+    SAFETY_TIMEOUT,
+    HistoryRecorder,
+    Operation,
+    Verdict,
+    check_history,
+    meeting_point,
+    meetings_of,
+    run_threads,
+)
 
 __all__ = [
+    "MEET_EVERY",
     "ClockedCache",
     "MetadataCacheHistorySpec",
     "RacyMetadataCache",
@@ -94,7 +109,11 @@ class ClockedCache:
         self.clock.advance(delta)  # one advancing thread per history: the += is not shared
 
 
+MEET_EVERY = 4  # the threads meet at calls 0, 4, 8, ... of their scripts (Rendezvous); free in between
+
+
 def _yield() -> None:
+    meeting_point()  # the leader of a meeting holds here while the other threads make their calls
     time.sleep(0)  # releases the GIL: another thread may run at this point
 
 
@@ -146,14 +165,14 @@ def forced_racy_history(factory: Callable[..., Any]) -> list[Operation]:
     def hold() -> None:
         if threading.current_thread() is not threading.main_thread():
             checked.set()
-            resume.wait(timeout=10)
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held add"
 
     clock = FakeClock(START)
     target = ClockedCache(factory(-1, max_entries=2, clock=clock, schedule_point=hold), clock)
     recorder = HistoryRecorder()
     worker = threading.Thread(target=recorder.perform, args=(0, target, "add", "a"))
     worker.start()
-    checked.wait(timeout=10)
+    assert checked.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its scheduling point"
     recorder.perform(1, target, "add", "a")
     recorder.perform(1, target, "add", "b")
     resume.set()
@@ -194,15 +213,17 @@ class RunSummary:
     histories: int = 0
     operations: int = 0
     overlapping: int = 0  # operations whose interval overlaps another thread's operation
+    meetings: int = 0  # rendezvous meetings (each makes calls of different threads overlap)
     linearizable: int = 0
     violations: int = 0
     unknown: int = 0
     seconds: float = 0.0
     first_violation: Verdict | None = None
 
-    def record(self, history: Sequence[Operation], verdict: Verdict) -> None:
+    def record(self, history: Sequence[Operation], verdict: Verdict, meetings: int = 0) -> None:
         """Count one checked history and its verdict (the first violation is kept as the example)."""
         self.histories += 1
+        self.meetings += meetings
         self.operations += len(history)
         self.overlapping += overlapping(history)
         if verdict.linearizable is None:
@@ -216,7 +237,8 @@ class RunSummary:
 
     def line(self) -> str:
         return (
-            f"{self.histories} histories, {self.operations} operations ({self.overlapping} overlapping):"
+            f"{self.histories} histories, {self.operations} operations"
+            f" ({self.overlapping} overlapping, {self.meetings} meetings):"
             f" {self.linearizable} linearizable,"
             f" {self.violations} NOT linearizable, {self.unknown} unknown ({self.seconds:.1f}s)"
         )
@@ -255,22 +277,32 @@ def check_real_thread_histories(
     ttl: float = 1.0,
     max_entries: int | None = 2,
     keys: Sequence[str] = ("a", "b", "c"),
-    budget_seconds: float = 5.0,
+    max_steps: int = MAX_STEPS,
+    meet_every: int | None = MEET_EVERY,
+    switch_interval: float = 1e-6,
     stop_at_first_violation: bool = False,
 ) -> RunSummary:
-    """Record ``histories`` real-thread runs of seeded scripts on fresh caches and check each one."""
+    """Record ``histories`` real-thread runs of seeded scripts on fresh caches and check each one.
+
+    ``meet_every``: the threads meet (:class:`~spec.linearizability.checker.Rendezvous`)
+    at every ``meet_every``-th call, so that every history has overlapping calls
+    however fast or loaded the machine; None lets them run free throughout.
+    ``switch_interval``: the interpreter's thread switch interval during the batch
+    (short: more interleavings between meetings; the meetings do not need it).
+    """
     summary = RunSummary()
     rng = random.Random(seed)
     start = time.perf_counter()
     spec = MetadataCacheHistorySpec(ttl, max_entries)
-    with switch_often(1e-6):
+    with switch_often(switch_interval):
         for _ in range(histories):
             clock = FakeClock(START)
             target = ClockedCache(factory(ttl, max_entries=max_entries, clock=clock), clock)
             tick = 0.25 if ttl >= 0 else None
-            history = run_threads(HistoryRecorder(), target, random_scripts(rng, threads, length, keys, tick))
-            verdict = check_history(history, spec, budget_seconds)
-            summary.record(history, verdict)
+            scripts = random_scripts(rng, threads, length, keys, tick)
+            history = run_threads(HistoryRecorder(), target, scripts, meet_every=meet_every)
+            verdict = check_history(history, spec, max_steps)
+            summary.record(history, verdict, meetings=meetings_of(scripts, meet_every))
             if stop_at_first_violation and verdict.linearizable is False:
                 break
     summary.seconds = time.perf_counter() - start

@@ -28,7 +28,7 @@ from typing import Any
 
 __all__ = ["ScheduleOutcome", "ScheduledLock", "Scheduler", "explore_schedules"]
 
-TIMEOUT = 10.0  # seconds a scheduled run may take before it is declared hung
+TIMEOUT = 120.0  # seconds a scheduled run may take before it is declared hung (only a wedge: never load)
 
 
 class Scheduler:

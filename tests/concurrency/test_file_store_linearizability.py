@@ -36,11 +36,13 @@ def test_real_thread_histories_of_an_uncapped_store_are_all_linearizable(
     record_property: Callable[[str, object], None],
 ) -> None:
     summary = check_file_store_histories(HiCacheFile, histories=60, seed=11, cap=0, phases=False)
-    for key in ("histories", "operations", "overlapping", "linearizable"):
+    for key in ("histories", "operations", "overlapping", "linearizable", "meetings"):
         record_property(key, getattr(summary, key))
     assert summary.violations == 0, summary.first_violation and summary.first_violation.explain()
     assert summary.unknown == 0
-    assert summary.overlapping > 0
+    assert summary.meetings > 0, "the threads met: some calls overlap by construction"
+    assert summary.overlapping >= 3 * summary.meetings, "each meeting overlaps its 3 threads' calls"
+    assert summary.overlapping > 0, "the threads never overlapped: the run checked nothing concurrent"
 
 
 @pytest.mark.clauses("C5", "V3", "V5")
@@ -91,8 +93,10 @@ def test_real_thread_histories_of_a_capped_store_are_all_linearizable_in_steps(
     record_property: Callable[[str, object], None],
 ) -> None:
     summary = check_file_store_histories(HiCacheFile, histories=60, seed=5, cap=6)
-    for key in ("histories", "operations", "overlapping", "linearizable"):
+    for key in ("histories", "operations", "overlapping", "linearizable", "meetings"):
         record_property(key, getattr(summary, key))
     assert summary.violations == 0, summary.first_violation and summary.first_violation.explain()
     assert summary.unknown == 0
-    assert summary.overlapping > 0
+    assert summary.meetings > 0, "the threads met: some calls overlap by construction"
+    assert summary.overlapping >= 3 * summary.meetings, "each meeting overlaps its 3 threads' calls"
+    assert summary.overlapping > 0, "the threads never overlapped: the run checked nothing concurrent"

@@ -40,7 +40,7 @@ IMPLEMENTATIONS: dict[str, tuple[type[HiCacheFile], bool]] = {
     "production": (HiCacheFile, True),
     "variant without the C1 guard": (NoC1Guard, False),
 }
-SAFETY_TIMEOUT = 30.0  # only ever reached if the test is broken: every wait is released explicitly
+SAFETY_TIMEOUT = 120.0  # only ever reached if the test is broken: every wait is released explicitly
 
 
 def build(kind: type[HiCacheFile], fs: FakeFileSystem, clock: FakeClock, ttl: float = -1) -> HiCacheFile:
@@ -190,23 +190,62 @@ def believed_files_exist(store: HiCacheFile, exists: Callable[[str], bool]) -> l
     return [k for k in KEYS if store.believes(k) and not exists(k)]
 
 
+class _HookedOSFileSystem(OSFileSystem):
+    """The OS port with the fake's ``before(op, path)`` hook on ``write_new`` (op ``"write"``)."""
+
+    __slots__ = ("before",)
+
+    def __init__(self) -> None:
+        self.before: Callable[[str, str], None] | None = None
+
+    def write_new(self, path: str, data: memoryview) -> None:
+        if self.before is not None:
+            self.before("write", path)
+        super().write_new(path, data)
+
+
+# The burst that makes eviction run among the threads by construction (see the test below).
+HELD_VALUE = b"hd"  # thread 0's write, held in flight (reserved, never a victim: V5) during the bursts
+FILLS, FILL_SIZE = 7, 10  # each other thread: 7 new keys of 10 bytes, 70 bytes alone, over the cap of 60
+
+
 @pytest.mark.threads
 @pytest.mark.usefixtures("_switch_threads_often")
-@pytest.mark.clauses("C5", "C3", "C1")
+@pytest.mark.clauses("C5", "C3", "C1", "V5")
 @pytest.mark.parametrize("filesystem", ["fake", "os"])
 def test_threads_hammering_one_store_keep_accounting_exact_and_no_stale_beliefs(
     tmp_path: Path, filesystem: str
 ) -> None:
+    hammer_one_store(tmp_path, filesystem, THREADS)
+
+
+@pytest.mark.threads
+@pytest.mark.clauses("C5")
+def test_the_hammering_test_fails_when_no_other_thread_runs(tmp_path: Path) -> None:
+    """The eviction assertion is not vacuous: thread 0 alone (no bursts, no other thread) never evicts."""
+    with pytest.raises(AssertionError, match="eviction ran while thread 0's write was in flight"):
+        hammer_one_store(tmp_path, "fake", 1)
+
+
+def hammer_one_store(tmp_path: Path, filesystem: str, threads: int) -> None:
+    """Eviction among the threads, by construction rather than by speed: thread 0's first ``set`` is held
+    inside its write (reserved, in flight) while every other thread writes a burst of new keys, then all
+    hammer freely.  In the burst nothing removes a file but eviction, each bursting thread alone writes
+    more than the cap, and no burst write can be refused (the writes in flight hold at most 2 + 4 x 10
+    bytes, so 10 more always fit in 60): so under every interleaving eviction runs, while another
+    thread's write is in flight.  With one thread (no bursts) the eviction assertions fail."""
     fs: FileSystem
+    hooked: FakeFileSystem | _HookedOSFileSystem
     if filesystem == "fake":
         fake = FakeFileSystem(FakeClock(100.0))
-        fs, directory = fake, DIR
+        fs, directory, hooked = fake, DIR, fake
 
         def on_disk(key: str) -> bool:
             return f"{key}.bin" in fake.listing(DIR)
 
     else:
-        fs, directory = OSFileSystem(), str(tmp_path / "store")
+        hooked_os = _HookedOSFileSystem()
+        fs, directory, hooked = hooked_os, str(tmp_path / "store"), hooked_os
 
         def on_disk(key: str) -> bool:
             return os.path.exists(os.path.join(directory, f"{key}.bin"))
@@ -214,12 +253,41 @@ def test_threads_hammering_one_store_keep_accounting_exact_and_no_stale_beliefs(
     config = {"max_size": 60, "eviction_ratio": 0.7, "enable_metadata_cache": True, "metadata_ttl": -1}
     store = CountingStore(directory, extra_config=config, fs=fs)
     errors: list[BaseException] = []
-    threads = [threading.Thread(target=hammer, args=(store, seed, errors)) for seed in range(THREADS)]
-    for t in threads:
+    held, bursts_done = threading.Event(), threading.Barrier(threads, timeout=SAFETY_TIMEOUT)
+    at_release: list[tuple[int, bool]] = []  # (evictions, the held write still tracked) when it resumed
+
+    def hold_the_first_write(op: str, where: str) -> None:
+        if op == "write" and threading.current_thread() is workers[0] and not held.is_set():
+            held.set()
+            bursts_done.wait()  # the other threads' bursts run while this write is in flight
+            at_release.append((store.evictions, "held" in store.evictor))
+
+    def work(seed: int) -> None:
+        try:
+            if seed == 0:
+                assert store.set("held", HELD_VALUE)  # held in its write until the bursts are done
+            else:
+                assert held.wait(SAFETY_TIMEOUT), "thread 0 never reached its write"
+                for j in range(FILLS):
+                    assert store.set(f"fill{seed}-{j}", bytes(FILL_SIZE)), "a burst write was refused"
+                bursts_done.wait()
+        except BaseException as exc:  # a thread's failure must reach the test, and wake the others
+            errors.append(exc)
+            bursts_done.abort()
+            held.set()
+            return
+        hammer(store, seed, errors)
+
+    hooked.before = hold_the_first_write
+    workers = [threading.Thread(target=work, args=(seed,)) for seed in range(threads)]
+    for t in workers:
         t.start()
-    for t in threads:
+    for t in workers:
         t.join()
+    hooked.before = None
     assert errors == []
+    assert at_release and at_release[0][0] > 0, "eviction ran while thread 0's write was in flight"
+    assert at_release[0][1], "V5: the write in flight was never a victim"
     assert store.evictions > 0, "the threads wrote past the cap, so eviction ran among them"
     store.check_invariants()  # C3: total == sum of tracked sizes; no removal left half done
     assert believed_files_exist(store, on_disk) == [], "C1: a belief outlived its file"
@@ -314,18 +382,24 @@ def lin_model(metadata: bool, clock: FakeClock) -> FileStoreModel:
 
 
 def lin_trial(trial: int, metadata: bool) -> tuple[list[Event], FileStoreModel, HiCacheFile]:
-    """Three threads run three calls each on a fresh store; the history of what happened."""
+    """Three threads run three calls each on a fresh store; the history of what happened.
+
+    The threads' first calls meet inside their intervals (invoked, then a barrier,
+    then the call), so those three overlap by construction however fast the
+    threads run; the other calls run free.
+    """
     clock = FakeClock(100.0)
     config = {"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": metadata, "metadata_ttl": -1}
     store = HiCacheFile(DIR, extra_config=config, fs=FakeFileSystem(clock), clock=clock)
     ticks = itertools.count()
     history: list[Event] = []
-    barrier = threading.Barrier(3)
+    meet = threading.Barrier(3, timeout=SAFETY_TIMEOUT)
 
     def run(thread: int) -> None:
-        barrier.wait()
-        for op, args in lin_program(trial * 3 + thread, 3):
+        for n, (op, args) in enumerate(lin_program(trial * 3 + thread, 3)):
             invoked = next(ticks)
+            if n == 0:
+                meet.wait()  # every thread's first call is invoked before any of them runs
             answer = getattr(store, op)(*args)
             history.append((thread, invoked, next(ticks), op, args, answer))
 
@@ -344,8 +418,14 @@ def lin_trial(trial: int, metadata: bool) -> tuple[list[Event], FileStoreModel, 
 def test_concurrent_calls_are_linearizable_against_the_model(metadata: bool) -> None:
     for trial in range(60):
         history, model, store = lin_trial(trial, metadata)
+        assert overlapping_calls(history) >= 3, f"trial {trial}: the threads' first calls did not overlap"
         assert linearizes(history, model), f"trial {trial}: no sequential order explains {sorted(history)}"
         store.check_invariants()
+
+
+def overlapping_calls(history: list[Event]) -> int:
+    """How many calls overlap (in ticks) a call of another thread."""
+    return sum(any(o[0] != e[0] and o[1] < e[2] and e[1] < o[2] for o in history) for e in history)
 
 
 @pytest.mark.clauses("C5")
@@ -355,4 +435,5 @@ def test_the_linearizability_check_rejects_an_impossible_history(clock: FakeCloc
     overlapping: list[Event] = [(0, 0, 3, "set", ("a", b"1234"), True), (1, 1, 2, "get", ("a",), None)]
     assert linearizes(possible, lin_model(True, clock))
     assert not linearizes(impossible, lin_model(True, clock))
+    assert overlapping_calls(possible) == 0 and overlapping_calls(overlapping) == 2
     assert linearizes(overlapping, lin_model(True, clock)), "the get may take effect before the set"

@@ -71,7 +71,7 @@ def test_threads_hammering_add_contains_remove_keep_the_invariants(ttl: float, b
 def test_concurrent_adds_of_one_key_create_exactly_one_lifetime() -> None:
     clock = FakeClock()
     cache = MetadataCache(10, max_entries=1, clock=clock, stats=True)
-    barrier = threading.Barrier(THREADS)
+    barrier = threading.Barrier(THREADS, timeout=120.0)  # only ever reached if a thread died
 
     def add_many() -> None:
         barrier.wait()

@@ -28,6 +28,9 @@ __all__ = [
 
 VALUE_SIZE = 1000
 FOREIGN_VALUE_SIZE = 64 * 1024
+# Seconds a child waits at a barrier for its siblings: "spawn" starts each child as a fresh interpreter,
+# which on a loaded machine can take many seconds; only a sibling that never starts should reach it.
+BARRIER_TIMEOUT = 120.0
 
 
 def content(namespace: str, key: str, size: int = VALUE_SIZE) -> bytes:
@@ -41,7 +44,7 @@ def namespace_worker(conn: Connection, barrier: Barrier, directory: str, namespa
 
     Reports ``{"errors": [...], "keys": [keys tracked at the end], "total": bytes tracked}``.
     """
-    barrier.wait(timeout=60)  # every worker starts (and scans the directory) at the same moment
+    barrier.wait(timeout=BARRIER_TIMEOUT)  # every worker starts (and scans the directory) at once
     store = HiCacheFile(directory, namespace=namespace, extra_config={"max_size": 4 * VALUE_SIZE})
     errors: list[str] = []
     keys = [f"k{i}" for i in range(24)]  # the same key names in every namespace
@@ -68,7 +71,7 @@ def same_namespace_worker(conn: Connection, barrier: Barrier, directory: str, se
     Every value depends on the key only (as content-addressed pages do), so any
     read must return that value whole or nothing.  Reports ``{"errors": [...]}``.
     """
-    barrier.wait(timeout=60)
+    barrier.wait(timeout=BARRIER_TIMEOUT)
     store = HiCacheFile(directory, namespace="_shared")
     errors: list[str] = []
     keys = [f"page{i}" for i in range(6)]
@@ -108,7 +111,7 @@ def delete_key(conn: Connection, directory: str, namespace: str, key: str) -> No
 
 def create_directory_and_write(conn: Connection, barrier: Barrier, directory: str, index: int) -> None:
     """F8: all children construct a store on the same missing directory at once, then write to it."""
-    barrier.wait(timeout=60)
+    barrier.wait(timeout=BARRIER_TIMEOUT)
     try:
         store = HiCacheFile(directory, namespace=f"_p{index}")
         written = store.set("page", content(f"_p{index}", "page"))

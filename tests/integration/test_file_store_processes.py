@@ -26,7 +26,7 @@ from spec.fakes import FakeClock
 from tests.integration import _children
 from tests.integration._children import FOREIGN_VALUE_SIZE, VALUE_SIZE, content
 
-TIMEOUT = 120.0  # seconds; only ever reached when something is wedged
+TIMEOUT = 300.0  # seconds; only ever reached when something is wedged (above the children's barrier wait)
 CONTEXT = multiprocessing.get_context("spawn")
 
 

@@ -88,10 +88,14 @@ def test_a_search_that_runs_out_of_budget_says_unknown_never_pass() -> None:
     """12 concurrent misses and an impossible hit: every subset of the misses is a configuration to refute."""
     history = [op(i, "contains", (f"k{i}",), False, 0, 100) for i in range(12)]
     history.append(op(12, "contains", ("x",), True, 0, 100))
-    assert check_history(history, NEVER, budget_seconds=0.0).linearizable is None
-    refuted = check_history(history, NEVER, budget_seconds=30.0)
+    refuted = check_history(history, NEVER)
     assert refuted.linearizable is False
     assert refuted.configurations == 2**12 - 1  # every non-empty subset (the empty one is the start)
+    # The budget is a count of search steps: one step short of the refutation is unknown, on any machine.
+    short = check_history(history, NEVER, max_steps=refuted.steps - 1)
+    assert short.linearizable is None and short.steps == refuted.steps - 1
+    assert check_history(history, NEVER, max_steps=0).linearizable is None
+    assert check_history(history, NEVER, max_steps=refuted.steps).linearizable is False
 
 
 def test_an_unknown_operation_is_a_value_error() -> None:
