@@ -38,6 +38,7 @@ __all__ = [
     "RecencyAtReservationStore",
     "check_file_store_histories",
     "file_store_scripts",
+    "forced_found_mid_eviction",
     "forced_history",
     "forced_run",
 ]
@@ -197,15 +198,21 @@ class FileStoreHistorySpec:
         if name == "set_begin":
             thread, key, value = args
             assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
+            present = model.name(key) in model.files
+            found = [(self._state(model, tuple(sorted((*pending, (thread, key, "found"))))), None)]
             if model.believed(key):
+                # Or "found" (finding 5): an eviction under way drops the belief before it unlinks the
+                # file (V6), so a set that looks in between probes the file, finds it and refreshes at its
+                # end; the eviction, which chose its victims without that refresh, may then remove it.
                 model.touch(key)
                 begun = "done"
-            elif model.name(key) in model.files:
-                begun = "found"  # refreshed at its end, as a read is
+            elif present:
+                return found  # refreshed at its end, as a read is
             else:
                 model._missing(key)
                 begun = "writing" if model.reserve(key, len(value)) else "refused"
-            return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None)]
+            also = found if present and begun == "done" else []
+            return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None), *also]
         if name == "get_read":
             thread, key = args
             assert isinstance(thread, int) and isinstance(key, str)
@@ -422,3 +429,48 @@ def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Opera
         recorder.perform(1, store, "set", "b", VALUE_OF["b"])  # 3 + 4 > 6 should evict c
         recorder.perform(1, store, "exists", "c")
     return list(recorder.operations), store
+
+
+def forced_found_mid_eviction(factory: Callable[..., Any]) -> list[Operation]:
+    """Finding 5, forced with the fake filesystem's hooks: a ``set`` of a present key that looks while an
+    eviction is between dropping the key's belief and unlinking its file.
+
+    Thread 0 writes ``a`` then ``b`` (6 bytes, the cap).  Thread 1's ``set('c')``
+    must evict both; it is held at the unlink of ``a``, after ``on_evict`` dropped
+    ``a``'s belief (V6: the belief goes first).  Thread 0's ``set('a')`` then finds
+    no belief, stats the file (still there) and answers True without writing; the
+    eviction goes on and removes ``a``; thread 0's ``get('a')`` is None.  No order
+    of atomic calls gives that (a ``set`` of a present key refreshes it, so the
+    eviction would take ``b`` only); the spec in steps explains it as a ``set``
+    that found the file and refreshes at its end, after the eviction.
+    """
+    clock = FakeClock(1000.0)
+    fs = FakeFileSystem(clock)
+    config = {"max_size": CAP, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": -1}
+    store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
+    recorder = HistoryRecorder()
+    recorder.perform(0, store, "set", "a", VALUE_OF["a"])
+    recorder.perform(0, store, "set", "b", VALUE_OF["b"])
+    evicting, probed = threading.Event(), threading.Event()
+    victim = store._path("a")
+
+    def hold_the_unlink(op: str, path: str) -> None:
+        if op == "unlink" and path == victim and threading.current_thread().name == "evicting-writer":
+            evicting.set()
+            assert probed.wait(timeout=SAFETY_TIMEOUT), "the main thread never probed the victim"
+
+    def note_the_probe(op: str, path: str) -> None:
+        if op == "stat" and path == victim and threading.current_thread() is threading.main_thread():
+            probed.set()  # thread 0's set saw the file; it now waits for the lock the eviction holds
+
+    fs.before, fs.after = hold_the_unlink, note_the_probe
+    worker = threading.Thread(
+        target=recorder.perform, args=(1, store, "set", "c", VALUE_OF["c"]), name="evicting-writer"
+    )
+    worker.start()
+    assert evicting.wait(timeout=SAFETY_TIMEOUT), "thread 1 never reached the unlink of its victim"
+    recorder.perform(0, store, "set", "a", VALUE_OF["a"])
+    worker.join()
+    fs.before = fs.after = None
+    recorder.perform(0, store, "get", "a")
+    return list(recorder.operations)
