@@ -38,6 +38,7 @@ __all__ = [
     "RecencyAtReservationStore",
     "check_file_store_histories",
     "file_store_scripts",
+    "forced_found_mid_eviction",
     "forced_history",
     "forced_run",
 ]
@@ -105,10 +106,8 @@ class FileStoreHistorySpec:
     as the atomic steps it is made of, in this order inside its call (see
     :func:`in_phases`):
 
-    * ``set_begin``: a believed key is refreshed (the set will answer True),
-      or *found* as a key with no belief is (the store's belief may be gone
-      while the file is not: V6 drops it before the unlink); a key whose file
-      is present is *found* (refreshed at the end, below); a
+    * ``set_begin``: a believed key is refreshed (the set will answer True);
+      a key whose file is present is *found* (refreshed at the end, below); a
       missing key is reserved as V3 says, evicting least recently used entries
       that are not in flight, or refused when they cannot make room;
     * ``set_publish``: the rename: a reserved write's file appears (readers see
@@ -191,8 +190,7 @@ class FileStoreHistorySpec:
         return outcomes[0]
 
     def outcomes(self, state: State, name: str, args: tuple[Hashable, ...]) -> list[tuple[State, Any]]:
-        """The outcomes of the operation (two for a believed key's ``set_begin``), or none (a later step
-        of a call whose earlier one is not in)."""
+        """The one outcome of the operation, or none (a later step of a call whose earlier one is not in)."""
         model, pending = self._model(state), state[-1]
         if name in ("set", "get", "exists", "delete"):
             answer = getattr(model, name)(*args)
@@ -200,20 +198,21 @@ class FileStoreHistorySpec:
         if name == "set_begin":
             thread, key, value = args
             assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
+            present = model.name(key) in model.files
+            found = [(self._state(model, tuple(sorted((*pending, (thread, key, "found"))))), None)]
             if model.believed(key):
-                # The store may not hold the belief this model does (V6: an eviction drops a victim's
-                # belief before its unlink; a probe that overlapped a removal did not teach): its set
-                # then probes (F6), finds the file and refreshes at its end, as an unbelieved key's does.
-                found = (self._state(model, tuple(sorted((*pending, (thread, key, "found"))))), None)
+                # Or "found" (finding 5): an eviction under way drops the belief before it unlinks the
+                # file (V6), so a set that looks in between probes the file, finds it and refreshes at its
+                # end; the eviction, which chose its victims without that refresh, may then remove it.
                 model.touch(key)
-                done = (self._state(model, tuple(sorted((*pending, (thread, key, "done"))))), None)
-                return [done, found] if model.name(key) in model.files else [done]
-            if model.name(key) in model.files:
-                begun = "found"  # refreshed at its end, as a read is
+                begun = "done"
+            elif present:
+                return found  # refreshed at its end, as a read is
             else:
                 model._missing(key)
                 begun = "writing" if model.reserve(key, len(value)) else "refused"
-            return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None)]
+            also = found if present and begun == "done" else []
+            return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None), *also]
         if name == "get_read":
             thread, key = args
             assert isinstance(thread, int) and isinstance(key, str)
@@ -430,3 +429,48 @@ def forced_run(factory: Callable[..., Any], divergence: str) -> tuple[list[Opera
         recorder.perform(1, store, "set", "b", VALUE_OF["b"])  # 3 + 4 > 6 should evict c
         recorder.perform(1, store, "exists", "c")
     return list(recorder.operations), store
+
+
+def forced_found_mid_eviction(factory: Callable[..., Any]) -> list[Operation]:
+    """Finding 5, forced with the fake filesystem's hooks: a ``set`` of a present key that looks while an
+    eviction is between dropping the key's belief and unlinking its file.
+
+    Thread 0 writes ``a`` then ``b`` (6 bytes, the cap).  Thread 1's ``set('c')``
+    must evict both; it is held at the unlink of ``a``, after ``on_evict`` dropped
+    ``a``'s belief (V6: the belief goes first).  Thread 0's ``set('a')`` then finds
+    no belief, stats the file (still there) and answers True without writing; the
+    eviction goes on and removes ``a``; thread 0's ``get('a')`` is None.  No order
+    of atomic calls gives that (a ``set`` of a present key refreshes it, so the
+    eviction would take ``b`` only); the spec in steps explains it as a ``set``
+    that found the file and refreshes at its end, after the eviction.
+    """
+    clock = FakeClock(1000.0)
+    fs = FakeFileSystem(clock)
+    config = {"max_size": CAP, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": -1}
+    store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
+    recorder = HistoryRecorder()
+    recorder.perform(0, store, "set", "a", VALUE_OF["a"])
+    recorder.perform(0, store, "set", "b", VALUE_OF["b"])
+    evicting, probed = threading.Event(), threading.Event()
+    victim = store._path("a")
+
+    def hold_the_unlink(op: str, path: str) -> None:
+        if op == "unlink" and path == victim and threading.current_thread().name == "evicting-writer":
+            evicting.set()
+            assert probed.wait(timeout=SAFETY_TIMEOUT), "the main thread never probed the victim"
+
+    def note_the_probe(op: str, path: str) -> None:
+        if op == "stat" and path == victim and threading.current_thread() is threading.main_thread():
+            probed.set()  # thread 0's set saw the file; it now waits for the lock the eviction holds
+
+    fs.before, fs.after = hold_the_unlink, note_the_probe
+    worker = threading.Thread(
+        target=recorder.perform, args=(1, store, "set", "c", VALUE_OF["c"]), name="evicting-writer"
+    )
+    worker.start()
+    assert evicting.wait(timeout=SAFETY_TIMEOUT), "thread 1 never reached the unlink of its victim"
+    recorder.perform(0, store, "set", "a", VALUE_OF["a"])
+    worker.join()
+    fs.before = fs.after = None
+    recorder.perform(0, store, "get", "a")
+    return list(recorder.operations)
