@@ -27,23 +27,23 @@ TIMEOUT = 120.0  # seconds; each script takes well under one
 
 # Put the vendored copy, and nothing else of this checkout, on the path (-I leaves out the script's
 # directory), and check that what is imported is the copy and that neither spec nor site-packages is.
-PREAMBLE = '''\
+PREAMBLE = """\
 import importlib.util, sys
 sys.path.insert(0, {vendor!r})
 assert importlib.util.find_spec("spec") is None, "spec is importable"
 assert not any("-packages" in entry for entry in sys.path), sys.path
 import hicache
 assert hicache.__file__.startswith({vendor!r}), hicache.__file__
-'''
-EPILOGUE = '''
+"""
+EPILOGUE = """
 assert not [name for name in sys.modules if name == "spec" or name.startswith("spec.")]
-'''
-DOCTESTS = '''
+"""
+DOCTESTS = """
 import doctest, importlib, pkgutil
 for name in ["hicache"] + [f"hicache.{m.name}" for m in pkgutil.iter_modules(hicache.__path__)]:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     print(name, result.attempted, result.failed)
-'''
+"""
 
 
 def readme_example(name: str) -> tuple[str, str]:
