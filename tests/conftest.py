@@ -43,7 +43,7 @@ _DATABASE = DirectoryBasedExampleDatabase(_DB) if _DB else None
 
 settings.register_profile(
     "dev",
-    max_examples=150,
+    max_examples=100,
     stateful_step_count=40,
     deadline=None,
     derandomize=_DATABASE is None,
@@ -70,6 +70,24 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+VERIFY_TIER = os.environ.get("HYPOTHESIS_PROFILE") == "verify"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``verify_tier`` (end-to-end runs of the verify tooling itself: real CrossHair with a
+    budget of CPU seconds, pytest in subprocesses) run in ``make verify`` only; ``make test`` skips them
+    and prints why, to stay a quick suite."""
+    if VERIFY_TIER:
+        return
+    skip = pytest.mark.skip(
+        reason="verify tier: an end-to-end run of the verify tooling, run by make verify"
+        " (HYPOTHESIS_PROFILE=verify)"
+    )
+    for item in items:
+        if item.get_closest_marker("verify_tier") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture

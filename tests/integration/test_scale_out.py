@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PLANTED = """
@@ -59,6 +61,7 @@ def _falsified_at(output: str) -> set[int]:
     return {int(n) for n in re.findall(r"planted bug at (\d+)", output)}
 
 
+@pytest.mark.verify_tier
 def test_a_failure_found_by_remote_style_workers_replays_from_the_shared_database(tmp_path: Path) -> None:
     project = tmp_path / "suite"
     project.mkdir()

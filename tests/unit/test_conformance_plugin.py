@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SAMPLE = """
@@ -72,6 +74,7 @@ def _records(tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
     return records
 
 
+@pytest.mark.verify_tier
 def test_records_from_xdist_workers_equal_those_of_one_process(tmp_path: Path) -> None:
     (tmp_path / "test_sample.py").write_text(SAMPLE)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    clauses(*ids): clause IDs\n")

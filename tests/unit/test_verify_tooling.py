@@ -144,6 +144,7 @@ def test_a_precondition_not_met_in_the_budget_is_retried_and_only_a_second_miss_
         probe.unlink()
 
 
+@pytest.mark.verify_tier
 def test_the_real_tool_meets_a_precondition_that_needs_time_on_the_retry() -> None:
     """The same path against real CrossHair: a first budget far too small, then the retry."""
     probe = _probe("hard_precondition_real_probe.py", HARD_PRECONDITION)
@@ -162,6 +163,14 @@ def double(x: int) -> int:
     post: __return__ >= x
     """
     return x + 1
+
+
+def half(x: int) -> int:
+    """A correct function beside the broken one: the bug check leaves it to the contract step.
+
+    post: __return__ * 2 <= x
+    """
+    return x // 2
 '''
 
 
@@ -202,7 +211,8 @@ def test_a_broken_model_refuted_at_more_lines_than_its_golden_ones_passes(
     golden file lists 75, and the exact comparison failed the check."""
     step, calls = _bug_check(monkeypatch, "5: double post 1\n", [f"{REFUTED_5}\n{REFUTED_6}"])
     assert step.ok, step.output
-    assert calls == [(".verify/broken_double_probe.py", 3.0)]  # nothing missing: no retry
+    # only the function that owns the golden line (not ``half``), and nothing missing: no retry
+    assert calls == [(".verify/broken_double_probe.py:2", 3.0)]
     assert step.output.startswith(
         "expected counterexamples at least at lines [5], CrossHair reported [5, 6]\n"
     )
@@ -215,7 +225,7 @@ def test_a_golden_line_missed_in_the_budget_is_retried_alone_with_a_larger_one(
     failed although the model is broken.  CrossHair's answers are scripted: no dependence on speed."""
     step, calls = _bug_check(monkeypatch, "5: double post 1\n", [NOT_CONFIRMED, f"{REFUTED_5}\n6: info: ..."])
     assert step.ok, step.output
-    assert calls == [(".verify/broken_double_probe.py", 3.0), (".verify/broken_double_probe.py:2", 30.0)]
+    assert calls == [(".verify/broken_double_probe.py:2", 3.0), (".verify/broken_double_probe.py:2", 30.0)]
     assert "-- retry of line 2 with 30 s per condition --" in step.output
 
 
@@ -240,6 +250,10 @@ def test_an_unmet_precondition_is_not_a_refutation_and_an_empty_golden_file_neve
     assert not step.ok, "a golden line that checked nothing counted as caught"
     step, _ = _bug_check(monkeypatch, "\n", [f"{REFUTED_5}\n{REFUTED_6}"])
     assert not step.ok, "an empty golden file can never fail, so it must not pass"
+    step, calls = _bug_check(monkeypatch, "1: nothing\n5: double post 1\n", [REFUTED_5])
+    assert not step.ok, "a golden line outside any function (a stale line number) was not a failure"
+    assert "golden line 1 is outside any function" in step.output
+    assert calls == [(".verify/broken_double_probe.py:2", 3.0)]
 
 
 def test_production_argument_checks_are_crosshair_checked_under_b1() -> None:
@@ -356,7 +370,8 @@ def test_a_crash_fails_the_broken_model_check_even_when_another_run_refuted_the_
     assert not step.ok
     assert len(calls) == 2  # the crash refuted nothing, so line 5's function was retried (and refuted)
     assert step.output.startswith(
-        f"expected counterexamples at least at lines [5], CrossHair reported [5]\n{CRASHED}\n"
+        "expected counterexamples at least at lines [5], CrossHair reported [5]\n"
+        f"{CRASHED} (check of line 2)\n"
     )
     step, _ = _bug_check(monkeypatch, "5: double post 1\n6: double post 2\n", [REFUTED_6, CROSSHAIR_CRASH])
     assert not step.ok
