@@ -60,7 +60,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hicache._validate import check_int, shown
-from hicache.fs import FileSystem
+from hicache.fs import FileStat, FileSystem
 
 __all__ = ["MAX_BYTES", "EvictorEntry", "LRUFileEvictor", "check_bytes_limit"]
 
@@ -109,6 +109,7 @@ class LRUFileEvictor:
     ``eviction_ratio`` in (0, 1]: eviction for the cap goes down to
     ``floor(max_size * eviction_ratio)`` so that it does not run on every write.
     ``on_evict(key)`` is called once per victim, before its unlink (V6).
+    ``accept(stat)``: whether a file found by ``touch`` may be adopted (S3: only the owner's pages).
 
     Raises ``TypeError``/``ValueError`` naming the parameter on bad input (B1).
 
@@ -138,6 +139,7 @@ class LRUFileEvictor:
         eviction_ratio: float = 0.9,
         on_evict: Callable[[str], object] | None = None,
         lock: threading.RLock | None = None,
+        accept: Callable[[FileStat], bool] | None = None,
     ) -> None:
         self._max_size = check_bytes_limit("max_size", check_int("max_size", max_size, minimum=0) or 0)
         self._min_free = check_bytes_limit(
@@ -151,6 +153,8 @@ class LRUFileEvictor:
             raise ValueError(f"eviction_ratio must be in (0, 1], got {eviction_ratio!r}")
         if not callable(path_of):
             raise TypeError(f"path_of must be callable, got {type(path_of).__name__} {path_of!r}")
+        if accept is not None and not callable(accept):
+            raise TypeError(f"accept must be callable or None, got {type(accept).__name__} {accept!r}")
         if on_evict is not None and not callable(on_evict):
             raise TypeError(f"on_evict must be callable or None, got {type(on_evict).__name__} {on_evict!r}")
         self._ratio = float(eviction_ratio)
@@ -158,6 +162,7 @@ class LRUFileEvictor:
         self._path_of = path_of
         self._directory = directory
         self._on_evict = on_evict
+        self._accept = accept
         self.lock: threading.RLock = lock if lock is not None else threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
@@ -300,12 +305,15 @@ class LRUFileEvictor:
                 return True
             if size is None:
                 try:
-                    size = self._fs.stat(self._path_of(key)).size
+                    st = self._fs.stat(self._path_of(key))
                 except OSError as exc:
                     # ENOENT: nothing to adopt; any other errno: adopt nothing rather than guess a size.
                     if exc.errno != errno.ENOENT:
                         logger.warning("file evictor: cannot stat %r to adopt it: %s", key, exc)
                     return False
+                if self._accept is not None and not self._accept(st):
+                    return False  # S3: a symlink, FIFO, directory or another user's file is never adopted
+                size = st.size
             self._commits += 1
             self._entries[key] = _Entry(size, 0, self._commits)
             self._total += size

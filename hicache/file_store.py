@@ -58,8 +58,10 @@ raises ``OSError``: a store that can never work should not look healthy.
 
 from __future__ import annotations
 
+import grp
 import logging
 import os
+import pwd
 import re
 import secrets
 import threading
@@ -69,7 +71,7 @@ from typing import Any, ClassVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
-from hicache.fs import FileStat, FileSystem, OSFileSystem
+from hicache.fs import DirEntry, FileStat, FileSystem, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
 __all__ = ["NAMESPACE_MARK", "NAME_MAX", "HiCacheFile", "escape_key", "is_temp_name", "key_of_name"]
@@ -175,7 +177,6 @@ class HiCacheFile:
         if clock is not None and not callable(clock):
             raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
         self._config = config
-        self._directory = directory
         self._namespace = namespace
         self._suffix = namespace + ".bin"
         try:
@@ -185,6 +186,11 @@ class HiCacheFile:
                 f"namespace cannot be encoded as part of a file name, got {namespace!r}"
             ) from None
         self._fs: FileSystem = fs if fs is not None else OSFileSystem()
+        self._euid = self._fs.euid()
+        self._group = config.shared_group
+        self._file_mode = 0o660 if self._group is not None else 0o600
+        directory = self._trusted_directory(directory)
+        self._directory = directory
         self._lock = threading.RLock()
         self._epoch = 0
         self._beliefs: MetadataCache | None = None
@@ -201,6 +207,7 @@ class HiCacheFile:
             eviction_ratio=config.eviction_ratio,
             on_evict=self._on_evict,
             lock=self._lock,
+            accept=self._is_page,
         )
         self._start()
 
@@ -263,8 +270,12 @@ class HiCacheFile:
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
-            size, data = self._fs.read_file(path)
+            size, data = self._fs.read_file(path, accept=self._is_page)
         except FileNotFoundError:
+            self._forget_missing(key, mark)
+            return None
+        except NotAPageError as exc:
+            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
             self._forget_missing(key, mark)
             return None
         except OSError as exc:
@@ -289,8 +300,12 @@ class HiCacheFile:
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
-            size, got = self._fs.read_into(path, view)
+            size, got = self._fs.read_into(path, view, accept=self._is_page)
         except FileNotFoundError:
+            self._forget_missing(key, mark)
+            return False
+        except NotAPageError as exc:
+            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
             self._forget_missing(key, mark)
             return False
         except OSError as exc:
@@ -340,25 +355,29 @@ class HiCacheFile:
                 if self._beliefs is not None:
                     self._beliefs.clear()
                 try:
-                    found = self._scan()
+                    found = self._nodes()
                 except OSError as exc:
                     # Any errno: nothing can be removed without a listing; the accounting stays as it was.
                     logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
                     return False
                 kept: list[tuple[str, int]] = []
-                for _mtime, _name, key, size in found:
+                left = 0
+                for entry, key in found:
                     try:
-                        self._fs.unlink(self._path(key))
+                        self._fs.unlink(os.path.join(self._directory, entry.name))  # never follows (S3)
                     except FileNotFoundError:
                         pass  # removed meanwhile by someone else: gone all the same
                     except OSError as exc:
-                        # EPERM/EBUSY/EISDIR/EIO...: it stays on disk, so it stays counted.
+                        # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
                         logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
-                        kept.append((key, size))
+                        if self._is_page_entry(entry):
+                            kept.append((key, entry.size))
+                        else:
+                            left += 1
                 self._evictor.clear()
                 for key, size in kept:
                     self._evictor.touch(key, size)
-                return not kept
+                return not kept and not left
             finally:
                 self._end_removal()
 
@@ -447,8 +466,20 @@ class HiCacheFile:
                 if beliefs.contains(key):  # still: no removal slipped in
                     self._evictor.touch(key)
                     return True
-        if self._probe(key, touch=True) is not None:
-            return True
+        st = self._probe(key, touch=True)
+        if st is not None:
+            if self._is_page(st):
+                return True
+            # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
+            # write that is not stored, and never write through or over what is not ours.
+            logger.warning(
+                "file store: %r is a %s of uid %d, not a page: %r not written",
+                self._path(key),
+                st.kind,
+                st.uid,
+                key,
+            )
+            return False
         path = self._path(key)
         with self._lock:
             admitted = self._evictor.reserve(key, len(view))
@@ -459,7 +490,7 @@ class HiCacheFile:
         epoch = self._epoch
         temp = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
         try:
-            self._fs.write_new(temp, view)
+            self._fs.write_new(temp, view, self._file_mode)
             self._fs.replace(temp, path)
         except OSError as exc:
             # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
@@ -486,7 +517,8 @@ class HiCacheFile:
         beliefs = self._beliefs
         if beliefs is not None and beliefs.contains(key):
             return True
-        return self._probe(key, touch=False) is not None
+        st = self._probe(key, touch=False)
+        return st is not None and self._is_page(st)
 
     def _gone(self, path: str) -> bool:
         """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
@@ -500,7 +532,11 @@ class HiCacheFile:
         return False
 
     def _probe(self, key: str, *, touch: bool) -> FileStat | None:
-        """One ``stat``: the file's stat (teaching the belief, C1-guarded) or None when missing/unreadable."""
+        """One ``stat``: the node's stat (teaching the belief, C1-guarded) or None when missing/unreadable.
+
+        A node that is not a page (S3) is answered as found but teaches nothing: its belief and its
+        entry go, as for a missing file, since nothing of this store is on disk under that name.
+        """
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
@@ -512,6 +548,9 @@ class HiCacheFile:
             # EIO, EACCES, ESTALE...: existence unknown, answered as absent (the conservative answer).
             logger.warning("file store: cannot stat %r: %s", path, exc)
             return None
+        if not self._is_page(st):
+            self._forget_missing(key, mark)
+            return st
         self._learn(key, epoch, st.size if touch else None, touch=touch)
         return st
 
@@ -573,31 +612,94 @@ class HiCacheFile:
         """The key whose file is ``name`` in this namespace, or None (another namespace, a temp file)."""
         return key_of_name(name, self._namespace)
 
-    def _scan(self) -> list[tuple[float, str, str, int]]:
-        """One pass: this namespace's files as (mtime, name, key, size), oldest first (ties by name)."""
+    def _is_page(self, st: FileStat) -> bool:
+        """S3: a regular file owned by this user (or, with a shared group, of that group)."""
+        return st.kind == "file" and (
+            st.uid == self._euid or (self._group is not None and st.gid == self._group)
+        )
+
+    def _is_page_entry(self, entry: DirEntry) -> bool:
+        """S3 for a listing entry."""
+        return entry.kind == "file" and (
+            entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
+        )
+
+    def _nodes(self) -> list[tuple[DirEntry, str]]:
+        """One pass: every node named like a file of this namespace, with its key (any kind, any owner)."""
         found = []
         for entry in self._fs.scandir(self._directory):
             key = self._key_of(entry.name)
             if key is not None:
-                found.append((entry.mtime, entry.name, key, entry.size))
-        found.sort()
+                found.append((entry, key))
         return found
 
-    def _start(self) -> None:
-        """F8: create the directory, remove stale temp files, seed accounting and beliefs, evict."""
+    def _trusted_directory(self, directory: str) -> str:
+        """S1: resolve ``directory`` once, create it private when missing, refuse it unless it is ours."""
         fs = self._fs
-        fs.mkdir(self._directory)
+        resolved = fs.resolve(directory)
+        st = fs.mkdir(resolved, 0o2770 if self._group is not None else 0o700, self._group)
+        shown_dir = resolved if resolved == directory else f"{resolved} (from {directory})"
+        if st.kind != "dir":
+            raise NotADirectoryError(
+                f"storage directory {shown_dir} is a {st.kind}, not a directory: choose another storage_dir"
+                " (HICACHE_FILE_STORAGE_DIR)"
+            )
+        owner = _user_name(st.uid)
+        where = f"storage directory {shown_dir} (owner {owner}, mode {st.mode:04o})"
+        if st.uid not in (self._euid, 0):
+            raise PermissionError(
+                f"{where} belongs to another user, who could read or plant pages: use a directory of your"
+                f" own (storage_dir or HICACHE_FILE_STORAGE_DIR), or remove it and let the store create it"
+            )
+        if st.mode & 0o002:
+            raise PermissionError(
+                f"{where} is writable by every user, who could plant or replace pages: run"
+                f" `chmod o-w {resolved}` (or `chmod 700`), or use another storage_dir"
+            )
+        if st.mode & 0o020 and (self._group is None or st.gid != self._group):
+            fix = (
+                f"configure shared_group (HICACHE_FILE_SHARED_GROUP) to trust group {_group_name(st.gid)}"
+                if self._group is None
+                else f"its group is {_group_name(st.gid)}, not the shared group {_group_name(self._group)}"
+            )
+            raise PermissionError(
+                f"{where} is writable by its group: run `chmod g-w {resolved}` (or `chmod 700`), or {fix}"
+            )
+        return resolved
+
+    def _start(self) -> None:
+        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1)."""
+        fs = self._fs
         entries = list(fs.scandir(self._directory))
         now = fs.now()
         found = []
+        skipped: dict[str, int] = {}
         for entry in entries:
             if is_temp_name(entry.name):
-                if now - entry.mtime > self._config.temp_max_age:
+                if (
+                    entry.kind == "file"
+                    and entry.uid == self._euid
+                    and now - entry.mtime > self._config.temp_max_age
+                ):
                     self._remove_temp(os.path.join(self._directory, entry.name))
                 continue
             key = self._key_of(entry.name)
-            if key is not None:
+            if key is None:
+                continue
+            if self._is_page_entry(entry):
                 found.append((entry.mtime, entry.name, key, entry.size))
+            else:
+                kind = entry.kind if entry.kind != "file" else "file of another user"
+                skipped[kind] = skipped.get(kind, 0) + 1
+        for kind, count in sorted(skipped.items()):
+            # S3: one line per kind, never one per node.
+            logger.warning(
+                "file store: %d %s node(s) named like pages of namespace %r in %r: not pages, skipped",
+                count,
+                kind,
+                self._namespace,
+                self._directory,
+            )
         found.sort()
         with self._lock:
             for _mtime, _name, key, size in found:
@@ -609,3 +711,17 @@ class HiCacheFile:
                     "file store: %r is over its limits; nothing more can be evicted", self._directory
                 )
             self._end_removal()
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return f"{grp.getgrgid(gid).gr_name} (gid {gid})"
+    except KeyError:
+        return f"gid {gid}"

@@ -25,6 +25,7 @@ COMPONENTS: dict[str, str] = {
     "V": "LRUFileEvictor",
     "C": "File store consistency",
     "B": "Bad input",
+    "S": "File store on a shared directory",
 }
 
 _TITLES: dict[str, str] = {
@@ -71,6 +72,9 @@ _TITLES: dict[str, str] = {
     "C5": "store operations linearizable under threads",
     "B1": "wrong types TypeError, wrong values ValueError, naming the parameter",
     "B2": "I/O failure is an answer plus a log line; invariants intact",
+    "S1": "directory resolved once, refused unless ours and not writable by others; created 0700/2770",
+    "S2": "page and temp files 0600/0660 whatever the umask, O_EXCL | O_NOFOLLOW",
+    "S3": "only regular files of ours are pages; others never read, believed, adopted or counted",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())
