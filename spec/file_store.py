@@ -181,6 +181,9 @@ class FileStoreModel:
         self.beliefs: beliefs_model.Births = {}
         self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
         self.unremovable: set[str] = set()
+        # S3: nodes named like files that are not pages (kind: symlink, fifo, dir, other = another
+        # user's file); never in ``files``.  A planted ``dir`` cannot be unlinked (EISDIR).
+        self.planted: dict[str, str] = {}
         self.evicted: list[str] = []  # every victim tried (on_evict calls), for the properties
 
     # -- observations ------------------------------------------------------
@@ -237,6 +240,8 @@ class FileStoreModel:
             self._touch(key)
             return True
         self._missing(key)
+        if self.name(key) in self.planted:
+            return False  # S3: never written through or over a node that is not a page
         if not self._reserve(key, len(value)):
             return False
         write_failed = self._consume("write") or len(value) > self.free()
@@ -251,9 +256,10 @@ class FileStoreModel:
 
     def delete(self, key: str) -> bool:
         self._forget(key)
-        if self.name(key) in self.unremovable:
+        if self._stuck(self.name(key)):
             return False
         self.files.pop(self.name(key), None)
+        self.planted.pop(self.name(key), None)
         self._discard(key)
         return True
 
@@ -265,10 +271,16 @@ class FileStoreModel:
                 kept.append((key, size))
             else:
                 del self.files[name]
+        left = 0
+        for name in [n for n in self.planted if self.key_of(n) is not None]:
+            if self._stuck(name):
+                left += 1
+            else:
+                del self.planted[name]
         self.forget_committed()
         for key, size in kept:
             self._touch(key, size)
-        return not kept
+        return not kept and not left
 
     def batch_exists(self, keys: Iterable[str]) -> int:
         count = 0
@@ -344,7 +356,7 @@ class FileStoreModel:
         return True
 
     def _make_room(self, keep: str | None, size: int) -> bool:
-        unremovable = frozenset(k for e in self.lru if self.name(k := e[0]) in self.unremovable)
+        unremovable = frozenset(k for e in self.lru if self._stuck(self.name(k := e[0])))
         own = sum(e[1] for e in self.lru if e[0] == keep)
         if self.cap > 0:
             if size > self.cap:
@@ -364,11 +376,16 @@ class FileStoreModel:
         for key in tried:
             self.evicted.append(key)
             self._forget(key)
-            if self.name(key) not in self.unremovable:
+            if not self._stuck(self.name(key)):
                 self.files.pop(self.name(key), None)
+                self.planted.pop(self.name(key), None)  # unlink removes the node itself (S3)
         self.lru = left
 
     # -- internals ----------------------------------------------------------
+
+    def _stuck(self, name: str) -> bool:
+        """The node ``name`` cannot be unlinked: made unremovable, or a planted directory (EISDIR)."""
+        return name in self.unremovable or self.planted.get(name) == "dir"
 
     def _scan(self) -> list[tuple[float, str, str, int]]:
         found = []

@@ -1,4 +1,4 @@
-"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2) against ``spec.file_store``.
+"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2, S3) against ``spec.file_store``.
 
 The factory is called as ``factory(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)``
 (``HiCacheFile``'s signature).  The implementation runs on a
@@ -6,8 +6,10 @@ The factory is called as ``factory(storage_dir, namespace=..., extra_config=...,
 directory.  Both see the same world: other processes creating and deleting
 files (of this namespace and another one, and temp files), faults (ENOSPC/EIO
 on write, EIO on rename and read, short reads, unremovable files with
-EPERM/EBUSY/EISDIR), a fake clock, restarts and crashes in the middle of a
-``set`` (then a new store on the same directory).
+EPERM/EBUSY/EISDIR), nodes another user plants under a key's name (a
+symlink, a FIFO, a directory, a file of another owner: S3), a fake clock,
+restarts and crashes in the middle of a ``set`` (then a new store on the same
+directory).
 
 Checked after every step: the directory (names, bytes, mtimes) equals the
 model's; C3 (the evictor's total is the sum of its sizes and its entries are
@@ -39,6 +41,7 @@ __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "file_store_machine"]
 
 DIRECTORY = "/cache"
 NAMESPACE = "_ns"
+OTHER_USER = 2000  # S3: the neighbour who plants files
 FOREIGN = "_x_ns"  # another namespace, ending like ours: its names end in "_ns.bin" too (F1)
 KEYS = ("a", "b", "c", "d", "e_x")  # "e_x" is escaped in file names: "e%5Fx_ns.bin"
 TEMP_MAX_AGE = 10.0
@@ -300,8 +303,22 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
             self.fs.put(f"{DIRECTORY}/{name}", value)
             self.model.files[name] = (value, self.clock())
+            self.model.planted.pop(name, None)
             if not foreign:
                 self.removed_by_store.discard(key)
+
+        @precondition(lambda self: self.ready)
+        @rule(key=keys, kind=st.sampled_from(("symlink", "fifo", "dir", "other")))
+        def another_user_plants_a_node(self, key: str, kind: str) -> None:
+            """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
+            self._step("S3")
+            name = self.model.name(key)
+            if kind == "other":
+                self.fs.put(f"{DIRECTORY}/{name}", b"planted", uid=OTHER_USER)
+            else:
+                self.fs.plant(f"{DIRECTORY}/{name}", kind)
+            self.model.files.pop(name, None)
+            self.model.planted[name] = kind
 
         @precondition(lambda self: self.ready)
         @rule(size=st.integers(0, 4))
@@ -435,6 +452,13 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self._note_evictions(evicted)
             self._check_restart()
 
+        def _planted(self) -> dict[str, str]:
+            """S3: the directory's nodes that are not this user's regular files, named as the model does."""
+            return {
+                n: "other" if kind == "file" else kind
+                for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
+            }
+
         def _acknowledged(self) -> dict[str, bytes]:
             """This namespace's files as the model has them: each one a write acknowledged earlier."""
             return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
@@ -464,6 +488,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                     f"C4: acknowledged {name} lost; the call could remove only {sorted(removable)}"
                 )
             self.model.files = {n: (f.data, f.mtime) for n, f in listing.items()}
+            self.model.planted = self._planted()
             if key is not None:
                 self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
             self.removed_by_store |= {
@@ -489,6 +514,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 return
             if hasattr(self.impl, "check_invariants"):
                 self.impl.check_invariants()
+            planted = self._planted()
+            assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
             listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
             if listing != self.model.files:
                 clause = self._directory_clause(listing)
@@ -543,6 +570,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 tuple(model.lru),
                 tuple(k for k in KEYS if model.believed(k)),
                 len(model.unremovable),
+                tuple(sorted(model.planted.items())),
             )
 
     return FileStoreMachine
