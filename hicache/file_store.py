@@ -64,6 +64,7 @@ import os
 import pwd
 import re
 import secrets
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -83,6 +84,7 @@ NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_k
 _ESCAPED = re.compile(r"%(25|5F)")
 _ALTSEP = os.altsep
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
+_FS_ENCODING = sys.getfilesystemencoding()
 BytesLike = bytes | bytearray | memoryview
 
 
@@ -180,7 +182,7 @@ class HiCacheFile:
         self._namespace = namespace
         self._suffix = namespace + ".bin"
         try:
-            self._suffix_bytes = len(os.fsencode(self._suffix))
+            self._suffix_bytes = len(self._suffix.encode(_FS_ENCODING))  # strict (S5)
         except UnicodeEncodeError:
             raise ValueError(
                 f"namespace cannot be encoded as part of a file name, got {namespace!r}"
@@ -409,7 +411,7 @@ class HiCacheFile:
         return os.path.join(self._directory, escape_key(key) + self._suffix)
 
     def _check_key(self, key: object) -> None:
-        """F2: a non-empty str, no separator or NUL, no leading dot, file name <= NAME_MAX bytes."""
+        """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
         if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
@@ -417,16 +419,25 @@ class HiCacheFile:
                 "key must be a non-empty str without a path separator or NUL, not starting"
                 f" with '.', got {key!r:.100}"
             )
-        # Bytes of the escaped name: at most 3 per ASCII char ("_" -> "%5F"), 4 per other char.
-        if len(key) * (3 if key.isascii() else 4) + self._suffix_bytes > NAME_MAX:
-            try:
-                name_bytes = len(os.fsencode(escape_key(key) + self._suffix))
-            except UnicodeEncodeError:
-                raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
-            if name_bytes > NAME_MAX:
-                raise ValueError(
-                    f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
-                )
+        if key.isascii():
+            # Bytes of the escaped name: at most 3 per char ("_" -> "%5F"); exact only when it may matter.
+            if len(key) * 3 + self._suffix_bytes > NAME_MAX:
+                name_bytes = len(escape_key(key)) + self._suffix_bytes
+                if name_bytes > NAME_MAX:
+                    raise ValueError(
+                        f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
+                    )
+            return
+        try:
+            # S5: strict, so that no lone surrogate passes (os.fsencode's surrogateescape would map
+            # "\udcc3\udca9" to the bytes of "é": two keys, one file).
+            name_bytes = len(escape_key(key).encode(_FS_ENCODING)) + self._suffix_bytes
+        except UnicodeEncodeError:
+            raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
+        if name_bytes > NAME_MAX:
+            raise ValueError(
+                f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
+            )
 
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
         keys = list(keys)

@@ -75,6 +75,7 @@ _TITLES: dict[str, str] = {
     "S1": "directory resolved once, refused unless ours and not writable by others; created 0700/2770",
     "S2": "page and temp files 0600/0660 whatever the umask, O_EXCL | O_NOFOLLOW",
     "S3": "only regular files of ours are pages; others never read, believed, adopted or counted",
+    "S5": "keys encode strictly (round-trip); a batch checks every key before its first I/O",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())

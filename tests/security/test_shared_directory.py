@@ -136,3 +136,19 @@ def test_a_file_of_another_owner_is_not_a_page(tmp_path: Path) -> None:
     os.chown(directory / "k.bin", neighbour_uid(), 65534)
     assert store.get("k") is None and store.exists("k") is False and store.set("k", b"mine") is False
     assert HiCacheFile(directory).evictor.total == 0
+
+
+@pytest.mark.clauses("S5")
+def test_keys_that_encode_to_one_file_name_do_not_alias_on_disk(tmp_path: Path) -> None:
+    """'é' and '\\udcc3\\udca9' (os.fsencode makes both b'\\xc3\\xa9'): one is refused, nothing aliases."""
+    store = HiCacheFile(tmp_path / "cache", extra_config={"max_size": "1M"})
+    assert store.set("é", b"0123456789abcdef")
+    for op in (store.get, store.exists):
+        with pytest.raises(ValueError, match="key"):
+            op("\udcc3\udca9")
+    with pytest.raises(ValueError, match="key"):
+        store.set("\udcc3\udca9", b"0123456789abcdef")
+    assert store.evictor.total == 16
+    with pytest.raises(ValueError, match="key"):
+        store.batch_set(["good", "\ud800"], [b"1", b"2"])
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["é.bin"]

@@ -293,3 +293,53 @@ def test_with_a_shared_group_a_page_of_another_member_is_a_page(fs: FakeFileSyst
     assert s.exists("k") and s.get("k") == b"theirs"
     fs.put(path("j"), b"stranger", uid=OTHER)  # group 2000: not the shared group
     assert not s.exists("j") and s.get("j") is None
+
+
+# -- S5: keys round-trip -----------------------------------------------------------------------------
+
+ALIAS = "\udcc3\udca9"  # os.fsencode (surrogateescape) makes it the bytes of "é"
+
+
+@pytest.mark.clauses("S5", "F2", "B1")
+@pytest.mark.parametrize("key", [ALIAS, "\ud800", "a\udfffb", "é" + ALIAS])
+@pytest.mark.parametrize("op", ["exists", "get", "set", "delete", "get_into", "file_name"])
+def test_a_key_that_does_not_encode_strictly_is_a_value_error_naming_key_before_any_io(
+    fs: FakeFileSystem, clock: FakeClock, key: str, op: str
+) -> None:
+    s = store(fs, clock)
+    before = fs.calls.total()
+    args: tuple[object, ...] = {"set": (b"v",), "get_into": (bytearray(1),)}.get(op, ())
+    with pytest.raises(ValueError, match=r"^key cannot be encoded as a file name, got "):
+        getattr(s, op)(key, *args)
+    assert fs.calls.total() == before
+
+
+@pytest.mark.clauses("S5", "F1")
+def test_two_distinct_keys_never_share_a_file(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock, max_size=1000)
+    assert s.set("é", b"sixteen bytes..!")
+    with pytest.raises(ValueError, match="key"):
+        s.get(ALIAS)
+    assert s.evictor.total == 16 and s.get("é") == b"sixteen bytes..!"
+
+
+@pytest.mark.clauses("S5", "F5", "B1")
+@pytest.mark.parametrize("bad", ["\ud800", ALIAS])
+def test_a_batch_with_one_bad_key_anywhere_does_nothing_at_all(
+    fs: FakeFileSystem, clock: FakeClock, bad: str
+) -> None:
+    s = store(fs, clock)
+    before = fs.calls.total()
+    with pytest.raises(ValueError, match=r"^key "):
+        s.batch_set(["good", bad], [b"1", b"2"])
+    with pytest.raises(ValueError, match=r"^key "):
+        s.batch_get(["good", bad])
+    with pytest.raises(ValueError, match=r"^key "):
+        s.batch_exists(["good", bad])
+    assert fs.calls.total() == before and fs.listing(DIR) == {}
+
+
+@pytest.mark.clauses("S5", "B1")
+def test_a_namespace_that_does_not_encode_strictly_is_refused(fs: FakeFileSystem, clock: FakeClock) -> None:
+    with pytest.raises(ValueError, match=r"^namespace cannot be encoded"):
+        HiCacheFile(DIR, namespace="_" + ALIAS, fs=fs, clock=clock)
