@@ -85,6 +85,8 @@ _ESCAPED = re.compile(r"%(25|5F)")
 _ALTSEP = os.altsep
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
 _FS_ENCODING = sys.getfilesystemencoding()
+_TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
+_TEMP_TRIES = 3  # S6: names tried when a temp name is taken (EEXIST) before the write gives up
 BytesLike = bytes | bytearray | memoryview
 
 
@@ -118,9 +120,13 @@ def key_of_name(name: str, namespace: str) -> str | None:
 
 
 def is_temp_name(name: str) -> bool:
-    """True for a temp file name of the store (``.<random>.tmp``): never a key's file, since keys
-    cannot start with a dot."""
-    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
+    """True for a temp file name of the store, exactly ``.<12 lower-case hex digits>.tmp`` (S6): never a
+    key's file, since keys cannot start with a dot, and not another program's ``.state.tmp``.
+
+    >>> is_temp_name(".0123456789ab.tmp"), is_temp_name(".other-program-state.tmp"), is_temp_name(".ab.tmp")
+    (True, False, False)
+    """
+    return len(name) == 17 and _TEMP_NAME.fullmatch(name) is not None
 
 
 class HiCacheFile:
@@ -499,14 +505,15 @@ class HiCacheFile:
             logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
             return False
         epoch = self._epoch
-        temp = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+        temp = None
         try:
-            self._fs.write_new(temp, view, self._file_mode)
+            temp = self._write_temp(view)
             self._fs.replace(temp, path)
         except OSError as exc:
             # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
             logger.warning("file store: cannot write %r: %s", path, exc)
-            self._remove_temp(temp)
+            if temp is not None:
+                self._remove_temp(temp)
             with self._lock:
                 self._evictor.abort(key)
                 if beliefs is not None:
@@ -609,6 +616,27 @@ class HiCacheFile:
     def _end_removal(self) -> None:
         if self._epoch % 2:
             self._epoch += 1
+
+    def _write_temp(self, view: memoryview) -> str:
+        """Write ``view`` to a new temp file and answer its path (S2, S6).
+
+        A name already taken (``EEXIST``: another writer's, or a node someone planted) is never
+        unlinked or written through: another random name is tried, up to ``_TEMP_TRIES`` names.
+        Any other failure removes the partial temp file (F3) and is raised.
+        """
+        for attempt in range(_TEMP_TRIES):
+            temp = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+            try:
+                self._fs.write_new(temp, view, self._file_mode)
+            except FileExistsError:
+                if attempt + 1 == _TEMP_TRIES:
+                    raise
+                continue
+            except OSError:
+                self._remove_temp(temp)
+                raise
+            return temp
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _remove_temp(self, temp: str) -> None:
         try:

@@ -76,6 +76,7 @@ _TITLES: dict[str, str] = {
     "S2": "page and temp files 0600/0660 whatever the umask, O_EXCL | O_NOFOLLOW",
     "S3": "only regular files of ours are pages; others never read, believed, adopted or counted",
     "S5": "keys encode strictly (round-trip); a batch checks every key before its first I/O",
+    "S6": "start-up removes only old temp files of the exact pattern that this user owns; EEXIST re-draws",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())

@@ -33,11 +33,22 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 
 from spec import metadata_cache as beliefs_model
 
-__all__ = ["Entry", "FileStoreModel", "cap_pass", "file_name", "key_of", "same_file", "space_pass", "total"]
+__all__ = [
+    "Entry",
+    "FileStoreModel",
+    "cap_pass",
+    "file_name",
+    "is_temp",
+    "key_of",
+    "same_file",
+    "space_pass",
+    "total",
+]
 
 Entry = tuple[str, int, bool]  # key, size in bytes, in flight
 
@@ -78,6 +89,14 @@ def same_file(key: str, ns: str, other_key: str, other_ns: str) -> bool:
     post: not __return__ or (key == other_key and ns == other_ns)
     """
     return file_name(key, ns) == file_name(other_key, other_ns)
+
+
+_TEMP = re.compile(r"\.[0-9a-f]{12}\.tmp")
+
+
+def is_temp(name: str) -> bool:
+    """F8, S6: a temp file of the store is named exactly ``.<12 lower-case hex digits>.tmp``."""
+    return _TEMP.fullmatch(name) is not None
 
 
 def total(lru: list[Entry]) -> int:
@@ -182,8 +201,9 @@ class FileStoreModel:
         self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
         self.unremovable: set[str] = set()
         # S3: nodes named like files that are not pages (kind: symlink, fifo, dir, other = another
-        # user's file); never in ``files``.  A planted ``dir`` cannot be unlinked (EISDIR).
-        self.planted: dict[str, str] = {}
+        # user's file) and the bytes it takes on the disk; never in ``files``.  A planted ``dir``
+        # cannot be unlinked (EISDIR).
+        self.planted: dict[str, tuple[str, int]] = {}
         self.evicted: list[str] = []  # every victim tried (on_evict calls), for the properties
 
     # -- observations ------------------------------------------------------
@@ -195,7 +215,10 @@ class FileStoreModel:
         return key_of(name, self.namespace)
 
     def free(self) -> int:
-        return max(self.disk_size - sum(len(data) for data, _mtime in self.files.values()), 0)
+        used = sum(len(data) for data, _mtime in self.files.values()) + sum(
+            n for _k, n in self.planted.values()
+        )
+        return max(self.disk_size - used, 0)
 
     def believed(self, key: str) -> bool:
         return self.metadata and beliefs_model.contains(self.beliefs, key, self.clock(), self.ttl)
@@ -294,7 +317,7 @@ class FileStoreModel:
         """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
         now = self.clock()
         for name, (_data, mtime) in list(self.files.items()):
-            stale = name.startswith(".") and name.endswith(".tmp") and now - mtime > self.temp_max_age
+            stale = is_temp(name) and now - mtime > self.temp_max_age
             if stale and name not in self.unremovable:
                 del self.files[name]
         self.lru, self.beliefs, self.more, self.published = [], {}, {}, set()
@@ -385,7 +408,7 @@ class FileStoreModel:
 
     def _stuck(self, name: str) -> bool:
         """The node ``name`` cannot be unlinked: made unremovable, or a planted directory (EISDIR)."""
-        return name in self.unremovable or self.planted.get(name) == "dir"
+        return name in self.unremovable or self.planted.get(name, ("", 0))[0] == "dir"
 
     def _scan(self) -> list[tuple[float, str, str, int]]:
         found = []

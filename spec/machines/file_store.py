@@ -34,7 +34,7 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
+from spec.file_store import FileStoreModel, is_temp
 from spec.machines._base import LockstepMachine
 
 __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "file_store_machine"]
@@ -318,15 +318,16 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             else:
                 self.fs.plant(f"{DIRECTORY}/{name}", kind)
             self.model.files.pop(name, None)
-            self.model.planted[name] = kind
+            self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
 
         @precondition(lambda self: self.ready)
-        @rule(size=st.integers(0, 4))
-        def another_writer_leaves_a_temp_file(self, size: int) -> None:
-            """F8, C4: a live (young) or crashed (later old) writer's temp file."""
-            self._step("F8")
+        @rule(size=st.integers(0, 4), ours=st.booleans())
+        def another_writer_leaves_a_temp_file(self, size: int, ours: bool) -> None:
+            """F8, C4: a live (young) or crashed (later old) writer's temp file; S6: or another program's
+            ``.state-N.tmp``, which start-up never removes."""
+            self._step("F8" if ours else "S6")
             self.temp_serial += 1
-            name = f".w{self.temp_serial}.tmp"
+            name = f".{self.temp_serial:012x}.tmp" if ours else f".state-{self.temp_serial}.tmp"
             self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
             self.model.files[name] = (b"t" * size, self.clock())
 
@@ -452,10 +453,11 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self._note_evictions(evicted)
             self._check_restart()
 
-        def _planted(self) -> dict[str, str]:
-            """S3: the directory's nodes that are not this user's regular files, named as the model does."""
+        def _planted(self) -> dict[str, tuple[str, int]]:
+            """S3: the directory's nodes that are not this user's regular files, as the model has them
+            (kind, bytes they take on the disk)."""
             return {
-                n: "other" if kind == "file" else kind
+                n: ("other" if kind == "file" else kind, len(self.fs.files[f"{DIRECTORY}/{n}"].data))
                 for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
             }
 
@@ -504,7 +506,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
             now = self.clock()
             for name, file in self.fs.listing(DIRECTORY).items():
-                if name.startswith(".") and name.endswith(".tmp"):
+                if is_temp(name):
                     assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
 
         # -- every step -------------------------------------------------------
@@ -542,6 +544,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if any(not n.startswith(".") and self.model.key_of(n) is None for n in differ):
                 return "F1"  # another namespace's file touched, or a file not named as F1 says
             temps = {n for n in differ if n.startswith(".")}
+            if any(n in files and n not in listing and not is_temp(n) for n in temps):
+                return "S6"  # another program's file, named like no temp of ours, was removed
             if any(n in files for n in temps):
                 return "F8"  # a temp file another (maybe live) writer owns was removed
             if temps:

@@ -133,8 +133,9 @@ _CONSEQUENCES: dict[str, frozenset[str]] = {
     "store: eviction wedged on EPERM": frozenset({"C1"}),
     # takes "b_x_ns.bin" for one of ours (F1), so its bytes are counted (C3)
     "store: namespace taken as a plain suffix": frozenset({"C3"}),
-    # counts a planted node's bytes (C3), also in the new store after a crash (C4)
-    "store: any node taken for a page": frozenset({"C3", "C4"}),
+    # acknowledges a set over a planted node (F3), counts a planted node's bytes (C3), also in the new
+    # store after a crash (C4)
+    "store: any node taken for a page": frozenset({"F3", "C3", "C4"}),
 }
 # The other clauses a variant's mistake breaks: the oracle may name any of them first, whichever the
 # shortest counterexample shows.

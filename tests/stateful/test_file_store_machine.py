@@ -125,6 +125,10 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
         SMALL_CAP,
         [("fault", {"op": "replace", "code": errno.EIO}), ("set", {"key": "a", "value": b"xy"})],
     ),
+    "any node taken for a page": (
+        SMALL_CAP,
+        [("another_user_plants_a_node", {"key": "a", "kind": "fifo"}), ("exists", {"key": "a"})],
+    ),
 }
 
 

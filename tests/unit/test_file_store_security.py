@@ -343,3 +343,48 @@ def test_a_batch_with_one_bad_key_anywhere_does_nothing_at_all(
 def test_a_namespace_that_does_not_encode_strictly_is_refused(fs: FakeFileSystem, clock: FakeClock) -> None:
     with pytest.raises(ValueError, match=r"^namespace cannot be encoded"):
         HiCacheFile(DIR, namespace="_" + ALIAS, fs=fs, clock=clock)
+
+
+# -- S6: only our own temporaries --------------------------------------------------------------------
+
+
+@pytest.mark.clauses("S6", "F8")
+def test_start_up_removes_only_old_temp_files_of_the_exact_pattern_that_this_user_owns(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.make_dir(DIR, mode=0o700)
+    old = clock() - 2 * 3600
+    fs.put(f"{DIR}/.0123456789ab.tmp", b"ours, crashed", mtime=old)
+    fs.put(f"{DIR}/.other-program-state.tmp", b"not ours", mtime=old)
+    fs.put(f"{DIR}/.ba9876543210.tmp", b"another user's", mtime=old, uid=OTHER)
+    fs.plant(f"{DIR}/.aaaaaaaaaaaa.tmp", "symlink")
+    fs.put(f"{DIR}/.fedcba987654.tmp", b"a live writer's", mtime=clock() - 10)
+    store(fs, clock)
+    assert set(fs.listing(DIR)) == {".other-program-state.tmp", ".fedcba987654.tmp"}
+    assert set(fs.others(DIR)) == {".ba9876543210.tmp", ".aaaaaaaaaaaa.tmp"}
+
+
+@pytest.mark.clauses("S6", "S2", "F3")
+def test_a_taken_temp_name_is_never_unlinked_another_name_is_picked(
+    fs: FakeFileSystem, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(fs, clock)
+    names = iter(["000000000001", "000000000001", "000000000002"])
+    monkeypatch.setattr("hicache.file_store.secrets.token_hex", lambda n: next(names))
+    fs.put(f"{DIR}/.000000000001.tmp", b"a live writer's")
+    assert s.set("k", b"mine")
+    assert fs.listing(DIR)[".000000000001.tmp"].data == b"a live writer's"
+    assert fs.listing(DIR)[f"k{NS}.bin"].data == b"mine"
+    assert fs.calls["unlink"] == 0
+
+
+@pytest.mark.clauses("S6", "B2")
+def test_when_every_temp_name_tried_is_taken_the_write_is_refused_and_nothing_is_unlinked(
+    fs: FakeFileSystem, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = store(fs, clock, max_size=100)
+    monkeypatch.setattr("hicache.file_store.secrets.token_hex", lambda n: "000000000001")
+    fs.plant(f"{DIR}/.000000000001.tmp", "symlink")
+    assert s.set("k", b"mine") is False
+    assert fs.calls["unlink"] == 0 and fs.others(DIR) == {".000000000001.tmp": ("symlink", 1000)}
+    assert s.evictor.total == 0
