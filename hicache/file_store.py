@@ -72,7 +72,7 @@ from typing import Any, ClassVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
-from hicache.fs import DirEntry, FileStat, FileSystem, NotAPageError, OSFileSystem
+from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
 __all__ = ["NAMESPACE_MARK", "NAME_MAX", "HiCacheFile", "escape_key", "is_temp_name", "key_of_name"]
@@ -197,6 +197,7 @@ class HiCacheFile:
         self._euid = self._fs.euid()
         self._group = config.shared_group
         self._file_mode = 0o660 if self._group is not None else 0o600
+        self._max_value_size = config.effective_max_value_size
         directory = self._trusted_directory(directory)
         self._directory = directory
         self._lock = threading.RLock()
@@ -278,13 +279,21 @@ class HiCacheFile:
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
-            size, data = self._fs.read_file(path, accept=self._is_page)
+            size, data = self._fs.read_file(path, self._max_value_size, self._is_page)
         except FileNotFoundError:
             self._forget_missing(key, mark)
             return None
         except NotAPageError as exc:
             logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
             self._forget_missing(key, mark)
+            return None
+        except FileTooLargeError as exc:
+            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
+            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
+            return None
+        except MemoryError:
+            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
+            logger.warning("file store: %r not read: out of memory", path)
             return None
         except OSError as exc:
             # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
@@ -308,13 +317,16 @@ class HiCacheFile:
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
-            size, got = self._fs.read_into(path, view, accept=self._is_page)
+            size, got = self._fs.read_into(path, view, self._max_value_size, self._is_page)
         except FileNotFoundError:
             self._forget_missing(key, mark)
             return False
         except NotAPageError as exc:
             logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
             self._forget_missing(key, mark)
+            return False
+        except FileTooLargeError as exc:
+            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
             return False
         except OSError as exc:
             # EIO, EACCES, ...: as in get().

@@ -75,6 +75,7 @@ _TITLES: dict[str, str] = {
     "S1": "directory resolved once, refused unless ours and not writable by others; created 0700/2770",
     "S2": "page and temp files 0600/0660 whatever the umask, O_EXCL | O_NOFOLLOW",
     "S3": "only regular files of ours are pages; others never read, believed, adopted or counted",
+    "S4": "get reads at most the opened file's size; larger than max_value_size refused before allocating",
     "S5": "keys encode strictly (round-trip); a batch checks every key before its first I/O",
     "S6": "start-up removes only old temp files of the exact pattern that this user owns; EEXIST re-draws",
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,32 @@ def test_keys_that_encode_to_one_file_name_do_not_alias_on_disk(tmp_path: Path) 
     with pytest.raises(ValueError, match="key"):
         store.batch_set(["good", "\ud800"], [b"1", b"2"])
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["é.bin"]
+
+
+@pytest.mark.clauses("S4")
+def test_a_sparse_file_of_one_tib_is_refused_without_allocating(tmp_path: Path) -> None:
+    store = HiCacheFile(tmp_path / "cache")
+    with open(tmp_path / "cache" / "k.bin", "wb") as f:
+        f.truncate(1 << 40)  # 1 TiB, no blocks
+    tracemalloc.start()
+    try:
+        assert store.get("k") is None  # never a MemoryError (F4: never raises)
+        assert store.get_into("k", bytearray(16)) is False
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+@pytest.mark.clauses("S4")
+def test_a_sparse_file_above_max_value_size_is_refused_before_reading(tmp_path: Path) -> None:
+    store = HiCacheFile(tmp_path / "cache", extra_config={"max_value_size": "1Mi"})
+    with open(tmp_path / "cache" / "k.bin", "wb") as f:
+        f.truncate(3 << 30)  # 3 GiB
+    tracemalloc.start()
+    try:
+        assert store.get("k") is None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

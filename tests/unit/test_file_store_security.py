@@ -388,3 +388,37 @@ def test_when_every_temp_name_tried_is_taken_the_write_is_refused_and_nothing_is
     assert s.set("k", b"mine") is False
     assert fs.calls["unlink"] == 0 and fs.others(DIR) == {".000000000001.tmp": ("symlink", 1000)}
     assert s.evictor.total == 0
+
+
+# -- S4: bounded reads -------------------------------------------------------------------------------
+
+
+@pytest.mark.clauses("S4", "F4", "B2")
+def test_a_file_larger_than_max_value_size_is_refused_and_stays_counted(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = store(fs, clock, max_value_size=4, enable_metadata_cache=True)
+    assert s.set("k", b"12345") and s.set("j", b"1234")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert s.get("k") is None
+        assert s.get_into("k", bytearray(5)) is False
+    assert caplog.text.count("max_value_size") == 2
+    assert s.get("j") == b"1234" and s.get_into("j", bytearray(4))
+    assert s.evictor.total == 9 and s.believes("k")  # a page of ours: still on disk, still counted
+
+
+@pytest.mark.clauses("S4", "F9", "B1")
+def test_max_value_size_follows_the_configuration_rules_and_defaults_to_the_cap_then_16_gib() -> None:
+    assert load_file_config({}, environ={}).effective_max_value_size == 16 * 1024**3
+    assert load_file_config({"max_size": "1G"}, environ={}).effective_max_value_size == 10**9
+    both = load_file_config({"max_size": "1G", "max_value_size": "1Mi"}, environ={})
+    assert both.effective_max_value_size == 1024**2
+    env = {"HICACHE_FILE_MAX_VALUE_SIZE": "2K", "SGLANG_HICACHE_FILE_BACKEND_MAX_VALUE_SIZE": "2K"}
+    assert load_file_config({}, environ=env).max_value_size == 2000
+    assert load_file_config({"max_value_size": 7}, environ=env).max_value_size == 7
+    with pytest.raises(
+        ValueError, match=r"^max_value_size \(from HICACHE_FILE_MAX_VALUE_SIZE\) must be a size"
+    ):
+        load_file_config({}, environ={"HICACHE_FILE_MAX_VALUE_SIZE": "lots"})
+    with pytest.raises(ValueError, match=r"^extra_config\['max_value_size'\] must be >= 0"):
+        load_file_config({"max_value_size": -1}, environ={})
