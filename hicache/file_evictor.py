@@ -361,19 +361,19 @@ class LRUFileEvictor:
     # -- internals -----------------------------------------------------------
 
     def _make_room(self, key: str | None, size: int, others: int) -> bool:
-        """Evict for the cap, then for the free-space floor; True when ``size`` more bytes fit (lock held)."""
+        """Evict for the cap, then for the free-space floor; True when ``size`` more bytes fit (lock held).
+
+        S7: each pass walks the LRU order from its oldest entry and stops as soon as the room is made,
+        so it costs O(victims + entries skipped), never a copy or a scan of the whole order.
+        """
         cap = self._max_size
         if cap > 0:
             if size > cap:
                 return False
             if others + size > cap:
                 target = math.floor(cap * self._ratio) - size
-                for victim in list(self._entries):
-                    if others <= target:
-                        break
-                    freed = self._evict_one(victim, key)
-                    if freed is not None:
-                        others -= freed
+                start = others
+                others -= self._evict_while(key, lambda freed: start - freed > target)
                 if others + size > cap:
                     return False
         floor = self._min_free
@@ -382,19 +382,40 @@ class LRUFileEvictor:
             if free is None:
                 return False
             if free - size < floor:
-                for victim in list(self._entries):
-                    if free - size >= floor:
-                        break
-                    freed = self._evict_one(victim, key)
-                    if freed is not None:
-                        free += freed  # an estimate: re-probed below
+                probed = free  # the estimate grows by each victim's size; re-probed below
+                self._evict_while(key, lambda freed: probed + freed - size < floor)
                 free = self._free_bytes()
                 if free is None or free - size < floor:
                     return False
         return True
 
+    def _evict_while(self, keep: str | None, more: Callable[[int], bool]) -> int:
+        """Evict LRU entries while ``more(bytes freed so far)``; answer the bytes freed (lock held).
+
+        The walk does not change ``_entries`` while it iterates (the victims' entries are dropped after
+        it), so no copy of the order is needed.  Writes in flight, ``keep`` and files that cannot be
+        removed are skipped and keep their position (V5).
+        """
+        freed = 0
+        gone: list[str] = []
+        for victim in self._entries:
+            if not more(freed):
+                break
+            size = self._evict_one(victim, keep)
+            if size is not None:
+                gone.append(victim)
+                freed += size
+        for victim in gone:
+            entry = self._entries.pop(victim)
+            self._total -= entry.size
+        return freed
+
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
-        """Try to remove one victim: its size when evicted, None when skipped (lock held)."""
+        """Try to remove one victim's file: its size when the file is gone, None when skipped (lock held).
+
+        ``on_evict`` first, then the unlink (V5, V6).  The entry itself is left in place: the caller
+        drops it after its walk.
+        """
         entry = self._entries.get(victim)
         if entry is None or entry.in_flight or victim == keep:
             return None
@@ -408,8 +429,6 @@ class LRUFileEvictor:
             # EPERM/EACCES/EBUSY/EISDIR/EROFS/EIO...: the file stays; skip it and go on (V5).
             logger.warning("file evictor: cannot remove %r, skipping it: %s", victim, exc)
             return None
-        del self._entries[victim]
-        self._total -= entry.size
         return entry.size
 
     def _free_bytes(self) -> int | None:

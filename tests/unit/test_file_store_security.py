@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -422,3 +425,34 @@ def test_max_value_size_follows_the_configuration_rules_and_defaults_to_the_cap_
         load_file_config({}, environ={"HICACHE_FILE_MAX_VALUE_SIZE": "lots"})
     with pytest.raises(ValueError, match=r"^extra_config\['max_value_size'\] must be >= 0"):
         load_file_config({"max_value_size": -1}, environ={})
+
+
+# -- S7: costs stay proportional ---------------------------------------------------------------------
+
+
+class _CountingOrder(OrderedDict[str, Any]):
+    """An LRU order that counts the keys its iterations hand out (a copy of the order hands out all)."""
+
+    visited = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for key in super().__iter__():
+            _CountingOrder.visited += 1
+            yield key
+
+
+@pytest.mark.clauses("S7", "V3")
+@pytest.mark.parametrize("entries", [100, 10_000])
+def test_a_set_at_the_cap_visits_only_its_victims_and_the_entries_it_skips(
+    fs: FakeFileSystem, clock: FakeClock, entries: int
+) -> None:
+    s = store(fs, clock, max_size=entries, eviction_ratio=1.0)
+    for i in range(entries):
+        s.evictor.touch(f"k{i}", 1)  # tracked one-byte pages (their files are not needed to evict them)
+    s.evictor._entries = _CountingOrder(s.evictor._entries)
+    assert s.evictor.reserve("held", 0)  # a write in flight, most recent
+    s.evictor._entries.move_to_end("k0", last=False)
+    _CountingOrder.visited = 0
+    assert s.set("new", b"y")
+    assert _CountingOrder.visited <= 2  # one victim, and the walk stops
+    assert len(s.evictor) == entries + 1 and "k0" not in s.evictor

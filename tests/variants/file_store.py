@@ -40,9 +40,7 @@ class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
             try:
                 self._fs.stat(self._path_of(victim))
             except FileNotFoundError:
-                del self._entries[victim]
-                self._total -= entry.size
-                return entry.size
+                return entry.size  # gone: the caller drops the entry, and no on_evict was called
         return super()._evict_one(victim, keep)
 
 
