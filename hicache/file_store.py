@@ -519,7 +519,22 @@ class HiCacheFile:
         epoch = self._epoch
         temp = None
         try:
-            temp = self._write_temp(view)
+            for attempt in range(_TEMP_TRIES):
+                # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
+                # written through: another random name is drawn, up to _TEMP_TRIES names.
+                name = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+                try:
+                    self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
+                except FileExistsError:
+                    if attempt + 1 == _TEMP_TRIES:
+                        raise
+                    continue
+                except OSError:
+                    temp = name  # created, maybe partly written: removed below
+                    raise
+                temp = name
+                break
+            assert temp is not None
             self._fs.replace(temp, path)
         except OSError as exc:
             # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
@@ -628,27 +643,6 @@ class HiCacheFile:
     def _end_removal(self) -> None:
         if self._epoch % 2:
             self._epoch += 1
-
-    def _write_temp(self, view: memoryview) -> str:
-        """Write ``view`` to a new temp file and answer its path (S2, S6).
-
-        A name already taken (``EEXIST``: another writer's, or a node someone planted) is never
-        unlinked or written through: another random name is tried, up to ``_TEMP_TRIES`` names.
-        Any other failure removes the partial temp file (F3) and is raised.
-        """
-        for attempt in range(_TEMP_TRIES):
-            temp = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
-            try:
-                self._fs.write_new(temp, view, self._file_mode)
-            except FileExistsError:
-                if attempt + 1 == _TEMP_TRIES:
-                    raise
-                continue
-            except OSError:
-                self._remove_temp(temp)
-                raise
-            return temp
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def _remove_temp(self, temp: str) -> None:
         try:
