@@ -92,6 +92,10 @@ class CountingFileSystem:
         self.calls["free_bytes"] += 1
         return self.inner.free_bytes(path)
 
+    def capacity_bytes(self, path: str) -> int:
+        self.calls["capacity_bytes"] += 1
+        return self.inner.capacity_bytes(path)
+
     def now(self) -> float:
         self.calls["now"] += 1
         return self.inner.now()

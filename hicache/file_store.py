@@ -211,7 +211,7 @@ class HiCacheFile:
             self._fs,
             self._path,
             directory=directory,
-            max_size=config.max_size,
+            max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
             eviction_ratio=config.eviction_ratio,
             on_evict=self._on_evict,
@@ -677,6 +677,28 @@ class HiCacheFile:
             if key is not None:
                 found.append((entry, key))
         return found
+
+    def _clamped_cap(self, max_size: int) -> int:
+        """S8: ``max_size``, or the filesystem's capacity when the cap is above it (with a warning)."""
+        if max_size <= 0:
+            return max_size
+        try:
+            capacity = self._fs.capacity_bytes(self._directory)
+        except OSError as exc:
+            # Any errno: the cap cannot be checked against the disk; it is kept as configured.
+            logger.warning("file store: cannot probe the size of %r: %s", self._directory, exc)
+            return max_size
+        if 0 < capacity < max_size:
+            logger.warning(
+                "file store: max_size %d is above the %d bytes of the filesystem holding %r:"
+                " clamped to %d (the disk is the real limit)",
+                max_size,
+                capacity,
+                self._directory,
+                capacity,
+            )
+            return capacity
+        return max_size
 
     def _trusted_directory(self, directory: str) -> str:
         """S1: resolve ``directory`` once, create it private when missing, refuse it unless it is ours."""

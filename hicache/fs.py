@@ -43,6 +43,7 @@ for an I/O problem.  Paths are ``str``.
 * ``resolve(path)``: the path with every symlink resolved (S1).
 * ``euid()``: the effective user id of the process (S1, S3).
 * ``free_bytes(path)``: bytes available to unprivileged writers.
+* ``capacity_bytes(path)``: the size of the filesystem that holds ``path`` (S8).
 * ``now()``: the wall-clock time that modification times are measured in.
 
 Kinds (``FileStat.kind``, ``DirEntry.kind``): ``file dir symlink fifo socket
@@ -164,6 +165,8 @@ class FileSystem(Protocol):
     def euid(self) -> int: ...
 
     def free_bytes(self, path: str) -> int: ...
+
+    def capacity_bytes(self, path: str) -> int: ...
 
     def now(self) -> float: ...
 
@@ -295,6 +298,10 @@ class OSFileSystem:
     def free_bytes(self, path: str) -> int:
         st = os.statvfs(path)
         return st.f_bavail * st.f_frsize
+
+    def capacity_bytes(self, path: str) -> int:
+        st = os.statvfs(path)
+        return st.f_blocks * st.f_frsize
 
     def now(self) -> float:
         return time.time()

@@ -417,6 +417,10 @@ class FakeFileSystem:
     def euid(self) -> int:
         return self.uid
 
+    def capacity_bytes(self, path: str) -> int:
+        """``disk_size`` (not counted, never faulted: a property of the disk, as ``statvfs``'s f_blocks)."""
+        return self.disk_size
+
     # -- internals -----------------------------------------------------------
 
     def _enter(self, op: str, path: str) -> str:

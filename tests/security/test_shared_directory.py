@@ -182,3 +182,14 @@ def test_a_sparse_file_above_max_value_size_is_refused_before_reading(tmp_path: 
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+@pytest.mark.clauses("S8")
+def test_a_cap_above_the_real_filesystem_is_clamped_to_its_size(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    st = os.statvfs(tmp_path)
+    with caplog.at_level("WARNING", logger="hicache.file_store"):
+        store = HiCacheFile(tmp_path / "cache", extra_config={"max_size": "1000P"})
+    assert store.evictor.max_size == st.f_blocks * st.f_frsize
+    assert "clamped" in caplog.text

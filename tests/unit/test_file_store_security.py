@@ -456,3 +456,19 @@ def test_a_set_at_the_cap_visits_only_its_victims_and_the_entries_it_skips(
     assert s.set("new", b"y")
     assert _CountingOrder.visited <= 2  # one victim, and the walk stops
     assert len(s.evictor) == entries + 1 and "k0" not in s.evictor
+
+
+# -- S8: the disk is the limit -----------------------------------------------------------------------
+
+
+@pytest.mark.clauses("S8", "V3")
+def test_a_cap_above_the_disk_is_clamped_to_it_with_a_warning(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    fs = FakeFileSystem(clock, disk_size=100)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        s = store(fs, clock, max_size=1000)
+    assert s.evictor.max_size == 100
+    assert "max_size 1000 is above the 100 bytes of the filesystem" in caplog.text
+    assert store(fs, clock, max_size=60).evictor.max_size == 60  # below the disk: as configured
+    assert store(fs, clock).evictor.max_size == 0  # no cap: nothing to clamp
