@@ -96,6 +96,14 @@ class CountingFileSystem:
         self.calls["capacity_bytes"] += 1
         return self.inner.capacity_bytes(path)
 
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        self.calls["try_lock"] += 1
+        return self.inner.try_lock(path, mode)
+
+    def unlock(self, handle: int) -> None:
+        self.calls["unlock"] += 1
+        self.inner.unlock(handle)
+
     def now(self) -> float:
         self.calls["now"] += 1
         return self.inner.now()

@@ -67,6 +67,7 @@ import secrets
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -147,7 +148,7 @@ class HiCacheFile:
     ...     store.set("page-1", b"kv"), store.exists("page-1"), store.get("page-1"), store.get("page-2")
     ...     store.batch_exists(["page-1", "page-2"]), sorted(os.listdir(d))
     (True, True, b'kv', None)
-    (1, ['page-1_r0.bin'])
+    (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
     # The evictor class; a subclass may substitute a variant (tests/variants/file_store.py does).
@@ -218,6 +219,7 @@ class HiCacheFile:
             lock=self._lock,
             accept=self._is_page,
         )
+        self._lock_namespace()
         self._start()
 
     # -- introspection -------------------------------------------------------
@@ -677,6 +679,31 @@ class HiCacheFile:
             if key is not None:
                 found.append((entry, key))
         return found
+
+    @property
+    def lock_file(self) -> str:
+        """C6: the advisory lock file of this namespace, ``.hicache<namespace>.lock`` in the directory."""
+        return os.path.join(self._directory, f".hicache{self._namespace}.lock")
+
+    def _lock_namespace(self) -> None:
+        """C6: hold the namespace's advisory lock for the store's life; warn if another live store has it."""
+        try:
+            handle = self._fs.try_lock(self.lock_file, self._file_mode)
+        except OSError as exc:
+            # EACCES, ELOOP (a symlink there), EROFS...: no detection, the store works all the same.
+            logger.warning("file store: cannot take the lock file %r: %s", self.lock_file, exc)
+            return
+        if handle is None:
+            logger.warning(
+                "file store: another live store holds namespace %r of %r (lock file %r): each store"
+                " enforces max_size on its own writes only, so this namespace can hold up to that many"
+                " times the cap; give each process its own namespace",
+                self._namespace,
+                self._directory,
+                self.lock_file,
+            )
+            return
+        weakref.finalize(self, self._fs.unlock, handle)
 
     def _clamped_cap(self, max_size: int) -> int:
         """S8: ``max_size``, or the filesystem's capacity when the cap is above it (with a warning)."""

@@ -44,6 +44,10 @@ for an I/O problem.  Paths are ``str``.
 * ``euid()``: the effective user id of the process (S1, S3).
 * ``free_bytes(path)``: bytes available to unprivileged writers.
 * ``capacity_bytes(path)``: the size of the filesystem that holds ``path`` (S8).
+* ``try_lock(path, mode)``: open (creating it with ``mode``, not following a
+  symlink) the lock file ``path`` and take an exclusive advisory lock on it
+  without waiting: a handle while held, ``None`` when another open file holds
+  it (another live store, C6); ``unlock(handle)`` releases it.
 * ``now()``: the wall-clock time that modification times are measured in.
 
 Kinds (``FileStat.kind``, ``DirEntry.kind``): ``file dir symlink fifo socket
@@ -56,6 +60,7 @@ Complexity: one system call (or a few for read/write) per operation, except
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat as stat_module
 import time
@@ -167,6 +172,10 @@ class FileSystem(Protocol):
     def free_bytes(self, path: str) -> int: ...
 
     def capacity_bytes(self, path: str) -> int: ...
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None: ...
+
+    def unlock(self, handle: int) -> None: ...
 
     def now(self) -> float: ...
 
@@ -302,6 +311,21 @@ class OSFileSystem:
     def capacity_bytes(self, path: str) -> int:
         st = os.statvfs(path)
         return st.f_blocks * st.f_frsize
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def unlock(self, handle: int) -> None:
+        os.close(handle)  # closing the last descriptor of the open file releases its flock
 
     def now(self) -> float:
         return time.time()

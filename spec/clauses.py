@@ -70,6 +70,7 @@ _TITLES: dict[str, str] = {
     "C3": "accounting: total equals tracked sizes equals bytes on disk",
     "C4": "crash consistency: whole values only, temp files cleaned",
     "C5": "store operations linearizable under threads",
+    "C6": "one store per namespace: an advisory lock file, a warning when another live store holds it",
     "B1": "wrong types TypeError, wrong values ValueError, naming the parameter",
     "B2": "I/O failure is an answer plus a log line; invariants intact",
     "S1": "directory resolved once, refused unless ours and not writable by others; created 0700/2770",

@@ -134,6 +134,8 @@ class FakeFileSystem:
         self._short_reads = 0
         self._crash_in: int | None = None
         self.crashed = False
+        self.locks: dict[int, str] = {}  # C6: handle -> lock file path, while held
+        self._handles = 0
         self._lock = threading.Lock()
 
     # -- the test's controls -------------------------------------------------
@@ -416,6 +418,23 @@ class FakeFileSystem:
 
     def euid(self) -> int:
         return self.uid
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        """C6: an advisory lock per path (not counted, never faulted; the lock file is not modelled as a
+        file, so listings stay those of pages and temp files)."""
+        path = posixpath.normpath(path)
+        with self._lock:
+            if path in self.locks.values():
+                return None
+            self._handles += 1
+            self.locks[self._handles] = path
+            return self._handles
+
+    def unlock(self, handle: int) -> None:
+        # No lock taken: this runs from a store's finalizer, which the garbage collector may call while
+        # this thread is inside another operation of the fake, holding its (non-reentrant) lock.
+        # One dict.pop is atomic under the GIL.
+        self.locks.pop(handle, None)
 
     def capacity_bytes(self, path: str) -> int:
         """``disk_size`` (not counted, never faulted: a property of the disk, as ``statvfs``'s f_blocks)."""

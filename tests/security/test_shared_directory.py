@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -122,7 +124,7 @@ def test_nodes_a_member_plants_are_never_followed_read_or_acknowledged(shared: P
         assert store.set(key, b"mine") is False  # never acknowledged without being stored
     assert store.evictor.total == 0
     assert store.clear() is False  # the directory cannot be unlinked: something of the namespace is left
-    assert sorted(p.name for p in directory.iterdir()) == ["dir.bin"]
+    assert sorted(p.name for p in directory.iterdir()) == [".hicache.lock", "dir.bin"]
     assert Path("/etc/shadow").exists()
     os.rmdir(directory / "dir.bin")
     assert store.clear() is True
@@ -152,7 +154,7 @@ def test_keys_that_encode_to_one_file_name_do_not_alias_on_disk(tmp_path: Path) 
     assert store.evictor.total == 16
     with pytest.raises(ValueError, match="key"):
         store.batch_set(["good", "\ud800"], [b"1", b"2"])
-    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == ["é.bin"]
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [".hicache.lock", "é.bin"]
 
 
 @pytest.mark.clauses("S4")
@@ -193,3 +195,36 @@ def test_a_cap_above_the_real_filesystem_is_clamped_to_its_size(
         store = HiCacheFile(tmp_path / "cache", extra_config={"max_size": "1000P"})
     assert store.evictor.max_size == st.f_blocks * st.f_frsize
     assert "clamped" in caplog.text
+
+
+HOLD_A_STORE = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from hicache import HiCacheFile
+store = HiCacheFile(sys.argv[1], namespace="_r0")
+print("holding", flush=True)
+sys.stdin.read()
+"""
+
+
+@pytest.mark.clauses("C6")
+def test_another_live_process_on_the_namespace_is_detected_through_the_lock_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    directory = tmp_path / "cache"
+    root = str(Path(__file__).resolve().parents[2])
+    with subprocess.Popen(
+        [sys.executable, "-I", "-c", HOLD_A_STORE, str(directory), root],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as other:
+        assert other.stdout is not None and other.stdout.readline().strip() == "holding"
+        with caplog.at_level("WARNING", logger="hicache.file_store"):
+            HiCacheFile(directory, namespace="_r0")
+        assert "another live store holds namespace '_r0'" in caplog.text
+        assert other.communicate(input="", timeout=60)[1] is None
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="hicache.file_store"):
+        HiCacheFile(directory, namespace="_r0")  # the other process has exited: no warning
+    assert "another live store" not in caplog.text

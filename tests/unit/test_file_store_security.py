@@ -6,6 +6,7 @@ fix is one test here (the real-filesystem twins, with a real second user, are in
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 from collections import OrderedDict
@@ -472,3 +473,25 @@ def test_a_cap_above_the_disk_is_clamped_to_it_with_a_warning(
     assert "max_size 1000 is above the 100 bytes of the filesystem" in caplog.text
     assert store(fs, clock, max_size=60).evictor.max_size == 60  # below the disk: as configured
     assert store(fs, clock).evictor.max_size == 0  # no cap: nothing to clamp
+
+
+# -- C6: one store per namespace ---------------------------------------------------------------------
+
+
+@pytest.mark.clauses("C6")
+def test_a_second_live_store_on_a_namespace_is_warned_about_and_a_gone_one_is_not(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        first = store(fs, clock)
+        assert "another live store" not in caplog.text
+        second = store(fs, clock)
+        assert "another live store holds namespace '_m' of '/cache'" in caplog.text
+        assert "lock file '/cache/.hicache_m.lock'" in caplog.text
+        caplog.clear()
+        HiCacheFile(DIR, namespace="_other", fs=fs, clock=clock)  # another namespace: its own lock
+        assert "another live store" not in caplog.text
+        del first, second  # both gone (collected: a store is part of reference cycles): the lock is free
+        gc.collect()
+        store(fs, clock)
+        assert "another live store" not in caplog.text
