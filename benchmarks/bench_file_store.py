@@ -45,17 +45,25 @@ class CountingFileSystem:
         self.calls["stat"] += 1
         return self.inner.stat(path)
 
-    def read_file(self, path: str) -> tuple[int, bytes]:
+    def read_file(
+        self, path: str, limit: int | None = None, accept: Callable[[FileStat], bool] | None = None
+    ) -> tuple[int, bytes]:
         self.calls["read_file"] += 1
-        return self.inner.read_file(path)
+        return self.inner.read_file(path, limit, accept)
 
-    def read_into(self, path: str, buffer: memoryview) -> tuple[int, int]:
+    def read_into(
+        self,
+        path: str,
+        buffer: memoryview,
+        limit: int | None = None,
+        accept: Callable[[FileStat], bool] | None = None,
+    ) -> tuple[int, int]:
         self.calls["read_into"] += 1
-        return self.inner.read_into(path, buffer)
+        return self.inner.read_into(path, buffer, limit, accept)
 
-    def write_new(self, path: str, data: memoryview) -> None:
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
         self.calls["write_new"] += 1
-        self.inner.write_new(path, data)
+        self.inner.write_new(path, data, mode)
 
     def replace(self, src: str, dst: str) -> None:
         self.calls["replace"] += 1
@@ -65,9 +73,16 @@ class CountingFileSystem:
         self.calls["unlink"] += 1
         self.inner.unlink(path)
 
-    def mkdir(self, path: str) -> None:
+    def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat:
         self.calls["mkdir"] += 1
-        self.inner.mkdir(path)
+        return self.inner.mkdir(path, mode, gid)
+
+    def resolve(self, path: str) -> str:
+        self.calls["resolve"] += 1
+        return self.inner.resolve(path)
+
+    def euid(self) -> int:
+        return self.inner.euid()
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         self.calls["scandir"] += 1
@@ -76,6 +91,18 @@ class CountingFileSystem:
     def free_bytes(self, path: str) -> int:
         self.calls["free_bytes"] += 1
         return self.inner.free_bytes(path)
+
+    def capacity_bytes(self, path: str) -> int:
+        self.calls["capacity_bytes"] += 1
+        return self.inner.capacity_bytes(path)
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        self.calls["try_lock"] += 1
+        return self.inner.try_lock(path, mode)
+
+    def unlock(self, handle: int) -> None:
+        self.calls["unlock"] += 1
+        self.inner.unlock(handle)
 
     def now(self) -> float:
         self.calls["now"] += 1

@@ -15,7 +15,16 @@ Settings (``extra_config`` key, environment variable, default):
 ``enable_metadata_cache``         ``HICACHE_FILE_ENABLE_METADATA_CACHE``  ``False``
 ``metadata_ttl`` (s, -1 = never)  ``HICACHE_FILE_METADATA_TTL``           ``5.0``
 ``temp_max_age`` (s, >= 0)        ``HICACHE_FILE_TEMP_MAX_AGE``           ``3600.0``
+``shared_group`` (name or gid)    ``HICACHE_FILE_SHARED_GROUP``           none
+``max_value_size`` (bytes, size)  ``HICACHE_FILE_MAX_VALUE_SIZE``         see below
 ================================  ======================================  ==============
+
+``shared_group`` (S1, S2): a group name or a numeric gid (an int, or a string
+of digits) of a group that exists; the directory may then be group-writable by
+that group and the store makes it ``2770`` and its files ``0660``.  Unset (the
+default) means private: ``0700`` and ``0600``.  ``max_value_size`` (S4): the
+largest file ``get`` reads; 0 or unset means the default, ``max_size`` when a
+cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).
 
 Decisions (each one pinned by a test in ``tests/unit/test_file_config.py``):
 
@@ -47,6 +56,7 @@ mappings they are given; ``os.environ`` is read once per call, at the start.
 
 from __future__ import annotations
 
+import grp
 import math
 import os
 import re
@@ -59,6 +69,7 @@ from hicache.file_evictor import check_bytes_limit
 
 __all__ = [
     "ALIAS_ENV_PREFIX",
+    "DEFAULT_MAX_VALUE_SIZE",
     "DEFAULT_STORAGE_DIR",
     "ENV_PREFIX",
     "FileStoreConfig",
@@ -69,6 +80,7 @@ __all__ = [
 ENV_PREFIX = "HICACHE_FILE_"
 ALIAS_ENV_PREFIX = "SGLANG_HICACHE_FILE_BACKEND_"
 DEFAULT_STORAGE_DIR = "/tmp/hicache"
+DEFAULT_MAX_VALUE_SIZE = 16 * 1024**3  # S4: the largest read when neither max_value_size nor max_size is set
 
 # extra_config key -> suffix of its environment variable names.
 _SETTINGS: dict[str, str] = {
@@ -79,6 +91,8 @@ _SETTINGS: dict[str, str] = {
     "enable_metadata_cache": "ENABLE_METADATA_CACHE",
     "metadata_ttl": "METADATA_TTL",
     "temp_max_age": "TEMP_MAX_AGE",
+    "shared_group": "SHARED_GROUP",
+    "max_value_size": "MAX_VALUE_SIZE",
 }
 
 _UNITS: dict[str, int] = {
@@ -115,6 +129,13 @@ class FileStoreConfig:
     enable_metadata_cache: bool
     metadata_ttl: float
     temp_max_age: float = 3600.0
+    shared_group: int | None = None  # a gid (S1); None: the directory and its files are private
+    max_value_size: int = 0  # S4; 0: the default (see effective_max_value_size)
+
+    @property
+    def effective_max_value_size(self) -> int:
+        """S4: ``max_value_size`` when set, else ``max_size`` when set, else 16 GiB."""
+        return self.max_value_size or self.max_size or DEFAULT_MAX_VALUE_SIZE
 
     def __post_init__(self) -> None:
         if not isinstance(self.storage_dir, str):
@@ -122,7 +143,16 @@ class FileStoreConfig:
                 f"storage_dir must be a str, got {type(self.storage_dir).__name__} {shown(self.storage_dir)}"
             )
         _check_storage_dir("storage_dir", self.storage_dir)
-        for name in ("max_size", "min_free_space"):
+        if self.shared_group is not None and (
+            isinstance(self.shared_group, bool) or not isinstance(self.shared_group, int)
+        ):
+            raise TypeError(
+                "shared_group must be a gid (int) or None, got"
+                f" {type(self.shared_group).__name__} {shown(self.shared_group)}"
+            )
+        if self.shared_group is not None and self.shared_group < 0:
+            raise ValueError(f"shared_group must be a gid >= 0, got {shown(self.shared_group)}")
+        for name in ("max_size", "min_free_space", "max_value_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, got {type(value).__name__} {shown(value)}")
@@ -213,7 +243,7 @@ def load_file_config(
     storage_dir = DEFAULT_STORAGE_DIR
     if (found := pick("storage_dir")) is not None:
         storage_dir = _parse_storage_dir(*found)
-    sizes = {"max_size": 0, "min_free_space": 0}
+    sizes = {"max_size": 0, "min_free_space": 0, "max_value_size": 0}
     for name in sizes:
         if (found := pick(name)) is not None:
             sizes[name] = parse_size(*found)
@@ -224,6 +254,9 @@ def load_file_config(
     enable_metadata_cache = False
     if (found := pick("enable_metadata_cache")) is not None:
         enable_metadata_cache = _parse_bool(*found)
+    shared_group = None
+    if (found := pick("shared_group")) is not None:
+        shared_group = parse_group(*found)
     return FileStoreConfig(
         storage_dir=storage_dir,
         max_size=sizes["max_size"],
@@ -232,7 +265,31 @@ def load_file_config(
         enable_metadata_cache=enable_metadata_cache,
         metadata_ttl=numbers["metadata_ttl"],
         temp_max_age=numbers["temp_max_age"],
+        shared_group=shared_group,
+        max_value_size=sizes["max_value_size"],
     )
+
+
+def parse_group(setting: str, value: object) -> int:
+    """S1: the gid of ``value``, a group name or a gid (int or digits) of a group that exists.
+
+    Raises ``TypeError`` for another type, ``ValueError`` naming ``setting`` for an unknown
+    group, a negative gid or an empty string.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"{setting} must be a group name or a gid, got {type(value).__name__} {shown(value)}")
+    text = value.strip() if isinstance(value, str) else value
+    try:
+        if isinstance(text, int) or text.isdigit():
+            gid = int(text)
+            if gid < 0:
+                raise ValueError(f"{setting} must be a gid >= 0, got {shown(value)}")
+            return grp.getgrgid(gid).gr_gid
+        if not text:
+            raise ValueError(f"{setting} must be a group name or a gid, got {shown(value)}")
+        return grp.getgrnam(text).gr_gid
+    except (KeyError, OverflowError):
+        raise ValueError(f"{setting} must name a group that exists, got {shown(value)}") from None
 
 
 def _from_environment(env: Mapping[str, str], setting: str) -> tuple[str, str] | None:

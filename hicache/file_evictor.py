@@ -60,7 +60,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hicache._validate import check_int, shown
-from hicache.fs import FileSystem
+from hicache.fs import FileStat, FileSystem
 
 __all__ = ["MAX_BYTES", "EvictorEntry", "LRUFileEvictor", "check_bytes_limit"]
 
@@ -109,6 +109,7 @@ class LRUFileEvictor:
     ``eviction_ratio`` in (0, 1]: eviction for the cap goes down to
     ``floor(max_size * eviction_ratio)`` so that it does not run on every write.
     ``on_evict(key)`` is called once per victim, before its unlink (V6).
+    ``accept(stat)``: whether a file found by ``touch`` may be adopted (S3: only the owner's pages).
 
     Raises ``TypeError``/``ValueError`` naming the parameter on bad input (B1).
 
@@ -138,6 +139,7 @@ class LRUFileEvictor:
         eviction_ratio: float = 0.9,
         on_evict: Callable[[str], object] | None = None,
         lock: threading.RLock | None = None,
+        accept: Callable[[FileStat], bool] | None = None,
     ) -> None:
         self._max_size = check_bytes_limit("max_size", check_int("max_size", max_size, minimum=0) or 0)
         self._min_free = check_bytes_limit(
@@ -151,6 +153,8 @@ class LRUFileEvictor:
             raise ValueError(f"eviction_ratio must be in (0, 1], got {eviction_ratio!r}")
         if not callable(path_of):
             raise TypeError(f"path_of must be callable, got {type(path_of).__name__} {path_of!r}")
+        if accept is not None and not callable(accept):
+            raise TypeError(f"accept must be callable or None, got {type(accept).__name__} {accept!r}")
         if on_evict is not None and not callable(on_evict):
             raise TypeError(f"on_evict must be callable or None, got {type(on_evict).__name__} {on_evict!r}")
         self._ratio = float(eviction_ratio)
@@ -158,6 +162,7 @@ class LRUFileEvictor:
         self._path_of = path_of
         self._directory = directory
         self._on_evict = on_evict
+        self._accept = accept
         self.lock: threading.RLock = lock if lock is not None else threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
@@ -300,12 +305,15 @@ class LRUFileEvictor:
                 return True
             if size is None:
                 try:
-                    size = self._fs.stat(self._path_of(key)).size
+                    st = self._fs.stat(self._path_of(key))
                 except OSError as exc:
                     # ENOENT: nothing to adopt; any other errno: adopt nothing rather than guess a size.
                     if exc.errno != errno.ENOENT:
                         logger.warning("file evictor: cannot stat %r to adopt it: %s", key, exc)
                     return False
+                if self._accept is not None and not self._accept(st):
+                    return False  # S3: a symlink, FIFO, directory or another user's file is never adopted
+                size = st.size
             self._commits += 1
             self._entries[key] = _Entry(size, 0, self._commits)
             self._total += size
@@ -353,19 +361,19 @@ class LRUFileEvictor:
     # -- internals -----------------------------------------------------------
 
     def _make_room(self, key: str | None, size: int, others: int) -> bool:
-        """Evict for the cap, then for the free-space floor; True when ``size`` more bytes fit (lock held)."""
+        """Evict for the cap, then for the free-space floor; True when ``size`` more bytes fit (lock held).
+
+        S7: each pass walks the LRU order from its oldest entry and stops as soon as the room is made,
+        so it costs O(victims + entries skipped), never a copy or a scan of the whole order.
+        """
         cap = self._max_size
         if cap > 0:
             if size > cap:
                 return False
             if others + size > cap:
                 target = math.floor(cap * self._ratio) - size
-                for victim in list(self._entries):
-                    if others <= target:
-                        break
-                    freed = self._evict_one(victim, key)
-                    if freed is not None:
-                        others -= freed
+                start = others
+                others -= self._evict_while(key, lambda freed: start - freed > target)
                 if others + size > cap:
                     return False
         floor = self._min_free
@@ -374,19 +382,40 @@ class LRUFileEvictor:
             if free is None:
                 return False
             if free - size < floor:
-                for victim in list(self._entries):
-                    if free - size >= floor:
-                        break
-                    freed = self._evict_one(victim, key)
-                    if freed is not None:
-                        free += freed  # an estimate: re-probed below
+                probed = free  # the estimate grows by each victim's size; re-probed below
+                self._evict_while(key, lambda freed: probed + freed - size < floor)
                 free = self._free_bytes()
                 if free is None or free - size < floor:
                     return False
         return True
 
+    def _evict_while(self, keep: str | None, more: Callable[[int], bool]) -> int:
+        """Evict LRU entries while ``more(bytes freed so far)``; answer the bytes freed (lock held).
+
+        The walk does not change ``_entries`` while it iterates (the victims' entries are dropped after
+        it), so no copy of the order is needed.  Writes in flight, ``keep`` and files that cannot be
+        removed are skipped and keep their position (V5).
+        """
+        freed = 0
+        gone: list[str] = []
+        for victim in self._entries:
+            if not more(freed):
+                break
+            size = self._evict_one(victim, keep)
+            if size is not None:
+                gone.append(victim)
+                freed += size
+        for victim in gone:
+            entry = self._entries.pop(victim)
+            self._total -= entry.size
+        return freed
+
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
-        """Try to remove one victim: its size when evicted, None when skipped (lock held)."""
+        """Try to remove one victim's file: its size when the file is gone, None when skipped (lock held).
+
+        ``on_evict`` first, then the unlink (V5, V6).  The entry itself is left in place: the caller
+        drops it after its walk.
+        """
         entry = self._entries.get(victim)
         if entry is None or entry.in_flight or victim == keep:
             return None
@@ -400,8 +429,6 @@ class LRUFileEvictor:
             # EPERM/EACCES/EBUSY/EISDIR/EROFS/EIO...: the file stays; skip it and go on (V5).
             logger.warning("file evictor: cannot remove %r, skipping it: %s", victim, exc)
             return None
-        del self._entries[victim]
-        self._total -= entry.size
         return entry.size
 
     def _free_bytes(self) -> int | None:

@@ -58,18 +58,22 @@ raises ``OSError``: a store that can never work should not look healthy.
 
 from __future__ import annotations
 
+import grp
 import logging
 import os
+import pwd
 import re
 import secrets
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
-from hicache.fs import FileStat, FileSystem, OSFileSystem
+from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
 __all__ = ["NAMESPACE_MARK", "NAME_MAX", "HiCacheFile", "escape_key", "is_temp_name", "key_of_name"]
@@ -81,6 +85,9 @@ NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_k
 _ESCAPED = re.compile(r"%(25|5F)")
 _ALTSEP = os.altsep
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
+_FS_ENCODING = sys.getfilesystemencoding()
+_TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
+_TEMP_TRIES = 3  # S6: names tried when a temp name is taken (EEXIST) before the write gives up
 BytesLike = bytes | bytearray | memoryview
 
 
@@ -114,9 +121,13 @@ def key_of_name(name: str, namespace: str) -> str | None:
 
 
 def is_temp_name(name: str) -> bool:
-    """True for a temp file name of the store (``.<random>.tmp``): never a key's file, since keys
-    cannot start with a dot."""
-    return name.startswith(_TEMP_PREFIX) and name.endswith(_TEMP_SUFFIX)
+    """True for a temp file name of the store, exactly ``.<12 lower-case hex digits>.tmp`` (S6): never a
+    key's file, since keys cannot start with a dot, and not another program's ``.state.tmp``.
+
+    >>> is_temp_name(".0123456789ab.tmp"), is_temp_name(".other-program-state.tmp"), is_temp_name(".ab.tmp")
+    (True, False, False)
+    """
+    return len(name) == 17 and _TEMP_NAME.fullmatch(name) is not None
 
 
 class HiCacheFile:
@@ -137,7 +148,7 @@ class HiCacheFile:
     ...     store.set("page-1", b"kv"), store.exists("page-1"), store.get("page-1"), store.get("page-2")
     ...     store.batch_exists(["page-1", "page-2"]), sorted(os.listdir(d))
     (True, True, b'kv', None)
-    (1, ['page-1_r0.bin'])
+    (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
     # The evictor class; a subclass may substitute a variant (tests/variants/file_store.py does).
@@ -175,16 +186,21 @@ class HiCacheFile:
         if clock is not None and not callable(clock):
             raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
         self._config = config
-        self._directory = directory
         self._namespace = namespace
         self._suffix = namespace + ".bin"
         try:
-            self._suffix_bytes = len(os.fsencode(self._suffix))
+            self._suffix_bytes = len(self._suffix.encode(_FS_ENCODING))  # strict (S5)
         except UnicodeEncodeError:
             raise ValueError(
                 f"namespace cannot be encoded as part of a file name, got {namespace!r}"
             ) from None
         self._fs: FileSystem = fs if fs is not None else OSFileSystem()
+        self._euid = self._fs.euid()
+        self._group = config.shared_group
+        self._file_mode = 0o660 if self._group is not None else 0o600
+        self._max_value_size = config.effective_max_value_size
+        directory = self._trusted_directory(directory)
+        self._directory = directory
         self._lock = threading.RLock()
         self._epoch = 0
         self._beliefs: MetadataCache | None = None
@@ -196,12 +212,14 @@ class HiCacheFile:
             self._fs,
             self._path,
             directory=directory,
-            max_size=config.max_size,
+            max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
             eviction_ratio=config.eviction_ratio,
             on_evict=self._on_evict,
             lock=self._lock,
+            accept=self._is_page,
         )
+        self._lock_namespace()
         self._start()
 
     # -- introspection -------------------------------------------------------
@@ -263,9 +281,21 @@ class HiCacheFile:
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
-            size, data = self._fs.read_file(path)
+            size, data = self._fs.read_file(path, self._max_value_size, self._is_page)
         except FileNotFoundError:
             self._forget_missing(key, mark)
+            return None
+        except NotAPageError as exc:
+            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
+            self._forget_missing(key, mark)
+            return None
+        except FileTooLargeError as exc:
+            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
+            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
+            return None
+        except MemoryError:
+            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
+            logger.warning("file store: %r not read: out of memory", path)
             return None
         except OSError as exc:
             # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
@@ -289,9 +319,16 @@ class HiCacheFile:
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
-            size, got = self._fs.read_into(path, view)
+            size, got = self._fs.read_into(path, view, self._max_value_size, self._is_page)
         except FileNotFoundError:
             self._forget_missing(key, mark)
+            return False
+        except NotAPageError as exc:
+            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
+            self._forget_missing(key, mark)
+            return False
+        except FileTooLargeError as exc:
+            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
             return False
         except OSError as exc:
             # EIO, EACCES, ...: as in get().
@@ -340,25 +377,29 @@ class HiCacheFile:
                 if self._beliefs is not None:
                     self._beliefs.clear()
                 try:
-                    found = self._scan()
+                    found = self._nodes()
                 except OSError as exc:
                     # Any errno: nothing can be removed without a listing; the accounting stays as it was.
                     logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
                     return False
                 kept: list[tuple[str, int]] = []
-                for _mtime, _name, key, size in found:
+                left = 0
+                for entry, key in found:
                     try:
-                        self._fs.unlink(self._path(key))
+                        self._fs.unlink(os.path.join(self._directory, entry.name))  # never follows (S3)
                     except FileNotFoundError:
                         pass  # removed meanwhile by someone else: gone all the same
                     except OSError as exc:
-                        # EPERM/EBUSY/EISDIR/EIO...: it stays on disk, so it stays counted.
+                        # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
                         logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
-                        kept.append((key, size))
+                        if self._is_page_entry(entry):
+                            kept.append((key, entry.size))
+                        else:
+                            left += 1
                 self._evictor.clear()
                 for key, size in kept:
                     self._evictor.touch(key, size)
-                return not kept
+                return not kept and not left
             finally:
                 self._end_removal()
 
@@ -390,7 +431,7 @@ class HiCacheFile:
         return os.path.join(self._directory, escape_key(key) + self._suffix)
 
     def _check_key(self, key: object) -> None:
-        """F2: a non-empty str, no separator or NUL, no leading dot, file name <= NAME_MAX bytes."""
+        """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
         if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
@@ -398,16 +439,25 @@ class HiCacheFile:
                 "key must be a non-empty str without a path separator or NUL, not starting"
                 f" with '.', got {key!r:.100}"
             )
-        # Bytes of the escaped name: at most 3 per ASCII char ("_" -> "%5F"), 4 per other char.
-        if len(key) * (3 if key.isascii() else 4) + self._suffix_bytes > NAME_MAX:
-            try:
-                name_bytes = len(os.fsencode(escape_key(key) + self._suffix))
-            except UnicodeEncodeError:
-                raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
-            if name_bytes > NAME_MAX:
-                raise ValueError(
-                    f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
-                )
+        if key.isascii():
+            # Bytes of the escaped name: at most 3 per char ("_" -> "%5F"); exact only when it may matter.
+            if len(key) * 3 + self._suffix_bytes > NAME_MAX:
+                name_bytes = len(escape_key(key)) + self._suffix_bytes
+                if name_bytes > NAME_MAX:
+                    raise ValueError(
+                        f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
+                    )
+            return
+        try:
+            # S5: strict, so that no lone surrogate passes (os.fsencode's surrogateescape would map
+            # "\udcc3\udca9" to the bytes of "é": two keys, one file).
+            name_bytes = len(escape_key(key).encode(_FS_ENCODING)) + self._suffix_bytes
+        except UnicodeEncodeError:
+            raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
+        if name_bytes > NAME_MAX:
+            raise ValueError(
+                f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
+            )
 
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
         keys = list(keys)
@@ -447,8 +497,20 @@ class HiCacheFile:
                 if beliefs.contains(key):  # still: no removal slipped in
                     self._evictor.touch(key)
                     return True
-        if self._probe(key, touch=True) is not None:
-            return True
+        st = self._probe(key, touch=True)
+        if st is not None:
+            if self._is_page(st):
+                return True
+            # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
+            # write that is not stored, and never write through or over what is not ours.
+            logger.warning(
+                "file store: %r is a %s of uid %d, not a page: %r not written",
+                self._path(key),
+                st.kind,
+                st.uid,
+                key,
+            )
+            return False
         path = self._path(key)
         with self._lock:
             admitted = self._evictor.reserve(key, len(view))
@@ -457,14 +519,30 @@ class HiCacheFile:
             logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
             return False
         epoch = self._epoch
-        temp = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+        temp = None
         try:
-            self._fs.write_new(temp, view)
+            for attempt in range(_TEMP_TRIES):
+                # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
+                # written through: another random name is drawn, up to _TEMP_TRIES names.
+                name = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+                try:
+                    self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
+                except FileExistsError:
+                    if attempt + 1 == _TEMP_TRIES:
+                        raise
+                    continue
+                except OSError:
+                    temp = name  # created, maybe partly written: removed below
+                    raise
+                temp = name
+                break
+            assert temp is not None
             self._fs.replace(temp, path)
         except OSError as exc:
             # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
             logger.warning("file store: cannot write %r: %s", path, exc)
-            self._remove_temp(temp)
+            if temp is not None:
+                self._remove_temp(temp)
             with self._lock:
                 self._evictor.abort(key)
                 if beliefs is not None:
@@ -486,7 +564,8 @@ class HiCacheFile:
         beliefs = self._beliefs
         if beliefs is not None and beliefs.contains(key):
             return True
-        return self._probe(key, touch=False) is not None
+        st = self._probe(key, touch=False)
+        return st is not None and self._is_page(st)
 
     def _gone(self, path: str) -> bool:
         """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
@@ -500,7 +579,11 @@ class HiCacheFile:
         return False
 
     def _probe(self, key: str, *, touch: bool) -> FileStat | None:
-        """One ``stat``: the file's stat (teaching the belief, C1-guarded) or None when missing/unreadable."""
+        """One ``stat``: the node's stat (teaching the belief, C1-guarded) or None when missing/unreadable.
+
+        A node that is not a page (S3) is answered as found but teaches nothing: its belief and its
+        entry go, as for a missing file, since nothing of this store is on disk under that name.
+        """
         path = self._path(key)
         epoch, mark = self._epoch, self._evictor.commits
         try:
@@ -512,6 +595,9 @@ class HiCacheFile:
             # EIO, EACCES, ESTALE...: existence unknown, answered as absent (the conservative answer).
             logger.warning("file store: cannot stat %r: %s", path, exc)
             return None
+        if not self._is_page(st):
+            self._forget_missing(key, mark)
+            return st
         self._learn(key, epoch, st.size if touch else None, touch=touch)
         return st
 
@@ -573,31 +659,141 @@ class HiCacheFile:
         """The key whose file is ``name`` in this namespace, or None (another namespace, a temp file)."""
         return key_of_name(name, self._namespace)
 
-    def _scan(self) -> list[tuple[float, str, str, int]]:
-        """One pass: this namespace's files as (mtime, name, key, size), oldest first (ties by name)."""
+    def _is_page(self, st: FileStat) -> bool:
+        """S3: a regular file owned by this user (or, with a shared group, of that group)."""
+        return st.kind == "file" and (
+            st.uid == self._euid or (self._group is not None and st.gid == self._group)
+        )
+
+    def _is_page_entry(self, entry: DirEntry) -> bool:
+        """S3 for a listing entry."""
+        return entry.kind == "file" and (
+            entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
+        )
+
+    def _nodes(self) -> list[tuple[DirEntry, str]]:
+        """One pass: every node named like a file of this namespace, with its key (any kind, any owner)."""
         found = []
         for entry in self._fs.scandir(self._directory):
             key = self._key_of(entry.name)
             if key is not None:
-                found.append((entry.mtime, entry.name, key, entry.size))
-        found.sort()
+                found.append((entry, key))
         return found
 
-    def _start(self) -> None:
-        """F8: create the directory, remove stale temp files, seed accounting and beliefs, evict."""
+    @property
+    def lock_file(self) -> str:
+        """C6: the advisory lock file of this namespace, ``.hicache<namespace>.lock`` in the directory."""
+        return os.path.join(self._directory, f".hicache{self._namespace}.lock")
+
+    def _lock_namespace(self) -> None:
+        """C6: hold the namespace's advisory lock for the store's life; warn if another live store has it."""
+        try:
+            handle = self._fs.try_lock(self.lock_file, self._file_mode)
+        except OSError as exc:
+            # EACCES, ELOOP (a symlink there), EROFS...: no detection, the store works all the same.
+            logger.warning("file store: cannot take the lock file %r: %s", self.lock_file, exc)
+            return
+        if handle is None:
+            logger.warning(
+                "file store: another live store holds namespace %r of %r (lock file %r): each store"
+                " enforces max_size on its own writes only, so this namespace can hold up to that many"
+                " times the cap; give each process its own namespace",
+                self._namespace,
+                self._directory,
+                self.lock_file,
+            )
+            return
+        weakref.finalize(self, self._fs.unlock, handle)
+
+    def _clamped_cap(self, max_size: int) -> int:
+        """S8: ``max_size``, or the filesystem's capacity when the cap is above it (with a warning)."""
+        if max_size <= 0:
+            return max_size
+        try:
+            capacity = self._fs.capacity_bytes(self._directory)
+        except OSError as exc:
+            # Any errno: the cap cannot be checked against the disk; it is kept as configured.
+            logger.warning("file store: cannot probe the size of %r: %s", self._directory, exc)
+            return max_size
+        if 0 < capacity < max_size:
+            logger.warning(
+                "file store: max_size %d is above the %d bytes of the filesystem holding %r:"
+                " clamped to %d (the disk is the real limit)",
+                max_size,
+                capacity,
+                self._directory,
+                capacity,
+            )
+            return capacity
+        return max_size
+
+    def _trusted_directory(self, directory: str) -> str:
+        """S1: resolve ``directory`` once, create it private when missing, refuse it unless it is ours."""
         fs = self._fs
-        fs.mkdir(self._directory)
+        resolved = fs.resolve(directory)
+        st = fs.mkdir(resolved, 0o2770 if self._group is not None else 0o700, self._group)
+        shown_dir = resolved if resolved == directory else f"{resolved} (from {directory})"
+        if st.kind != "dir":
+            raise NotADirectoryError(
+                f"storage directory {shown_dir} is a {st.kind}, not a directory: choose another storage_dir"
+                " (HICACHE_FILE_STORAGE_DIR)"
+            )
+        owner = _user_name(st.uid)
+        where = f"storage directory {shown_dir} (owner {owner}, mode {st.mode:04o})"
+        if st.uid not in (self._euid, 0):
+            raise PermissionError(
+                f"{where} belongs to another user, who could read or plant pages: use a directory of your"
+                f" own (storage_dir or HICACHE_FILE_STORAGE_DIR), or remove it and let the store create it"
+            )
+        if st.mode & 0o002:
+            raise PermissionError(
+                f"{where} is writable by every user, who could plant or replace pages: run"
+                f" `chmod o-w {resolved}` (or `chmod 700`), or use another storage_dir"
+            )
+        if st.mode & 0o020 and (self._group is None or st.gid != self._group):
+            fix = (
+                f"configure shared_group (HICACHE_FILE_SHARED_GROUP) to trust group {_group_name(st.gid)}"
+                if self._group is None
+                else f"its group is {_group_name(st.gid)}, not the shared group {_group_name(self._group)}"
+            )
+            raise PermissionError(
+                f"{where} is writable by its group: run `chmod g-w {resolved}` (or `chmod 700`), or {fix}"
+            )
+        return resolved
+
+    def _start(self) -> None:
+        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1)."""
+        fs = self._fs
         entries = list(fs.scandir(self._directory))
         now = fs.now()
         found = []
+        skipped: dict[str, int] = {}
         for entry in entries:
             if is_temp_name(entry.name):
-                if now - entry.mtime > self._config.temp_max_age:
+                if (
+                    entry.kind == "file"
+                    and entry.uid == self._euid
+                    and now - entry.mtime > self._config.temp_max_age
+                ):
                     self._remove_temp(os.path.join(self._directory, entry.name))
                 continue
             key = self._key_of(entry.name)
-            if key is not None:
+            if key is None:
+                continue
+            if self._is_page_entry(entry):
                 found.append((entry.mtime, entry.name, key, entry.size))
+            else:
+                kind = entry.kind if entry.kind != "file" else "file of another user"
+                skipped[kind] = skipped.get(kind, 0) + 1
+        for kind, count in sorted(skipped.items()):
+            # S3: one line per kind, never one per node.
+            logger.warning(
+                "file store: %d %s node(s) named like pages of namespace %r in %r: not pages, skipped",
+                count,
+                kind,
+                self._namespace,
+                self._directory,
+            )
         found.sort()
         with self._lock:
             for _mtime, _name, key, size in found:
@@ -609,3 +805,17 @@ class HiCacheFile:
                     "file store: %r is over its limits; nothing more can be evicted", self._directory
                 )
             self._end_removal()
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return f"{grp.getgrgid(gid).gr_name} (gid {gid})"
+    except KeyError:
+        return f"gid {gid}"

@@ -12,22 +12,46 @@ Contract of every method: failures are ``OSError`` subclasses carrying an
 ``errno`` (``FileNotFoundError`` for a missing file); nothing else is raised
 for an I/O problem.  Paths are ``str``.
 
-* ``stat(path)``: size and modification time (wall-clock seconds).
-* ``read_file(path)``: ``(size, data)``: the size the open file had and the
-  bytes read; ``len(data) < size`` is a short read.
-* ``read_into(path, buffer)``: ``(size, read)``: the size of the open file and
-  how many bytes went into ``buffer``; nothing is read (``read == 0``) unless
-  ``size == len(buffer)``, so a file of another layout is never copied in.
-* ``write_new(path, data)``: create ``path`` (which must not exist) holding
-  ``data``, a C-contiguous buffer (``os.write`` takes no other; anything else
-  is a caller bug: ``BufferError``).  On failure a partial file may remain: the
-  caller removes it.
+* ``stat(path)``: size, modification time (wall-clock seconds), kind, owner,
+  group and permission bits of the node itself (a symlink is not followed).
+* ``read_file(path, limit=None, accept=None)``: ``(size, data)``: the size the
+  open file had and the bytes read; ``len(data) < size`` is a short read.  The
+  file is opened without following a symlink and without blocking (a FIFO
+  never blocks), and the opened descriptor's stat is checked before anything
+  is read: a node that is not a regular file, or that ``accept(stat)``
+  refuses, raises :class:`NotAPageError`; a file larger than ``limit`` raises
+  :class:`FileTooLargeError` (S3, S4).  At most the opened file's size is read.
+* ``read_into(path, buffer, limit=None, accept=None)``: ``(size, read)``: the
+  size of the open file and how many bytes went into ``buffer``; nothing is
+  read (``read == 0``) unless ``size == len(buffer)``, so a file of another
+  layout is never copied in.  Opened and checked as ``read_file``.
+* ``write_new(path, data, mode=0o600)``: create ``path`` (which must not exist:
+  ``O_EXCL``, and a symlink there is not followed: ``O_NOFOLLOW``) with exactly
+  the permission bits ``mode`` whatever the umask, holding ``data``, a
+  C-contiguous buffer (``os.write`` takes no other; anything else is a caller
+  bug: ``BufferError``).  On failure a partial file may remain: the caller
+  removes it (S2).
 * ``replace(src, dst)``: atomic rename over ``dst``.
-* ``unlink(path)``; ``mkdir(path)`` (parents too, an existing one is fine).
-* ``scandir(path)``: one pass over a directory: ``DirEntry(name, size, mtime)``
-  of its regular files (a file that vanishes during the pass is left out).
+* ``unlink(path)`` (a symlink itself, never its target); ``mkdir(path,
+  mode=0o700, gid=None)``: parents too, an existing one is fine; the directory
+  it creates gets exactly ``mode`` whatever the umask, and the group ``gid``
+  when given (S1).  It answers the stat of the node at ``path`` afterwards (not
+  following a symlink), made by this call or not, for the caller to check.
+* ``scandir(path)``: one pass over a directory: ``DirEntry(name, size, mtime,
+  kind, uid, gid)`` of every node in it, not following symlinks (a node that
+  vanishes during the pass is left out).
+* ``resolve(path)``: the path with every symlink resolved (S1).
+* ``euid()``: the effective user id of the process (S1, S3).
 * ``free_bytes(path)``: bytes available to unprivileged writers.
+* ``capacity_bytes(path)``: the size of the filesystem that holds ``path`` (S8).
+* ``try_lock(path, mode)``: open (creating it with ``mode``, not following a
+  symlink) the lock file ``path`` and take an exclusive advisory lock on it
+  without waiting: a handle while held, ``None`` when another open file holds
+  it (another live store, C6); ``unlock(handle)`` releases it.
 * ``now()``: the wall-clock time that modification times are measured in.
+
+Kinds (``FileStat.kind``, ``DirEntry.kind``): ``file dir symlink fifo socket
+device``.
 
 Complexity: one system call (or a few for read/write) per operation, except
 ``scandir``, which is O(files).  Thread model: stateless; safe from any thread.
@@ -35,28 +59,87 @@ Complexity: one system call (or a few for read/write) per operation, except
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import stat as stat_module
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple, Protocol
 
-__all__ = ["DirEntry", "FileStat", "FileSystem", "OSFileSystem"]
+__all__ = [
+    "DirEntry",
+    "FileStat",
+    "FileSystem",
+    "FileTooLargeError",
+    "NotAPageError",
+    "OSFileSystem",
+    "kind_of",
+]
 
 
 class FileStat(NamedTuple):
-    """Size in bytes and modification time (wall-clock seconds) of one file."""
+    """Size in bytes, modification time (wall-clock seconds), kind, owner, group and mode of one node."""
 
     size: int
     mtime: float
+    kind: str = "file"
+    uid: int = 0
+    gid: int = 0
+    mode: int = 0o600  # the permission bits (and set-id/sticky bits), without the type
 
 
 class DirEntry(NamedTuple):
-    """One regular file found by :meth:`FileSystem.scandir`."""
+    """One node found by :meth:`FileSystem.scandir` (any kind; a symlink is not followed)."""
 
     name: str
     size: int
     mtime: float
+    kind: str = "file"
+    uid: int = 0
+    gid: int = 0
+
+
+class NotAPageError(OSError):
+    """The opened node is not a regular file, or not one the reader accepts (S3): nothing was read."""
+
+    def __init__(self, path: str, st: FileStat) -> None:
+        super().__init__(errno.EPERM, f"not a page (a {st.kind} of uid {st.uid})", path)
+        self.stat = st
+
+
+class FileTooLargeError(OSError):
+    """The opened file is larger than the reader's limit (S4): nothing was read or allocated."""
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"{size} bytes, more than the limit of {limit}", path)
+        self.size = size
+
+
+def kind_of(mode: int) -> str:
+    """The kind of a node from its ``st_mode``: ``file dir symlink fifo socket device``."""
+    if stat_module.S_ISREG(mode):
+        return "file"
+    if stat_module.S_ISDIR(mode):
+        return "dir"
+    if stat_module.S_ISLNK(mode):
+        return "symlink"
+    if stat_module.S_ISFIFO(mode):
+        return "fifo"
+    if stat_module.S_ISSOCK(mode):
+        return "socket"
+    return "device"
+
+
+Accept = Callable[[FileStat], bool]
+
+
+def check_opened(path: str, st: FileStat, limit: int | None, accept: Accept | None) -> None:
+    """S3, S4: raise unless ``st`` (of an opened descriptor) is an accepted regular file within ``limit``."""
+    if st.kind != "file" or (accept is not None and not accept(st)):
+        raise NotAPageError(path, st)
+    if limit is not None and st.size > limit:
+        raise FileTooLargeError(path, st.size, limit)
 
 
 class FileSystem(Protocol):
@@ -64,23 +147,61 @@ class FileSystem(Protocol):
 
     def stat(self, path: str) -> FileStat: ...
 
-    def read_file(self, path: str) -> tuple[int, bytes]: ...
+    def read_file(
+        self, path: str, limit: int | None = None, accept: Accept | None = None
+    ) -> tuple[int, bytes]: ...
 
-    def read_into(self, path: str, buffer: memoryview) -> tuple[int, int]: ...
+    def read_into(
+        self, path: str, buffer: memoryview, limit: int | None = None, accept: Accept | None = None
+    ) -> tuple[int, int]: ...
 
-    def write_new(self, path: str, data: memoryview) -> None: ...
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None: ...
 
     def replace(self, src: str, dst: str) -> None: ...
 
     def unlink(self, path: str) -> None: ...
 
-    def mkdir(self, path: str) -> None: ...
+    def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat: ...
 
     def scandir(self, path: str) -> Iterator[DirEntry]: ...
 
+    def resolve(self, path: str) -> str: ...
+
+    def euid(self) -> int: ...
+
     def free_bytes(self, path: str) -> int: ...
 
+    def capacity_bytes(self, path: str) -> int: ...
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None: ...
+
+    def unlock(self, handle: int) -> None: ...
+
     def now(self) -> float: ...
+
+
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+
+
+def _open_for_read(path: str) -> int:
+    """``open(O_NOFOLLOW | O_NONBLOCK)``; a symlink at ``path`` (``ELOOP``) is a :class:`NotAPageError`."""
+    try:
+        return os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        try:
+            st = _file_stat(os.lstat(path))
+        except OSError:
+            raise exc from None
+        raise NotAPageError(path, st) from exc
+
+
+def _file_stat(st: os.stat_result) -> FileStat:
+    return FileStat(
+        st.st_size, st.st_mtime, kind_of(st.st_mode), st.st_uid, st.st_gid, stat_module.S_IMODE(st.st_mode)
+    )
 
 
 class OSFileSystem:
@@ -97,38 +218,52 @@ class OSFileSystem:
     __slots__ = ()
 
     def stat(self, path: str) -> FileStat:
-        st = os.stat(path)
-        return FileStat(st.st_size, st.st_mtime)
+        return _file_stat(os.lstat(path))
 
-    def read_file(self, path: str) -> tuple[int, bytes]:
-        with open(path, "rb", buffering=0) as f:
-            size = os.fstat(f.fileno()).st_size
+    def read_file(
+        self, path: str, limit: int | None = None, accept: Accept | None = None
+    ) -> tuple[int, bytes]:
+        fd = _open_for_read(path)
+        try:
+            st = _file_stat(os.fstat(fd))
+            check_opened(path, st, limit, accept)
+            size = st.size
             chunks = []
             got = 0
             while got < size:
-                chunk = f.read(size - got)
+                chunk = os.read(fd, size - got)
                 if not chunk:
                     break  # end of file before ``size`` bytes: a short read, reported as such
                 chunks.append(chunk)
                 got += len(chunk)
-            return size, b"".join(chunks)
+            return size, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        finally:
+            os.close(fd)
 
-    def read_into(self, path: str, buffer: memoryview) -> tuple[int, int]:
-        with open(path, "rb", buffering=0) as f:
-            size = os.fstat(f.fileno()).st_size
+    def read_into(
+        self, path: str, buffer: memoryview, limit: int | None = None, accept: Accept | None = None
+    ) -> tuple[int, int]:
+        fd = _open_for_read(path)
+        try:
+            st = _file_stat(os.fstat(fd))
+            check_opened(path, st, limit, accept)
+            size = st.size
             if size != len(buffer):
                 return size, 0
             got = 0
             while got < size:
-                n = f.readinto(buffer[got:])
+                n = os.readv(fd, [buffer[got:]])
                 if not n:
                     break
                 got += n
             return size, got
+        finally:
+            os.close(fd)
 
-    def write_new(self, path: str, data: memoryview) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
+        fd = os.open(path, _WRITE_FLAGS, mode)
         try:
+            os.fchmod(fd, mode)  # exactly ``mode``, whatever the umask took away (S2)
             done = 0  # ``data`` is a flat byte view (the store casts it once)
             while done < len(data):
                 done += os.write(fd, data[done:])
@@ -141,8 +276,18 @@ class OSFileSystem:
     def unlink(self, path: str) -> None:
         os.unlink(path)
 
-    def mkdir(self, path: str) -> None:
-        os.makedirs(path, exist_ok=True)  # a concurrent creator in another process is fine (F8)
+    def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat:
+        parent = os.path.dirname(os.path.abspath(path))
+        os.makedirs(parent, exist_ok=True)  # a concurrent creator in another process is fine (F8)
+        try:
+            os.mkdir(path, mode)
+        except FileExistsError:
+            pass  # made by another process (or there already): the caller checks what it is (S1)
+        else:
+            if gid is not None:
+                os.chown(path, -1, gid)
+            os.chmod(path, mode)  # exactly ``mode`` (after chown, which may clear the set-group-id bit)
+        return _file_stat(os.lstat(path))
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         with os.scandir(path) as entries:
@@ -151,12 +296,36 @@ class OSFileSystem:
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue  # removed by another process during the pass: not there any more
-                if stat_module.S_ISREG(st.st_mode):
-                    yield DirEntry(entry.name, st.st_size, st.st_mtime)
+                yield DirEntry(entry.name, st.st_size, st.st_mtime, kind_of(st.st_mode), st.st_uid, st.st_gid)
+
+    def resolve(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def euid(self) -> int:
+        return os.geteuid()
 
     def free_bytes(self, path: str) -> int:
         st = os.statvfs(path)
         return st.f_bavail * st.f_frsize
+
+    def capacity_bytes(self, path: str) -> int:
+        st = os.statvfs(path)
+        return st.f_blocks * st.f_frsize
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def unlock(self, handle: int) -> None:
+        os.close(handle)  # closing the last descriptor of the open file releases its flock
 
     def now(self) -> float:
         return time.time()

@@ -25,6 +25,7 @@ COMPONENTS: dict[str, str] = {
     "V": "LRUFileEvictor",
     "C": "File store consistency",
     "B": "Bad input",
+    "S": "File store on a shared directory",
 }
 
 _TITLES: dict[str, str] = {
@@ -69,8 +70,17 @@ _TITLES: dict[str, str] = {
     "C3": "accounting: total equals tracked sizes equals bytes on disk",
     "C4": "crash consistency: whole values only, temp files cleaned",
     "C5": "store operations linearizable under threads",
+    "C6": "one store per namespace: an advisory lock file, a warning when another live store holds it",
     "B1": "wrong types TypeError, wrong values ValueError, naming the parameter",
     "B2": "I/O failure is an answer plus a log line; invariants intact",
+    "S1": "directory resolved once, refused unless ours and not writable by others; created 0700/2770",
+    "S2": "page and temp files 0600/0660 whatever the umask, O_EXCL | O_NOFOLLOW",
+    "S3": "only regular files of ours are pages; others never read, believed, adopted or counted",
+    "S4": "get reads at most the opened file's size; larger than max_value_size refused before allocating",
+    "S5": "keys encode strictly (round-trip); a batch checks every key before its first I/O",
+    "S6": "start-up removes only old temp files of the exact pattern that this user owns; EEXIST re-draws",
+    "S7": "a set at the cap costs O(victims + skipped), never a copy or scan of the whole LRU",
+    "S8": "a max_size above the filesystem's capacity is clamped to it with a warning",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())

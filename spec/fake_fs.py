@@ -13,6 +13,14 @@ and adds, for the test:
   is left, and a write that does not fit fails with ENOSPC after filling it.
 * other processes: ``put``/``remove`` create and delete files without being
   counted, faulted or hooked (the store did not do them).
+* other users and other kinds of node: the fake's process runs as ``uid``/
+  ``gid`` (default 1000/1000); ``put(..., uid=...)`` writes a file another
+  user owns, ``plant(path, kind)`` makes a symlink, FIFO, socket, device or
+  directory where a file could be, and ``make_dir(path, uid, gid, mode)`` a
+  directory of any owner and mode (for the storage directory itself, S1).
+  Planted directories have no children; a symlink's ``target`` is followed
+  only by ``resolve`` (and only to a directory): every other operation acts
+  on the node itself, as ``O_NOFOLLOW``/``lstat``/``unlink`` do.
 * counting: ``calls[op]`` counts every operation the store made.
 * hooks: ``before(op, path)`` / ``after(op, path)`` run outside the fake's lock
   around every operation, so a test can pause a thread between two of them.
@@ -35,10 +43,10 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 
-from hicache.fs import DirEntry, FileStat
+from hicache.fs import Accept, DirEntry, FileStat, NotAPageError, check_opened
 from spec.fakes import FakeClock
 
-__all__ = ["OPERATIONS", "Crash", "FakeFile", "FakeFileSystem"]
+__all__ = ["KINDS", "OPERATIONS", "Crash", "FakeFile", "FakeFileSystem"]
 
 OPERATIONS = ("stat", "read", "write", "replace", "unlink", "mkdir", "scandir", "free")
 Hook = Callable[[str, str], None]
@@ -48,17 +56,40 @@ class Crash(BaseException):
     """The process died between two filesystem operations (not an OSError: nothing may catch it)."""
 
 
+KINDS = ("file", "symlink", "fifo", "socket", "device", "dir")
+
+
 class FakeFile:
-    """Contents and modification time of one fake file."""
+    """Contents, modification time, kind, owner, group and mode of one fake node (not a real directory)."""
 
-    __slots__ = ("data", "mtime")
+    __slots__ = ("data", "gid", "kind", "mode", "mtime", "target", "uid")
 
-    def __init__(self, data: bytes, mtime: float) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        mtime: float,
+        kind: str = "file",
+        uid: int = 1000,
+        gid: int = 1000,
+        mode: int = 0o600,
+        target: str = "",
+    ) -> None:
         self.data = data
         self.mtime = mtime
+        self.kind = kind
+        self.uid = uid
+        self.gid = gid
+        self.mode = mode
+        self.target = target  # a symlink's target
+
+    def stat(self) -> FileStat:
+        size = len(self.target) if self.kind == "symlink" else len(self.data)
+        return FileStat(size, self.mtime, self.kind, self.uid, self.gid, self.mode)
 
     def __repr__(self) -> str:
-        return f"FakeFile({self.data!r}, {self.mtime!r})"
+        if self.kind == "file" and self.uid == 1000:
+            return f"FakeFile({self.data!r}, {self.mtime!r})"
+        return f"FakeFile({self.data!r}, {self.mtime!r}, {self.kind!r}, uid={self.uid})"
 
 
 def _error(code: int, path: str) -> OSError:
@@ -70,7 +101,7 @@ class FakeFileSystem:
     """In-memory :class:`hicache.fs.FileSystem` with faults, a bounded disk, hooks and crashes.
 
     >>> fs = FakeFileSystem(FakeClock(5.0))
-    >>> fs.mkdir("/d"); fs.write_new("/d/.t.tmp", memoryview(b"abc")); fs.replace("/d/.t.tmp", "/d/k.bin")
+    >>> _ = fs.mkdir("/d"); fs.write_new("/d/.t.tmp", memoryview(b"abc")); fs.replace("/d/.t.tmp", "/d/k.bin")
     >>> fs.read_file("/d/k.bin"), fs.calls["write"]
     ((3, b'abc'), 1)
     >>> fs.fail("read", errno_codes.EIO); fs.read_file("/d/k.bin")
@@ -78,11 +109,23 @@ class FakeFileSystem:
     OSError: [Errno 5] EIO: '/d/k.bin'
     """
 
-    def __init__(self, clock: Callable[[], float] | None = None, *, disk_size: int = 1 << 50) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] | None = None,
+        *,
+        disk_size: int = 1 << 50,
+        uid: int = 1000,
+        gid: int = 1000,
+        umask: int = 0o022,
+    ) -> None:
         self.clock: Callable[[], float] = clock if clock is not None else FakeClock()
         self.disk_size = disk_size
+        self.uid, self.gid, self.umask = uid, gid, umask
         self.files: dict[str, FakeFile] = {}
         self.dirs: set[str] = {"/"}
+        # Owner, group and mode of each directory; "/" is root's, as are the parents mkdir makes
+        # (so that a test's directory is what the test made it).
+        self.dir_meta: dict[str, tuple[int, int, int]] = {"/": (0, 0, 0o755)}
         self.calls: Counter[str] = Counter()
         self.before: Hook | None = None
         self.after: Hook | None = None
@@ -91,6 +134,8 @@ class FakeFileSystem:
         self._short_reads = 0
         self._crash_in: int | None = None
         self.crashed = False
+        self.locks: dict[int, str] = {}  # C6: handle -> lock file path, while held
+        self._handles = 0
         self._lock = threading.Lock()
 
     # -- the test's controls -------------------------------------------------
@@ -138,11 +183,44 @@ class FakeFileSystem:
             self._crash_in = None
             self.crashed = False
 
-    def put(self, path: str, data: bytes, mtime: float | None = None) -> None:
-        """Another process writes ``path`` (not counted, never faulted)."""
+    def put(self, path: str, data: bytes, mtime: float | None = None, uid: int | None = None) -> None:
+        """Another process (of user ``uid``, default this one's) writes ``path`` (not counted or faulted)."""
         path = posixpath.normpath(path)
         with self._lock:
-            self.files[path] = FakeFile(bytes(data), self.clock() if mtime is None else mtime)
+            owner = self.uid if uid is None else uid
+            self.files[path] = FakeFile(
+                bytes(data), self.clock() if mtime is None else mtime, uid=owner, gid=owner, mode=0o644
+            )
+
+    def plant(self, path: str, kind: str, *, target: str = "/etc/shadow", uid: int | None = None) -> None:
+        """Someone makes a node of ``kind`` (symlink, fifo, socket, device, dir) at ``path``, replacing
+        whatever was there (not counted, never faulted).  A planted ``dir`` has no children."""
+        if kind not in KINDS or kind == "file":
+            raise ValueError(f"kind must be one of {KINDS[1:]}, got {kind!r}")
+        path = posixpath.normpath(path)
+        with self._lock:
+            owner = self.uid if uid is None else uid
+            self.files[path] = FakeFile(
+                b"", self.clock(), kind, owner, owner, 0o777 if kind == "symlink" else 0o644, target
+            )
+
+    def make_dir(self, path: str, uid: int | None = None, gid: int | None = None, mode: int = 0o700) -> None:
+        """Someone (user ``uid``, default this one) makes directory ``path`` with ``mode`` (parents too)."""
+        path = posixpath.normpath(path)
+        with self._lock:
+            missing = path
+            while missing not in self.dirs:
+                self.dirs.add(missing)
+                self.dir_meta[missing] = (0, 0, 0o755)
+                missing = posixpath.dirname(missing)
+            owner = self.uid if uid is None else uid
+            self.dir_meta[path] = (owner, owner if gid is None else gid, mode)
+
+    def chmod_dir(self, path: str, mode: int) -> None:
+        path = posixpath.normpath(path)
+        with self._lock:
+            uid, gid, _mode = self.dir_meta[path]
+            self.dir_meta[path] = (uid, gid, mode)
 
     def remove(self, path: str) -> bool:
         """Another process deletes ``path``; True when it existed."""
@@ -156,7 +234,17 @@ class FakeFileSystem:
             return {
                 posixpath.basename(p): FakeFile(f.data, f.mtime)
                 for p, f in self.files.items()
-                if posixpath.dirname(p) == path
+                if posixpath.dirname(p) == path and f.kind == "file" and f.uid == self.uid
+            }
+
+    def others(self, path: str) -> dict[str, tuple[str, int]]:
+        """The nodes directly in ``path`` that :meth:`listing` leaves out: name -> (kind, uid)."""
+        path = posixpath.normpath(path)
+        with self._lock:
+            return {
+                posixpath.basename(p): (f.kind, f.uid)
+                for p, f in self.files.items()
+                if posixpath.dirname(p) == path and not (f.kind == "file" and f.uid == self.uid)
             }
 
     def used_bytes(self) -> int:
@@ -170,29 +258,36 @@ class FakeFileSystem:
         try:
             with self._lock:
                 self._step("stat", path)
-                file = self._existing(path)
-                result = FileStat(len(file.data), file.mtime)
+                if path in self.dirs:
+                    uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
+                    result = FileStat(0, 0.0, "dir", uid, gid, mode)
+                else:
+                    result = self._existing(path).stat()
         finally:
             self._leave("stat", path)
         return result
 
-    def read_file(self, path: str) -> tuple[int, bytes]:
+    def read_file(
+        self, path: str, limit: int | None = None, accept: Accept | None = None
+    ) -> tuple[int, bytes]:
         path = self._enter("read", path)
         try:
             with self._lock:
                 self._step("read", path)
-                data = self._existing(path).data
+                data = self._opened(path, limit, accept).data
                 result = (len(data), self._maybe_short(data))
         finally:
             self._leave("read", path)
         return result
 
-    def read_into(self, path: str, buffer: memoryview) -> tuple[int, int]:
+    def read_into(
+        self, path: str, buffer: memoryview, limit: int | None = None, accept: Accept | None = None
+    ) -> tuple[int, int]:
         path = self._enter("read", path)
         try:
             with self._lock:
                 self._step("read", path)
-                data = self._existing(path).data
+                data = self._opened(path, limit, accept).data
                 if len(data) != len(buffer):
                     result = (len(data), 0)
                 else:
@@ -203,7 +298,7 @@ class FakeFileSystem:
             self._leave("read", path)
         return result
 
-    def write_new(self, path: str, data: memoryview) -> None:
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
         if not data.c_contiguous:  # as os.write: a caller bug, not an I/O failure
             raise BufferError("memoryview: underlying buffer is not C-contiguous")
         path = self._enter("write", path)
@@ -214,6 +309,7 @@ class FakeFileSystem:
                     self._create(path, payload[: len(payload) // 2])  # died mid-write
                 self._step("write", path, create_partial=payload)
                 self._create(path, b"")
+                self.files[path].mode = mode
                 free = max(self.disk_size - sum(len(f.data) for f in self.files.values()), 0)
                 if len(payload) > free:  # an empty file always fits: it takes no blocks
                     self.files[path].data = payload[:free]
@@ -230,6 +326,8 @@ class FakeFileSystem:
                 self._step("replace", src)
                 file = self._existing(src)
                 self._parent(dst)
+                if dst in self.dirs or (dst in self.files and self.files[dst].kind == "dir"):
+                    raise _error(errno_codes.EISDIR, dst)
                 del self.files[src]
                 self.files[dst] = file
         finally:
@@ -242,14 +340,13 @@ class FakeFileSystem:
                 self._step("unlink", path)
                 if path in self._unremovable:
                     raise _error(self._unremovable[path], path)
-                if path in self.dirs:
+                if path in self.dirs or self._existing(path).kind == "dir":
                     raise _error(errno_codes.EISDIR, path)
-                self._existing(path)
                 del self.files[path]
         finally:
             self._leave("unlink", path)
 
-    def mkdir(self, path: str) -> None:
+    def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat:
         path = self._enter("mkdir", path)
         try:
             with self._lock:
@@ -257,11 +354,22 @@ class FakeFileSystem:
                 missing = path
                 while missing not in self.dirs:
                     if missing in self.files:
+                        if missing == path:
+                            break  # a node is there already: reported below, for the caller to check
                         raise _error(errno_codes.ENOTDIR, missing)
                     self.dirs.add(missing)
+                    self.dir_meta[missing] = (self.uid, self.gid, 0o777 & ~self.umask)
                     missing = posixpath.dirname(missing)
+                if missing != path:  # this call made it
+                    self.dir_meta[path] = (self.uid, self.gid if gid is None else gid, mode)
+                if path in self.dirs:
+                    uid, gid_, mode_ = self.dir_meta.get(path, (0, 0, 0o755))
+                    result = FileStat(0, 0.0, "dir", uid, gid_, mode_)
+                else:
+                    result = self.files[path].stat()
         finally:
             self._leave("mkdir", path)
+        return result
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         path = self._enter("scandir", path)
@@ -271,9 +379,14 @@ class FakeFileSystem:
                 if path not in self.dirs:
                     raise _error(errno_codes.ENOENT, path)
                 entries = [
-                    DirEntry(posixpath.basename(p), len(f.data), f.mtime)
+                    DirEntry(posixpath.basename(p), f.stat().size, f.mtime, f.kind, f.uid, f.gid)
                     for p, f in sorted(self.files.items())
                     if posixpath.dirname(p) == path
+                ]
+                entries += [
+                    DirEntry(posixpath.basename(d), 0, 0.0, "dir", *self.dir_meta.get(d, (0, 0, 0))[:2])
+                    for d in sorted(self.dirs)
+                    if d != path and posixpath.dirname(d) == path
                 ]
         finally:
             self._leave("scandir", path)
@@ -291,6 +404,41 @@ class FakeFileSystem:
 
     def now(self) -> float:
         return self.clock()
+
+    def resolve(self, path: str) -> str:
+        """Follow symlinks to directories (not counted: a pure path computation, as ``realpath``)."""
+        path = posixpath.normpath(path)
+        with self._lock:
+            for _hop in range(40):
+                node = self.files.get(path)
+                if node is None or node.kind != "symlink":
+                    return path
+                path = posixpath.normpath(posixpath.join(posixpath.dirname(path), node.target))
+            raise _error(errno_codes.ELOOP, path)
+
+    def euid(self) -> int:
+        return self.uid
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        """C6: an advisory lock per path (not counted, never faulted; the lock file is not modelled as a
+        file, so listings stay those of pages and temp files)."""
+        path = posixpath.normpath(path)
+        with self._lock:
+            if path in self.locks.values():
+                return None
+            self._handles += 1
+            self.locks[self._handles] = path
+            return self._handles
+
+    def unlock(self, handle: int) -> None:
+        # No lock taken: this runs from a store's finalizer, which the garbage collector may call while
+        # this thread is inside another operation of the fake, holding its (non-reentrant) lock.
+        # One dict.pop is atomic under the GIL.
+        self.locks.pop(handle, None)
+
+    def capacity_bytes(self, path: str) -> int:
+        """``disk_size`` (not counted, never faulted: a property of the disk, as ``statvfs``'s f_blocks)."""
+        return self.disk_size
 
     # -- internals -----------------------------------------------------------
 
@@ -320,6 +468,17 @@ class FakeFileSystem:
                 self._create(path, create_partial[: len(create_partial) // 2])
             raise _error(code, path)
 
+    def _opened(self, path: str, limit: int | None, accept: Accept | None) -> FakeFile:
+        """``open(O_NOFOLLOW | O_NONBLOCK)`` then ``fstat`` (lock held): S3, S4 as the OS port does."""
+        if path in self.dirs:
+            uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
+            check_opened(path, FileStat(0, 0.0, "dir", uid, gid, mode), limit, accept)
+        file = self._existing(path)
+        if file.kind == "symlink":  # O_NOFOLLOW: ELOOP, reported as the OS port does
+            raise NotAPageError(path, file.stat())
+        check_opened(path, file.stat(), limit, accept)
+        return file
+
     def _maybe_short(self, data: bytes) -> bytes:
         if self._short_reads:
             self._short_reads -= 1
@@ -340,4 +499,4 @@ class FakeFileSystem:
         if path in self.files or path in self.dirs:
             raise _error(errno_codes.EEXIST, path)
         self._parent(path)
-        self.files[path] = FakeFile(data, self.clock())
+        self.files[path] = FakeFile(data, self.clock(), uid=self.uid, gid=self.gid)

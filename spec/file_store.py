@@ -33,11 +33,22 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 
 from spec import metadata_cache as beliefs_model
 
-__all__ = ["Entry", "FileStoreModel", "cap_pass", "file_name", "key_of", "same_file", "space_pass", "total"]
+__all__ = [
+    "Entry",
+    "FileStoreModel",
+    "cap_pass",
+    "file_name",
+    "is_temp",
+    "key_of",
+    "same_file",
+    "space_pass",
+    "total",
+]
 
 Entry = tuple[str, int, bool]  # key, size in bytes, in flight
 
@@ -78,6 +89,14 @@ def same_file(key: str, ns: str, other_key: str, other_ns: str) -> bool:
     post: not __return__ or (key == other_key and ns == other_ns)
     """
     return file_name(key, ns) == file_name(other_key, other_ns)
+
+
+_TEMP = re.compile(r"\.[0-9a-f]{12}\.tmp")
+
+
+def is_temp(name: str) -> bool:
+    """F8, S6: a temp file of the store is named exactly ``.<12 lower-case hex digits>.tmp``."""
+    return _TEMP.fullmatch(name) is not None
 
 
 def total(lru: list[Entry]) -> int:
@@ -181,6 +200,10 @@ class FileStoreModel:
         self.beliefs: beliefs_model.Births = {}
         self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
         self.unremovable: set[str] = set()
+        # S3: nodes named like files that are not pages (kind: symlink, fifo, dir, other = another
+        # user's file) and the bytes it takes on the disk; never in ``files``.  A planted ``dir``
+        # cannot be unlinked (EISDIR).
+        self.planted: dict[str, tuple[str, int]] = {}
         self.evicted: list[str] = []  # every victim tried (on_evict calls), for the properties
 
     # -- observations ------------------------------------------------------
@@ -192,7 +215,10 @@ class FileStoreModel:
         return key_of(name, self.namespace)
 
     def free(self) -> int:
-        return max(self.disk_size - sum(len(data) for data, _mtime in self.files.values()), 0)
+        used = sum(len(data) for data, _mtime in self.files.values()) + sum(
+            n for _k, n in self.planted.values()
+        )
+        return max(self.disk_size - used, 0)
 
     def believed(self, key: str) -> bool:
         return self.metadata and beliefs_model.contains(self.beliefs, key, self.clock(), self.ttl)
@@ -237,6 +263,8 @@ class FileStoreModel:
             self._touch(key)
             return True
         self._missing(key)
+        if self.name(key) in self.planted:
+            return False  # S3: never written through or over a node that is not a page
         if not self._reserve(key, len(value)):
             return False
         write_failed = self._consume("write") or len(value) > self.free()
@@ -251,9 +279,10 @@ class FileStoreModel:
 
     def delete(self, key: str) -> bool:
         self._forget(key)
-        if self.name(key) in self.unremovable:
+        if self._stuck(self.name(key)):
             return False
         self.files.pop(self.name(key), None)
+        self.planted.pop(self.name(key), None)
         self._discard(key)
         return True
 
@@ -265,10 +294,16 @@ class FileStoreModel:
                 kept.append((key, size))
             else:
                 del self.files[name]
+        left = 0
+        for name in [n for n in self.planted if self.key_of(n) is not None]:
+            if self._stuck(name):
+                left += 1
+            else:
+                del self.planted[name]
         self.forget_committed()
         for key, size in kept:
             self._touch(key, size)
-        return not kept
+        return not kept and not left
 
     def batch_exists(self, keys: Iterable[str]) -> int:
         count = 0
@@ -282,7 +317,7 @@ class FileStoreModel:
         """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
         now = self.clock()
         for name, (_data, mtime) in list(self.files.items()):
-            stale = name.startswith(".") and name.endswith(".tmp") and now - mtime > self.temp_max_age
+            stale = is_temp(name) and now - mtime > self.temp_max_age
             if stale and name not in self.unremovable:
                 del self.files[name]
         self.lru, self.beliefs, self.more, self.published = [], {}, {}, set()
@@ -344,7 +379,7 @@ class FileStoreModel:
         return True
 
     def _make_room(self, keep: str | None, size: int) -> bool:
-        unremovable = frozenset(k for e in self.lru if self.name(k := e[0]) in self.unremovable)
+        unremovable = frozenset(k for e in self.lru if self._stuck(self.name(k := e[0])))
         own = sum(e[1] for e in self.lru if e[0] == keep)
         if self.cap > 0:
             if size > self.cap:
@@ -364,11 +399,16 @@ class FileStoreModel:
         for key in tried:
             self.evicted.append(key)
             self._forget(key)
-            if self.name(key) not in self.unremovable:
+            if not self._stuck(self.name(key)):
                 self.files.pop(self.name(key), None)
+                self.planted.pop(self.name(key), None)  # unlink removes the node itself (S3)
         self.lru = left
 
     # -- internals ----------------------------------------------------------
+
+    def _stuck(self, name: str) -> bool:
+        """The node ``name`` cannot be unlinked: made unremovable, or a planted directory (EISDIR)."""
+        return name in self.unremovable or self.planted.get(name, ("", 0))[0] == "dir"
 
     def _scan(self) -> list[tuple[float, str, str, int]]:
         found = []

@@ -1,4 +1,4 @@
-"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2) against ``spec.file_store``.
+"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2, S3) against ``spec.file_store``.
 
 The factory is called as ``factory(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)``
 (``HiCacheFile``'s signature).  The implementation runs on a
@@ -6,8 +6,10 @@ The factory is called as ``factory(storage_dir, namespace=..., extra_config=...,
 directory.  Both see the same world: other processes creating and deleting
 files (of this namespace and another one, and temp files), faults (ENOSPC/EIO
 on write, EIO on rename and read, short reads, unremovable files with
-EPERM/EBUSY/EISDIR), a fake clock, restarts and crashes in the middle of a
-``set`` (then a new store on the same directory).
+EPERM/EBUSY/EISDIR), nodes another user plants under a key's name (a
+symlink, a FIFO, a directory, a file of another owner: S3), a fake clock,
+restarts and crashes in the middle of a ``set`` (then a new store on the same
+directory).
 
 Checked after every step: the directory (names, bytes, mtimes) equals the
 model's; C3 (the evictor's total is the sum of its sizes and its entries are
@@ -32,13 +34,14 @@ from hypothesis.stateful import initialize, precondition, rule
 
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
+from spec.file_store import FileStoreModel, is_temp
 from spec.machines._base import LockstepMachine
 
 __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "file_store_machine"]
 
 DIRECTORY = "/cache"
 NAMESPACE = "_ns"
+OTHER_USER = 2000  # S3: the neighbour who plants files
 FOREIGN = "_x_ns"  # another namespace, ending like ours: its names end in "_ns.bin" too (F1)
 KEYS = ("a", "b", "c", "d", "e_x")  # "e_x" is escaped in file names: "e%5Fx_ns.bin"
 TEMP_MAX_AGE = 10.0
@@ -300,16 +303,31 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
             self.fs.put(f"{DIRECTORY}/{name}", value)
             self.model.files[name] = (value, self.clock())
+            self.model.planted.pop(name, None)
             if not foreign:
                 self.removed_by_store.discard(key)
 
         @precondition(lambda self: self.ready)
-        @rule(size=st.integers(0, 4))
-        def another_writer_leaves_a_temp_file(self, size: int) -> None:
-            """F8, C4: a live (young) or crashed (later old) writer's temp file."""
-            self._step("F8")
+        @rule(key=keys, kind=st.sampled_from(("symlink", "fifo", "dir", "other")))
+        def another_user_plants_a_node(self, key: str, kind: str) -> None:
+            """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
+            self._step("S3")
+            name = self.model.name(key)
+            if kind == "other":
+                self.fs.put(f"{DIRECTORY}/{name}", b"planted", uid=OTHER_USER)
+            else:
+                self.fs.plant(f"{DIRECTORY}/{name}", kind)
+            self.model.files.pop(name, None)
+            self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
+
+        @precondition(lambda self: self.ready)
+        @rule(size=st.integers(0, 4), ours=st.booleans())
+        def another_writer_leaves_a_temp_file(self, size: int, ours: bool) -> None:
+            """F8, C4: a live (young) or crashed (later old) writer's temp file; S6: or another program's
+            ``.state-N.tmp``, which start-up never removes."""
+            self._step("F8" if ours else "S6")
             self.temp_serial += 1
-            name = f".w{self.temp_serial}.tmp"
+            name = f".{self.temp_serial:012x}.tmp" if ours else f".state-{self.temp_serial}.tmp"
             self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
             self.model.files[name] = (b"t" * size, self.clock())
 
@@ -435,6 +453,14 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self._note_evictions(evicted)
             self._check_restart()
 
+        def _planted(self) -> dict[str, tuple[str, int]]:
+            """S3: the directory's nodes that are not this user's regular files, as the model has them
+            (kind, bytes they take on the disk)."""
+            return {
+                n: ("other" if kind == "file" else kind, len(self.fs.files[f"{DIRECTORY}/{n}"].data))
+                for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
+            }
+
         def _acknowledged(self) -> dict[str, bytes]:
             """This namespace's files as the model has them: each one a write acknowledged earlier."""
             return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
@@ -464,6 +490,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                     f"C4: acknowledged {name} lost; the call could remove only {sorted(removable)}"
                 )
             self.model.files = {n: (f.data, f.mtime) for n, f in listing.items()}
+            self.model.planted = self._planted()
             if key is not None:
                 self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
             self.removed_by_store |= {
@@ -479,7 +506,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
             now = self.clock()
             for name, file in self.fs.listing(DIRECTORY).items():
-                if name.startswith(".") and name.endswith(".tmp"):
+                if is_temp(name):
                     assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
 
         # -- every step -------------------------------------------------------
@@ -489,6 +516,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 return
             if hasattr(self.impl, "check_invariants"):
                 self.impl.check_invariants()
+            planted = self._planted()
+            assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
             listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
             if listing != self.model.files:
                 clause = self._directory_clause(listing)
@@ -515,6 +544,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if any(not n.startswith(".") and self.model.key_of(n) is None for n in differ):
                 return "F1"  # another namespace's file touched, or a file not named as F1 says
             temps = {n for n in differ if n.startswith(".")}
+            if any(n in files and n not in listing and not is_temp(n) for n in temps):
+                return "S6"  # another program's file, named like no temp of ours, was removed
             if any(n in files for n in temps):
                 return "F8"  # a temp file another (maybe live) writer owns was removed
             if temps:
@@ -543,6 +574,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 tuple(model.lru),
                 tuple(k for k in KEYS if model.believed(k)),
                 len(model.unremovable),
+                tuple(sorted(model.planted.items())),
             )
 
     return FileStoreMachine

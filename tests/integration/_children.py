@@ -146,11 +146,11 @@ class _PausingFileSystem(OSFileSystem):
         self._conn.recv()  # never answered: the parent kills us here
         raise AssertionError("the parent was meant to kill this process")
 
-    def write_new(self, path: str, data: memoryview) -> None:
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
         if not (self._armed and self._stage == "mid-write"):
-            super().write_new(path, data)
+            super().write_new(path, data, mode)
             return
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         half = len(data) // 2
         done = 0
         while done < half:

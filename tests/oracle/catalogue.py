@@ -128,6 +128,14 @@ _CONSEQUENCES: dict[str, frozenset[str]] = {
     # takes "e%5Fx_ns.bin" for the key "e%5Fx" (F1), so clear() leaves that file of ours behind (F7),
     # and the evictor's total counts another namespace's bytes (C3)
     "store: start-up scan counts other namespaces' files": frozenset({"F7", "C3"}),
+    # stops at the first unremovable victim (V5), so the victims after it keep the beliefs the model's
+    # on_evict calls dropped: the first difference seen may be a belief (C1)
+    "store: eviction wedged on EPERM": frozenset({"C1"}),
+    # takes "b_x_ns.bin" for one of ours (F1), so its bytes are counted (C3)
+    "store: namespace taken as a plain suffix": frozenset({"C3"}),
+    # acknowledges a set over a planted node (F3), counts a planted node's bytes (C3), also in the new
+    # store after a crash (C4)
+    "store: any node taken for a page": frozenset({"F3", "C3", "C4"}),
 }
 # The other clauses a variant's mistake breaks: the oracle may name any of them first, whichever the
 # shortest counterexample shows.

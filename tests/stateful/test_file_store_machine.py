@@ -18,13 +18,36 @@ from hypothesis import Phase, settings
 from hicache import HiCacheFile
 from spec.machines import run_machine
 from spec.machines.file_store import file_store_machine
-from tests.variants.file_store import CAUGHT_BY_MACHINE, NEEDS_OVERLAPPING_NAMESPACES, VARIANTS
+from tests.variants.file_store import (
+    CAUGHT_BY_MACHINE,
+    NEEDS_OVERLAPPING_NAMESPACES,
+    NEEDS_PLANTED_NODES,
+    VARIANTS,
+)
 
-CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES
+CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
 
 
 @pytest.mark.clauses(
-    "F1", "F3", "F4", "F5", "F6", "F7", "F8", "V1", "V2", "V3", "V4", "V5", "V6", "C1", "C2", "C3", "C4", "B2"
+    "F1",
+    "F3",
+    "F4",
+    "F5",
+    "F6",
+    "F7",
+    "F8",
+    "V1",
+    "V2",
+    "V3",
+    "V4",
+    "V5",
+    "V6",
+    "C1",
+    "C2",
+    "C3",
+    "C4",
+    "B2",
+    "S3",
 )
 def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     record_property: Callable[[str, object], None],
@@ -35,7 +58,7 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     assert figures.examples > 0
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
     variant, _broken = VARIANTS[name]
@@ -102,6 +125,10 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
         SMALL_CAP,
         [("fault", {"op": "replace", "code": errno.EIO}), ("set", {"key": "a", "value": b"xy"})],
     ),
+    "any node taken for a page": (
+        SMALL_CAP,
+        [("another_user_plants_a_node", {"key": "a", "kind": "fifo"}), ("exists", {"key": "a"})],
+    ),
 }
 
 
@@ -115,7 +142,7 @@ def run_pinned(factory: Callable[..., Any], name: str) -> None:
         machine.check_step()
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_pinned_scenario_exposes_the_variant_and_passes_on_production(name: str) -> None:
     run_pinned(HiCacheFile, name)

@@ -86,7 +86,8 @@ def _config(**changes: Any) -> FileStoreConfig:
             lambda: load_file_config({"max_sise": 1}, environ={}),
             ValueError,
             "extra_config has an unknown setting 'max_sise' (value 1); known settings: storage_dir,"
-            " max_size, min_free_space, eviction_ratio, enable_metadata_cache, metadata_ttl, temp_max_age",
+            " max_size, min_free_space, eviction_ratio, enable_metadata_cache, metadata_ttl, temp_max_age,"
+            " shared_group, max_value_size",
         ),
         (
             lambda: load_file_config(

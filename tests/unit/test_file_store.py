@@ -377,11 +377,11 @@ def test_start_up_removes_only_temp_files_older_than_the_threshold(
     fs: FakeFileSystem, clock: FakeClock
 ) -> None:
     fs.mkdir(DIR)
-    fs.put(f"{DIR}/.old.tmp", b"x", mtime=clock() - 3601)
-    fs.put(f"{DIR}/.edge.tmp", b"x", mtime=clock() - 3600)
-    fs.put(f"{DIR}/.young.tmp", b"x", mtime=clock() - 10)
+    fs.put(f"{DIR}/.00000000000a.tmp", b"x", mtime=clock() - 3601)
+    fs.put(f"{DIR}/.00000000000b.tmp", b"x", mtime=clock() - 3600)
+    fs.put(f"{DIR}/.00000000000c.tmp", b"x", mtime=clock() - 10)
     store(fs, clock)
-    assert set(fs.listing(DIR)) == {".edge.tmp", ".young.tmp"}
+    assert set(fs.listing(DIR)) == {".00000000000b.tmp", ".00000000000c.tmp"}
     store(fs, clock, temp_max_age=5)
     assert fs.listing(DIR) == {}
 

@@ -76,18 +76,18 @@ def test_batch_exists_answers_believed_keys_with_no_filesystem_call(
     assert spent == {"stat": 1}, "only the unbelieved key d is looked up"
 
 
-@pytest.mark.clauses("F8")
+@pytest.mark.clauses("F8", "S6")
 def test_start_up_removes_old_temp_files_only_not_files_that_merely_look_half_like_one(
     fs: FakeFileSystem, clock: FakeClock
 ) -> None:
-    """A temp file is ``.<random>.tmp``: a leading dot *and* the ``.tmp`` suffix.  Another program's
-    ``notes.tmp`` or ``.profile`` in the same directory is not ours to remove, however old."""
+    """A temp file is exactly ``.<12 hex digits>.tmp`` (S6).  Another program's ``notes.tmp``,
+    ``.profile`` or ``.abc.tmp`` in the same directory is not ours to remove, however old."""
     fs.mkdir(DIR)
     old = clock() - 10 * 3600
-    for name in (".abc.tmp", "notes.tmp", ".profile", ".x.bin"):
+    for name in (".0123456789ab.tmp", ".abc.tmp", "notes.tmp", ".profile", ".x.bin", ".0123456789AB.tmp"):
         fs.put(f"{DIR}/{name}", b"x", mtime=old)
     store(fs, clock)
-    assert set(fs.listing(DIR)) == {"notes.tmp", ".profile", ".x.bin"}
+    assert set(fs.listing(DIR)) == {".abc.tmp", "notes.tmp", ".profile", ".x.bin", ".0123456789AB.tmp"}
 
 
 @pytest.mark.clauses("F3", "F6", "V4")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hicache.fs import DirEntry, FileStat, FileSystem, OSFileSystem
+from hicache.fs import DirEntry, FileStat, FileSystem, NotAPageError, OSFileSystem
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 
@@ -128,7 +128,7 @@ def test_mkdir_creates_parents_and_accepts_an_existing_directory(port: tuple[Fil
     assert fs.read_file(f"{nested}/a.bin") == (2, b"ok")
 
 
-def test_scandir_lists_regular_files_with_size_and_mtime_and_skips_directories(
+def test_scandir_lists_every_node_with_its_kind_and_not_what_is_inside_a_subdirectory(
     port: tuple[FileSystem, str],
 ) -> None:
     fs, d = port
@@ -137,8 +137,10 @@ def test_scandir_lists_regular_files_with_size_and_mtime_and_skips_directories(
     fs.mkdir(f"{d}/sub")
     fs.write_new(f"{d}/sub/inner.bin", memoryview(b"1"))
     entries = sorted(fs.scandir(d))
-    assert [(e.name, e.size) for e in entries] == [(".x.tmp", 2), ("a.bin", 5)]
-    assert all(isinstance(e, DirEntry) and abs(e.mtime - fs.now()) < 60 for e in entries)
+    assert [(e.name, e.kind) for e in entries] == [(".x.tmp", "file"), ("a.bin", "file"), ("sub", "dir")]
+    assert [e.size for e in entries[:2]] == [2, 5]
+    assert all(isinstance(e, DirEntry) and e.uid == fs.euid() for e in entries)
+    assert all(abs(e.mtime - fs.now()) < 60 for e in entries[:2])
     assert entries[1].mtime == fs.stat(f"{d}/a.bin").mtime
 
 
@@ -173,10 +175,12 @@ def test_os_now_is_the_wall_clock_that_modification_times_use(tmp_path: Path) ->
     assert abs(fs.now() - os.stat(tmp_path / "a.bin").st_mtime) < 60
 
 
-def test_os_scandir_skips_a_symlink_to_a_regular_file(tmp_path: Path) -> None:
+@pytest.mark.clauses("S3")
+def test_os_scandir_lists_a_symlink_as_a_symlink_without_following_it(tmp_path: Path) -> None:
     (tmp_path / "real.bin").write_bytes(b"abc")
     (tmp_path / "link.bin").symlink_to(tmp_path / "real.bin")
-    assert [e.name for e in OSFileSystem().scandir(str(tmp_path))] == ["real.bin"]
+    kinds = sorted((e.name, e.kind) for e in OSFileSystem().scandir(str(tmp_path)))
+    assert kinds == [("link.bin", "symlink"), ("real.bin", "file")]
 
 
 def test_os_scandir_leaves_out_a_file_removed_during_the_pass(
@@ -292,13 +296,90 @@ def test_os_write_new_closes_its_descriptor_when_the_write_fails(
     assert (tmp_path / "a.bin").exists()  # the partial file stays for the caller to remove (port contract)
 
 
-def test_os_write_new_creates_the_file_readable_by_others(tmp_path: Path) -> None:
-    old = os.umask(0o022)
+@pytest.mark.clauses("S2")
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
+@pytest.mark.parametrize("mode", [0o600, 0o660])
+def test_os_write_new_creates_the_file_with_exactly_the_mode_whatever_the_umask(
+    tmp_path: Path, umask: int, mode: int
+) -> None:
+    old = os.umask(umask)
     try:
-        OSFileSystem().write_new(str(tmp_path / "a.bin"), memoryview(b"x"))
+        OSFileSystem().write_new(str(tmp_path / "a.bin"), memoryview(b"x"), mode)
     finally:
         os.umask(old)
-    assert (tmp_path / "a.bin").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "a.bin").stat().st_mode & 0o7777 == mode
+
+
+@pytest.mark.clauses("S2")
+def test_os_write_new_does_not_follow_a_symlink_planted_at_its_name(tmp_path: Path) -> None:
+    target = tmp_path / "victim"
+    target.write_bytes(b"untouched")
+    (tmp_path / "a.tmp").symlink_to(target)
+    with pytest.raises(FileExistsError):
+        OSFileSystem().write_new(str(tmp_path / "a.tmp"), memoryview(b"x"))
+    assert target.read_bytes() == b"untouched"
+
+
+@pytest.mark.clauses("S1")
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
+def test_os_mkdir_creates_the_directory_with_exactly_the_mode_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    old = os.umask(umask)
+    try:
+        st = OSFileSystem().mkdir(str(tmp_path / "p" / "d"), 0o700)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "p" / "d").stat().st_mode & 0o7777 == 0o700
+    assert st.kind == "dir" and st.mode == 0o700 and st.uid == os.geteuid()
+
+
+@pytest.mark.clauses("S1")
+def test_os_mkdir_of_an_existing_directory_keeps_its_mode_and_reports_it(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir(mode=0o755)
+    os.chmod(tmp_path / "d", 0o777)
+    st = OSFileSystem().mkdir(str(tmp_path / "d"))
+    assert st.mode == 0o777 and (tmp_path / "d").stat().st_mode & 0o777 == 0o777
+
+
+@pytest.mark.clauses("S3")
+def test_os_stat_describes_a_symlink_itself_and_reads_refuse_it(tmp_path: Path) -> None:
+    (tmp_path / "real.bin").write_bytes(b"secret")
+    (tmp_path / "link.bin").symlink_to(tmp_path / "real.bin")
+    fs = OSFileSystem()
+    assert fs.stat(str(tmp_path / "link.bin")).kind == "symlink"
+    with pytest.raises(NotAPageError) as caught:  # O_NOFOLLOW: ELOOP, reported as not a page
+        fs.read_file(str(tmp_path / "link.bin"))
+    assert caught.value.stat.kind == "symlink"
+    assert isinstance(caught.value.__cause__, OSError) and caught.value.__cause__.errno == errno.ELOOP
+    with pytest.raises(NotAPageError):
+        fs.read_into(str(tmp_path / "link.bin"), memoryview(bytearray(6)))
+
+
+@pytest.mark.clauses("S3")
+def test_os_reads_of_a_fifo_neither_block_nor_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "f.bin")
+    fs = OSFileSystem()
+    assert fs.stat(str(tmp_path / "f.bin")).kind == "fifo"
+    with pytest.raises(NotAPageError):
+        fs.read_file(str(tmp_path / "f.bin"))
+    with pytest.raises(NotAPageError):
+        fs.read_into(str(tmp_path / "f.bin"), memoryview(bytearray(0)))
+
+
+@pytest.mark.clauses("S3")
+def test_reads_refuse_a_directory_and_a_file_the_reader_does_not_accept(port: tuple[FileSystem, str]) -> None:
+    fs, d = port
+    fs.mkdir(f"{d}/sub.bin")
+    with pytest.raises(NotAPageError):
+        fs.read_file(f"{d}/sub.bin")
+    fs.write_new(f"{d}/a.bin", memoryview(b"abc"))
+    with pytest.raises(NotAPageError) as caught:
+        fs.read_file(f"{d}/a.bin", accept=lambda st: st.uid == -1)
+    assert caught.value.stat.kind == "file"
+    with pytest.raises(NotAPageError):
+        fs.read_into(f"{d}/a.bin", memoryview(bytearray(3)), accept=lambda st: False)
+    assert fs.read_file(f"{d}/a.bin", accept=lambda st: st.kind == "file") == (3, b"abc")
 
 
 @pytest.mark.parametrize("pieces", [False, True], ids=["whole", "in-pieces"])

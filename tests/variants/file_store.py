@@ -16,14 +16,17 @@ from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
+from hicache.fs import DirEntry, FileStat
 
 __all__ = [
     "CAUGHT_BY_MACHINE",
     "EVICTOR_VARIANTS",
     "NEEDS_OVERLAPPING_NAMESPACES",
+    "NEEDS_PLANTED_NODES",
     "VARIANTS",
     "EvictsWritesInFlight",
     "NoC1Guard",
+    "TakesAnyNodeForAPage",
 ]
 
 
@@ -37,9 +40,7 @@ class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
             try:
                 self._fs.stat(self._path_of(victim))
             except FileNotFoundError:
-                del self._entries[victim]
-                self._total -= entry.size
-                return entry.size
+                return entry.size  # gone: the caller drops the entry, and no on_evict was called
         return super()._evict_one(victim, keep)
 
 
@@ -165,6 +166,17 @@ class NoC1Guard(HiCacheFile):
                 self._beliefs.add(key)
 
 
+class TakesAnyNodeForAPage(HiCacheFile):
+    """S3 broken (the code before issue 12): whatever is named like a page is one, symlinks, FIFOs,
+    directories and other users' files included."""
+
+    def _is_page(self, st: FileStat) -> bool:
+        return True
+
+    def _is_page_entry(self, entry: DirEntry) -> bool:
+        return True
+
+
 VARIANTS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "callback skipped when the file is already gone": (CallbackSkippedWhenGone, ("V6", "C1")),
     "capacity not refunded on abort": (NoRefundOnAbort, ("V4", "C3")),
@@ -175,6 +187,7 @@ VARIANTS: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] = {
     "temp file left after a failed write": (KeepsTempOnFailure, ("F3",)),
     "namespace taken as a plain suffix": (PlainSuffixNaming, ("F1",)),
     "no C1 guard": (NoC1Guard, ("C1",)),
+    "any node taken for a page": (TakesAnyNodeForAPage, ("S3",)),
 }
 
 EVICTOR_VARIANTS: dict[str, type[LRUFileEvictor]] = {
@@ -187,6 +200,10 @@ EVICTOR_VARIANTS: dict[str, type[LRUFileEvictor]] = {
 
 # Caught only by a world where another namespace ends like ours (spec/machines/file_store.py's "_x_ns").
 NEEDS_OVERLAPPING_NAMESPACES = ["namespace taken as a plain suffix"]
+# Caught only by a world where another user plants nodes under a key's name (S3).
+NEEDS_PLANTED_NODES = ["any node taken for a page"]
 CAUGHT_BY_MACHINE = [
-    name for name in VARIANTS if name != "no C1 guard" and name not in NEEDS_OVERLAPPING_NAMESPACES
+    name
+    for name in VARIANTS
+    if name != "no C1 guard" and name not in NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
 ]
