@@ -198,10 +198,10 @@ class _HookedOSFileSystem(OSFileSystem):
     def __init__(self) -> None:
         self.before: Callable[[str, str], None] | None = None
 
-    def write_new(self, path: str, data: memoryview) -> None:
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
         if self.before is not None:
             self.before("write", path)
-        super().write_new(path, data)
+        super().write_new(path, data, mode)
 
 
 # The burst that makes eviction run among the threads by construction (see the test below).
