@@ -7,13 +7,17 @@ unlinking the least recently used files.
 
 Internal invariants (``check_invariants`` asserts them):
 
-* ``_entries`` maps key -> ``_Entry(size, writers, published, seen)``, least
+* ``_entries`` maps key -> ``_Entry(size, writers, published, seen, resting_until)``, least
   recently used first; ``_total`` is the sum of the sizes (C3).  ``writers``
   counts the reserved writes of the key not committed or aborted yet; an entry
   with ``writers > 0`` is in flight and eviction never picks it (V5).
   ``published`` (only while in flight): one of its writes has committed, so
   its file is on disk whatever the others do.  ``seen`` is the value of
   ``_commits`` when the entry was last committed or adopted.
+  ``resting_until`` (S7): set when the entry's file could not be unlinked, to
+  the port's ``now()`` plus :data:`RETRY_UNREMOVABLE_AFTER`; until then
+  eviction skips it without a callback, an unlink or a log line.  It belongs
+  to the entry: a new write of the key (a new entry) or a dropped entry forgets it.
 * Every change of an entry and of ``_total`` happens under ``lock``, together,
   so no reader ever sees one without the other.
 
@@ -32,16 +36,24 @@ Decisions where docs/SEMANTICS.md leaves room:
   size (the file is on disk); ``commits``/``committed_since`` let the store tell
   a miss that began before a publication of the key from a real one (F4, C5).
 * A victim that cannot be unlinked (EPERM, EBUSY, EISDIR, EROFS, EIO...) keeps
-  its entry (its bytes are still on disk) and position; each ``reserve`` tries
-  every victim at most once, so an unremovable file costs one failed unlink per
-  reservation, never a loop (V5).
+  its entry (its bytes are still on disk) and position, and rests: no pass
+  tries it again (no ``on_evict``, no unlink, no log line) for
+  :data:`RETRY_UNREMOVABLE_AFTER` seconds of the port's clock (S7); so 20k
+  unremovable files cost 20k failed unlinks and log lines once per back-off,
+  not on every refused write, and never a loop (V5).  A clock that went back
+  before the failure ends the rest at once (a wall clock set back must not
+  make a file rest for hours).
+* ``relieve`` (S8): an ``ENOSPC`` on a write is pressure: evict as for a cap
+  equal to the bytes held now (down to ``floor(others * eviction_ratio) -
+  size``), so the writer can retry once.  Inert (V1), it evicts nothing.
 * ``discard`` (the store found the file missing, or deleted it) drops a
   committed entry and gives its bytes back; an in-flight one belongs to a write
   still running and is left alone.
 
-Complexity: ``commit``/``abort``/``touch``/``discard``/``committed_since`` O(1); ``reserve`` O(1)
-plus O(victims tried), plus one ``free_bytes`` probe before and one after
-evicting when ``min_free_space`` is set; ``snapshot``/``check_invariants`` O(n).
+Complexity: ``commit``/``abort``/``touch``/``discard``/``committed_since`` O(1); ``reserve`` and
+``relieve`` O(1) plus O(victims tried + entries skipped: in flight, resting), plus one
+``free_bytes`` probe before and one after evicting when ``min_free_space`` is set, plus at most
+one ``now()`` read (only when a victim fails or rests); ``snapshot``/``check_invariants`` O(n).
 
 Thread model: every method takes ``lock`` (an ``RLock``; the owner may pass its
 own so that its compound decisions are atomic with eviction).  Unlinks and the
@@ -62,11 +74,15 @@ from typing import NamedTuple
 from hicache._validate import check_int, shown
 from hicache.fs import FileStat, FileSystem
 
-__all__ = ["MAX_BYTES", "EvictorEntry", "LRUFileEvictor", "check_bytes_limit"]
+__all__ = ["MAX_BYTES", "RETRY_UNREMOVABLE_AFTER", "EvictorEntry", "LRUFileEvictor", "check_bytes_limit"]
 
 logger = logging.getLogger(__name__)
 
 MAX_BYTES = 2**63 - 1  # the largest file offset (off_t); a cap or floor above it is a mistake
+# S7: seconds an unremovable victim rests before eviction tries (and logs) it again.  Long enough that
+# a storm of refused writes costs one failed unlink per file, short enough that a file healed by hand
+# (chattr -i, a busy reader gone) is evicted within the minute.
+RETRY_UNREMOVABLE_AFTER = 30.0
 
 
 def check_bytes_limit(name: str, size: int, given: object = None) -> int:
@@ -88,13 +104,14 @@ class EvictorEntry(NamedTuple):
 
 
 class _Entry:
-    __slots__ = ("published", "seen", "size", "writers")
+    __slots__ = ("published", "resting_until", "seen", "size", "writers")
 
     def __init__(self, size: int, writers: int, seen: int = 0) -> None:
         self.size = size
         self.writers = writers  # writes in flight (reserved, neither committed nor aborted)
         self.published = False  # while in flight: one of its writes has committed (the file is on disk)
         self.seen = seen  # _commits when last committed or adopted
+        self.resting_until: float | None = None  # S7: its unlink failed; not retried before this time
 
     @property
     def in_flight(self) -> bool:
@@ -167,6 +184,7 @@ class LRUFileEvictor:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
         self._commits = 0  # bumped by every commit and adoption (read by committed_since)
+        self._walk_now: float | None = None  # S7: the port's now(), read at most once per pass (lock held)
 
     @property
     def enabled(self) -> bool:
@@ -247,6 +265,26 @@ class LRUFileEvictor:
         """Enforce the limits now (start-up, F8): as ``reserve`` of nothing.  True when they hold."""
         with self.lock:
             return not self.enabled or self._make_room(None, 0, self._total)
+
+    def relieve(self, key: str, size: int) -> bool:
+        """S8: a write of ``size`` bytes for ``key`` met ``ENOSPC``: evict as for a cap at the bytes held now.
+
+        Evicts LRU entries (never ``key``, a write in flight or a resting file) until the others fit
+        under ``floor(others * eviction_ratio) - size``.  True when at least one entry was evicted (a
+        retry may now fit); False when nothing could be, or when eviction is off (V1).  O(victims +
+        entries skipped).
+        """
+        check_int("size", size, minimum=0)
+        with self.lock:
+            if not self.enabled:
+                return False
+            entry = self._entries.get(key)
+            others = self._total - (entry.size if entry is not None else 0)
+            if others <= 0:
+                return False  # nothing else holds a byte: no eviction can make room
+            target = math.floor(others * self._ratio) - size
+            self._walk_now = None
+            return self._evict_while(key, lambda freed: others - freed > target)[1] > 0
 
     def commit(self, key: str, size: int | None = None) -> None:
         """V4: the write of ``key`` is on disk; it may now be evicted, and is most recently used.  O(1).
@@ -366,6 +404,7 @@ class LRUFileEvictor:
         S7: each pass walks the LRU order from its oldest entry and stops as soon as the room is made,
         so it costs O(victims + entries skipped), never a copy or a scan of the whole order.
         """
+        self._walk_now = None
         cap = self._max_size
         if cap > 0:
             if size > cap:
@@ -373,7 +412,7 @@ class LRUFileEvictor:
             if others + size > cap:
                 target = math.floor(cap * self._ratio) - size
                 start = others
-                others -= self._evict_while(key, lambda freed: start - freed > target)
+                others -= self._evict_while(key, lambda freed: start - freed > target)[0]
                 if others + size > cap:
                     return False
         floor = self._min_free
@@ -389,12 +428,13 @@ class LRUFileEvictor:
                     return False
         return True
 
-    def _evict_while(self, keep: str | None, more: Callable[[int], bool]) -> int:
-        """Evict LRU entries while ``more(bytes freed so far)``; answer the bytes freed (lock held).
+    def _evict_while(self, keep: str | None, more: Callable[[int], bool]) -> tuple[int, int]:
+        """Evict LRU entries while ``more(bytes freed so far)``; answer (bytes freed, entries evicted)
+        (lock held).
 
         The walk does not change ``_entries`` while it iterates (the victims' entries are dropped after
-        it), so no copy of the order is needed.  Writes in flight, ``keep`` and files that cannot be
-        removed are skipped and keep their position (V5).
+        it), so no copy of the order is needed.  Writes in flight, ``keep``, resting files and files
+        that cannot be removed are skipped and keep their position (V5, S7).
         """
         freed = 0
         gone: list[str] = []
@@ -408,17 +448,29 @@ class LRUFileEvictor:
         for victim in gone:
             entry = self._entries.pop(victim)
             self._total -= entry.size
-        return freed
+        return freed, len(gone)
+
+    def _now(self) -> float:
+        """The port's clock, read at most once per pass, and only when a victim fails or rests (S7)."""
+        if self._walk_now is None:
+            self._walk_now = self._fs.now()
+        return self._walk_now
 
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
         """Try to remove one victim's file: its size when the file is gone, None when skipped (lock held).
 
         ``on_evict`` first, then the unlink (V5, V6).  The entry itself is left in place: the caller
-        drops it after its walk.
+        drops it after its walk.  A resting entry (S7) is skipped untouched; a failed unlink starts its rest.
         """
         entry = self._entries.get(victim)
         if entry is None or entry.in_flight or victim == keep:
             return None
+        until = entry.resting_until
+        if until is not None:
+            now = self._now()
+            if until - RETRY_UNREMOVABLE_AFTER <= now < until:
+                return None  # S7: failed less than a back-off ago: not retried, not logged again
+            entry.resting_until = None
         if self._on_evict is not None:
             self._on_evict(victim)  # before the unlink: no belief outlives its file (V6)
         try:
@@ -426,8 +478,12 @@ class LRUFileEvictor:
         except FileNotFoundError:
             pass  # already gone (another process, or by hand): counts as evicted (V5)
         except OSError as exc:
-            # EPERM/EACCES/EBUSY/EISDIR/EROFS/EIO...: the file stays; skip it and go on (V5).
-            logger.warning("file evictor: cannot remove %r, skipping it: %s", victim, exc)
+            # EPERM/EACCES/EBUSY/EISDIR/EROFS/EIO...: the file stays; skip it, go on (V5), and let it rest
+            # (S7): this line is logged once per back-off, not once per write that reaches the file.
+            entry.resting_until = self._now() + RETRY_UNREMOVABLE_AFTER
+            logger.warning(
+                "file evictor: cannot remove %r, skipping it for %g s: %s", victim, RETRY_UNREMOVABLE_AFTER, exc
+            )
             return None
         return entry.size
 

@@ -58,6 +58,7 @@ raises ``OSError``: a store that can never work should not look healthy.
 
 from __future__ import annotations
 
+import errno
 import grp
 import logging
 import os
@@ -519,35 +520,52 @@ class HiCacheFile:
             logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
             return False
         epoch = self._epoch
-        temp = None
-        try:
-            for attempt in range(_TEMP_TRIES):
-                # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
-                # written through: another random name is drawn, up to _TEMP_TRIES names.
-                name = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
-                try:
-                    self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
-                except FileExistsError:
-                    if attempt + 1 == _TEMP_TRIES:
+        relieved = False
+        while True:
+            temp = None
+            writing = True
+            try:
+                for attempt in range(_TEMP_TRIES):
+                    # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
+                    # written through: another random name is drawn, up to _TEMP_TRIES names.
+                    name = os.path.join(
+                        self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}"
+                    )
+                    try:
+                        self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
+                    except FileExistsError:
+                        if attempt + 1 == _TEMP_TRIES:
+                            raise
+                        continue
+                    except OSError:
+                        temp = name  # created, maybe partly written: removed below
                         raise
-                    continue
-                except OSError:
-                    temp = name  # created, maybe partly written: removed below
-                    raise
-                temp = name
-                break
-            assert temp is not None
-            self._fs.replace(temp, path)
-        except OSError as exc:
-            # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
-            logger.warning("file store: cannot write %r: %s", path, exc)
-            if temp is not None:
-                self._remove_temp(temp)
-            with self._lock:
-                self._evictor.abort(key)
-                if beliefs is not None:
-                    beliefs.remove(key)
-            return False
+                    temp = name
+                    break
+                assert temp is not None
+                writing = False
+                self._fs.replace(temp, path)
+            except OSError as exc:
+                # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
+                logger.warning("file store: cannot write %r: %s", path, exc)
+                if temp is not None:
+                    self._remove_temp(temp)
+                if writing and exc.errno == errno.ENOSPC and not relieved:
+                    # S8: the disk is full while old pages could go: evict as for the cap, retry once.
+                    relieved = True
+                    with self._lock:
+                        evicted = self._evictor.relieve(key, len(view))
+                        self._end_removal()
+                        epoch = self._epoch
+                    if evicted:
+                        logger.warning("file store: evicted to make room on a full disk; retrying %r", key)
+                        continue
+                with self._lock:
+                    self._evictor.abort(key)
+                    if beliefs is not None:
+                        beliefs.remove(key)
+                return False
+            break
         with self._lock:
             self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
             if self._epoch == epoch:

@@ -28,10 +28,17 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
   True when every file of the namespace was removed, and keeps the ones it
   could not remove tracked (their bytes are still on disk: C3).
 * Start-up orders files by (mtime, name) and gives every belief the same birth.
+* S7: a victim whose unlink failed rests for ``RETRY_UNREMOVABLE_AFTER`` (30 s) of
+  the clock: no pass tries it (no ``on_evict``) until then.  The rest belongs to
+  the entry: a new write of the key, or the entry dropped, forgets it.
+* S8: an ``ENOSPC`` on the temp file's write (not on the rename) is pressure
+  when eviction is on: evict as :func:`cap_pass` with a cap of the bytes the
+  other entries hold, and retry the write once if that evicted anything.
 """
 
 from __future__ import annotations
 
+import errno
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -40,6 +47,7 @@ from spec import metadata_cache as beliefs_model
 
 __all__ = [
     "Entry",
+    "RETRY_UNREMOVABLE_AFTER",
     "FileStoreModel",
     "cap_pass",
     "file_name",
@@ -51,6 +59,7 @@ __all__ = [
 ]
 
 Entry = tuple[str, int, bool]  # key, size in bytes, in flight
+RETRY_UNREMOVABLE_AFTER = 30.0  # S7: seconds a victim that could not be unlinked is left alone
 
 
 def file_name(key: str, ns: str) -> str:
@@ -107,23 +116,30 @@ def total(lru: list[Entry]) -> int:
     return sum(size for _key, size, _in_flight in lru)
 
 
-def _evictable(entry: Entry, keep: str | None) -> bool:
-    return not entry[2] and entry[0] != keep
+def _evictable(entry: Entry, keep: str | None, resting: frozenset[str]) -> bool:
+    return not entry[2] and entry[0] != keep and entry[0] not in resting
 
 
 def cap_pass(
-    lru: list[Entry], keep: str | None, size: int, cap: int, ratio: float, unremovable: frozenset[str]
+    lru: list[Entry],
+    keep: str | None,
+    size: int,
+    cap: int,
+    ratio: float,
+    unremovable: frozenset[str],
+    resting: frozenset[str] = frozenset(),
 ) -> tuple[list[Entry], list[str]]:
     """V3, V5: evict LRU entries until the others fit under floor(cap * ratio) - size.
 
     Returns the entries left and the victims tried, in order (each one got
-    ``on_evict``, V6).  ``keep`` (the key being written) and writes in flight
-    are never victims; an unremovable victim is tried once and keeps its entry.
+    ``on_evict``, V6).  ``keep`` (the key being written), writes in flight and
+    resting keys (S7) are never victims; an unremovable victim is tried once
+    and keeps its entry.
 
     pre: 0 < cap < 2**52 and 0 < ratio <= 1 and size >= 0
     pre: all(e[1] >= 0 for e in lru) and len({e[0] for e in lru}) == len(lru)
     post: all(e in lru for e in __return__[0])
-    post: not any(e[2] or e[0] == keep for e in lru if e[0] in __return__[1])
+    post: not any(e[2] or e[0] == keep or e[0] in resting for e in lru if e[0] in __return__[1])
     post: all(e in __return__[0] for e in lru if e[0] in unremovable or e[2])
     post: len(__return__[0]) + len([k for k in __return__[1] if k not in unremovable]) == len(lru)
     """
@@ -132,7 +148,7 @@ def cap_pass(
     left: list[Entry] = []
     tried: list[str] = []
     for entry in lru:
-        if others > target and _evictable(entry, keep):
+        if others > target and _evictable(entry, keep, resting):
             tried.append(entry[0])
             if entry[0] not in unremovable:
                 others -= entry[1]
@@ -142,7 +158,13 @@ def cap_pass(
 
 
 def space_pass(
-    lru: list[Entry], keep: str | None, size: int, floor: int, free: int, unremovable: frozenset[str]
+    lru: list[Entry],
+    keep: str | None,
+    size: int,
+    floor: int,
+    free: int,
+    unremovable: frozenset[str],
+    resting: frozenset[str] = frozenset(),
 ) -> tuple[list[Entry], list[str]]:
     """V3, V5: evict LRU entries until the estimated free space minus size reaches the floor.
 
@@ -152,13 +174,13 @@ def space_pass(
     pre: floor > 0 and size >= 0
     pre: all(e[1] >= 0 for e in lru) and len({e[0] for e in lru}) == len(lru)
     post: all(e in lru for e in __return__[0])
-    post: not any(e[2] or e[0] == keep for e in lru if e[0] in __return__[1])
+    post: not any(e[2] or e[0] == keep or e[0] in resting for e in lru if e[0] in __return__[1])
     post: all(e in __return__[0] for e in lru if e[0] in unremovable or e[2])
     """
     left: list[Entry] = []
     tried: list[str] = []
     for entry in lru:
-        if free - size < floor and _evictable(entry, keep):
+        if free - size < floor and _evictable(entry, keep, resting):
             tried.append(entry[0])
             if entry[0] not in unremovable:
                 free += entry[1]
@@ -172,9 +194,11 @@ class FileStoreModel:
 
     ``cap``/``ratio``/``min_free`` are the evictor's limits, ``disk_size`` the
     fake disk, ``metadata`` whether beliefs are kept, ``ttl`` their lifetime.
-    ``pending`` holds the faults armed on the filesystem (``write``,
-    ``replace``, ``read``, ``short``) and ``unremovable`` the names whose
-    unlink fails.  No validation: the machine passes what the store accepted.
+    ``pending`` counts the faults armed on the filesystem (``write``,
+    ``replace``, ``read``, ``short``; arm them with :meth:`arm`, which keeps
+    each write fault's errno: S8) and ``unremovable`` the names whose unlink
+    fails; ``resting`` the keys whose unlink failed, until when (S7).  No
+    validation: the machine passes what the store accepted.
     """
 
     def __init__(
@@ -199,12 +223,27 @@ class FileStoreModel:
         self.published: set[str] = set()
         self.beliefs: beliefs_model.Births = {}
         self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
+        self.write_codes: list[int] = []  # the errno of each armed write fault, in order (S8)
         self.unremovable: set[str] = set()
+        self.resting: dict[str, float] = {}  # S7: key -> end of its rest
         # S3: nodes named like files that are not pages (kind: symlink, fifo, dir, other = another
         # user's file) and the bytes it takes on the disk; never in ``files``.  A planted ``dir``
         # cannot be unlinked (EISDIR).
         self.planted: dict[str, tuple[str, int]] = {}
         self.evicted: list[str] = []  # every victim tried (on_evict calls), for the properties
+
+    # -- the world's faults ---------------------------------------------------
+
+    def arm(self, op: str, code: int = errno.EIO) -> None:
+        """The next call of ``op`` fails with ``code`` (``short``: the next read is short)."""
+        self.pending[op] += 1
+        if op == "write":
+            self.write_codes.append(code)
+
+    def disarm(self) -> None:
+        """Every armed fault is forgotten (the filesystem healed)."""
+        self.pending = dict.fromkeys(self.pending, 0)
+        self.write_codes = []
 
     # -- observations ------------------------------------------------------
 
@@ -267,8 +306,10 @@ class FileStoreModel:
             return False  # S3: never written through or over a node that is not a page
         if not self._reserve(key, len(value)):
             return False
-        write_failed = self._consume("write") or len(value) > self.free()
-        if write_failed or self._consume("replace"):
+        code = self._write(value)
+        if code == errno.ENOSPC and self._relieve(key, len(value)):
+            code = self._write(value)  # S8: once, after the pressure eviction freed something
+        if code is not None or self._consume("replace"):
             self.abort(key)
             self._forget(key)
             return False
@@ -321,6 +362,7 @@ class FileStoreModel:
             if stale and name not in self.unremovable:
                 del self.files[name]
         self.lru, self.beliefs, self.more, self.published = [], {}, {}, set()
+        self.resting = {}
         for _mtime, _name, key, size in self._scan():
             self.lru.append((key, size, False))
             self._teach(key)
@@ -356,6 +398,7 @@ class FileStoreModel:
             self.lru = [(k, s, f and k != key) for k, s, f in self.lru]
             return
         self.lru = [e for e in self.lru if e[0] != key]
+        self.resting.pop(key, None)
 
     def touch(self, key: str, size: int | None = None) -> bool:
         return self._touch(key, size)
@@ -369,6 +412,7 @@ class FileStoreModel:
     def forget_committed(self) -> None:
         """The evictor's ``clear``: writes in flight keep their entries."""
         self.lru = [e for e in self.lru if e[2]]
+        self.resting = {k: t for k, t in self.resting.items() if any(e[0] == k for e in self.lru)}
 
     def _reserve(self, key: str, size: int) -> bool:
         if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
@@ -376,30 +420,65 @@ class FileStoreModel:
         if any(e[0] == key and e[2] for e in self.lru):  # another write of key is in flight (C5)
             self.more[key] = self.more.get(key, 0) + 1
         self.lru = [e for e in self.lru if e[0] != key] + [(key, size, True)]
+        self.resting.pop(key, None)  # a new entry: the old one's rest is over (S7)
         return True
 
     def _make_room(self, keep: str | None, size: int) -> bool:
-        unremovable = frozenset(k for e in self.lru if self._stuck(self.name(k := e[0])))
+        unremovable, resting = self._unremovable(), self._resting()
         own = sum(e[1] for e in self.lru if e[0] == keep)
         if self.cap > 0:
             if size > self.cap:
                 return False
             if total(self.lru) - own + size > self.cap:
-                self._apply(*cap_pass(self.lru, keep, size, self.cap, self.ratio, unremovable))
+                self._apply(*cap_pass(self.lru, keep, size, self.cap, self.ratio, unremovable, resting))
                 if total(self.lru) - own + size > self.cap:
                     return False
         if self.min_free > 0 and self.free() - size < self.min_free:
-            self._apply(*space_pass(self.lru, keep, size, self.min_free, self.free(), unremovable))
+            left = space_pass(self.lru, keep, size, self.min_free, self.free(), unremovable, resting)
+            self._apply(*left)
             if self.free() - size < self.min_free:
                 return False
         return True
 
+    def _relieve(self, key: str, size: int) -> bool:
+        """S8: ENOSPC on ``key``'s write: evict as for a cap at the other entries' bytes; True when
+        anything was evicted.  Eviction off (V1): nothing."""
+        if not (self.cap > 0 or self.min_free > 0):
+            return False
+        others = total(self.lru) - sum(e[1] for e in self.lru if e[0] == key)
+        if others <= 0:
+            return False
+        before = len(self.lru)
+        self._apply(*cap_pass(self.lru, key, size, others, self.ratio, self._unremovable(), self._resting()))
+        return len(self.lru) < before
+
+    def _write(self, value: bytes) -> int | None:
+        """One write of a temp file: the errno it fails with (an armed fault, else ENOSPC when the
+        disk cannot hold it), or None."""
+        if self._consume("write"):
+            return self.write_codes.pop(0) if self.write_codes else errno.EIO
+        return errno.ENOSPC if len(value) > self.free() else None
+
+    def _unremovable(self) -> frozenset[str]:
+        return frozenset(k for e in self.lru if self._stuck(self.name(k := e[0])))
+
+    def _resting(self) -> frozenset[str]:
+        """S7: the keys whose unlink failed less than a back-off ago."""
+        now = self.clock()
+        return frozenset(
+            k for k, until in self.resting.items() if until - RETRY_UNREMOVABLE_AFTER <= now < until
+        )
+
     def _apply(self, left: list[Entry], tried: list[str]) -> None:
-        """V6: each victim loses its belief before its unlink; removable ones lose their file."""
+        """V6: each victim loses its belief before its unlink; removable ones lose their file; S7: an
+        unremovable one rests."""
         for key in tried:
             self.evicted.append(key)
             self._forget(key)
-            if not self._stuck(self.name(key)):
+            if self._stuck(self.name(key)):
+                self.resting[key] = self.clock() + RETRY_UNREMOVABLE_AFTER
+            else:
+                self.resting.pop(key, None)
                 self.files.pop(self.name(key), None)
                 self.planted.pop(self.name(key), None)  # unlink removes the node itself (S3)
         self.lru = left
@@ -448,7 +527,10 @@ class FileStoreModel:
     def _discard(self, key: str) -> bool:
         before = len(self.lru)
         self.lru = [e for e in self.lru if e[0] != key or e[2]]
-        return len(self.lru) < before
+        if len(self.lru) < before:
+            self.resting.pop(key, None)
+            return True
+        return False
 
     def _missing(self, key: str) -> None:
         """F4: the file is gone: no belief, and its bytes go back to the accounting."""

@@ -158,14 +158,14 @@ class FileStorePair(Pair):
                 fs.short_reads(1)
             else:
                 fs.fail(op, code)
-            model.pending[op] += 1
+            model.arm(op, code)
         elif name == "unremovable":
             fs.fail_unlink(self._path(str(args[0])), int(args[1]))  # type: ignore[call-overload]
             model.unremovable.add(model.name(str(args[0])))
         elif name == "heal":
             fs.heal()
             model.unremovable.clear()
-            model.pending = dict.fromkeys(model.pending, 0)
+            model.disarm()
         elif name == "advance":
             self.clock.advance(1.0)
         elif name == "restart":

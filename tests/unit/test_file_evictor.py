@@ -177,9 +177,9 @@ def test_an_unremovable_file_is_skipped_and_eviction_goes_on(fs: FakeFileSystem,
     ev.check_invariants()
 
 
-@pytest.mark.clauses("V5")
+@pytest.mark.clauses("V5", "S7")
 def test_when_nothing_can_be_evicted_the_write_is_refused_after_one_try_per_victim(
-    fs: FakeFileSystem,
+    fs: FakeFileSystem, clock: FakeClock
 ) -> None:
     ev = make(fs, max_size=100, eviction_ratio=1.0)
     for key in "ab":
@@ -187,6 +187,9 @@ def test_when_nothing_can_be_evicted_the_write_is_refused_after_one_try_per_vict
         fs.fail_unlink(path_of(key))
     assert not ev.reserve("c", 10)
     assert fs.calls["unlink"] == 2, "each victim tried once: no spinning"
+    assert not ev.reserve("c", 10)
+    assert fs.calls["unlink"] == 2, "both rest (S7): not tried again before the back-off ends"
+    clock.advance(30.0)
     assert not ev.reserve("c", 10)
     assert fs.calls["unlink"] == 4
     assert ev.total == 100

@@ -173,7 +173,7 @@ def test_an_unremovable_victim_and_a_failed_free_space_probe_are_logged(
         assert not ev.reserve("b", 2)
         assert not floor.reserve("c", 1)
     messages = [r.getMessage() for r in caplog.records]
-    assert re.fullmatch(r"file evictor: cannot remove 'a', skipping it: \[Errno 1\] .*", messages[0])
+    assert re.fullmatch(r"file evictor: cannot remove 'a', skipping it for 30 s: \[Errno 1\] .*", messages[0])
     assert re.fullmatch(r"file evictor: cannot probe free space of '/d': \[Errno 5\] .*", messages[1])
 
 
@@ -218,3 +218,50 @@ def test_the_size_limit_names_the_value_as_given() -> None:
         ValueError, match=r"^min_free_space must be at most 2\*\*63 - 1 bytes, got 9223372036854775808$"
     ):
         check_bytes_limit("min_free_space", 2**63)
+
+
+@pytest.mark.clauses("S8", "V3", "V5", "V6")
+def test_relieve_evicts_as_for_a_cap_at_the_bytes_held_and_never_the_writer_or_a_write_in_flight(
+    fs: FakeFileSystem,
+) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=1000, eviction_ratio=0.5)
+    for key in ("a", "b", "c"):
+        on_disk(fs, ev, key, 2)
+    assert ev.reserve("held", 1) and ev.reserve("w", 1)  # two writes in flight, "w" the one that failed
+    ev._entries.move_to_end("held", last=False)  # in flight, and the oldest: skipped, never a victim
+    # others: a, b, c and held = 7 bytes; down to floor(7 * 0.5) - 1 = 2: a, b and c go (freeing 6 > 5).
+    assert ev.relieve("w", 1)
+    assert victims == ["a", "b", "c"] and [e.key for e in ev.snapshot()] == ["held", "w"]
+    assert not ev.relieve("w", 1)  # nothing evictable is left: no retry worth making
+    assert victims == ["a", "b", "c"] and ev.total == 2
+
+
+@pytest.mark.clauses("S8", "V1")
+def test_relieve_evicts_nothing_when_eviction_is_off(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims)
+    on_disk(fs, ev, "a", 2)
+    assert ev.reserve("w", 1)
+    assert not ev.relieve("w", 1) and victims == [] and "a" in ev
+
+
+@pytest.mark.clauses("S7", "V5", "V6")
+def test_a_resting_victim_gets_no_callback_and_no_unlink_until_its_back_off_ends(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=4, eviction_ratio=1.0)
+    on_disk(fs, ev, "a", 2)
+    on_disk(fs, ev, "b", 2)
+    fs.fail_unlink(path_of("a"))
+    assert ev.reserve("c", 2)  # "a" tried and failed (it rests), "b" evicted
+    assert victims == ["a", "b"]
+    unlinks = fs.calls["unlink"]
+    ev.commit("c")
+    assert not ev.reserve("d", 4) and victims == ["a", "b", "c"]  # "a" rests: skipped untouched
+    assert fs.calls["unlink"] - unlinks == 1
+    clock.advance(30.0)
+    fs.allow_unlink(path_of("a"))
+    assert ev.reserve("d", 4) and victims == ["a", "b", "c", "a"]  # the back-off is over: tried, gone
+    assert [e.key for e in ev.snapshot()] == ["d"]

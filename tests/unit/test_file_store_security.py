@@ -6,6 +6,7 @@ fix is one test here (the real-filesystem twins, with a real second user, are in
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import re
@@ -17,6 +18,7 @@ import pytest
 
 from hicache import HiCacheFile
 from hicache.file_config import load_file_config
+from hicache.file_evictor import RETRY_UNREMOVABLE_AFTER
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from tests.unit._store import DIR, NS, path, store
@@ -459,7 +461,109 @@ def test_a_set_at_the_cap_visits_only_its_victims_and_the_entries_it_skips(
     assert len(s.evictor) == entries + 1 and "k0" not in s.evictor
 
 
+def _evictor_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "hicache.file_evictor"]
+
+
+@pytest.mark.clauses("S7", "V5", "B2")
+def test_an_unremovable_file_is_retried_and_logged_once_per_back_off_not_on_every_write(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = store(fs, clock, max_size=4, eviction_ratio=1.0, enable_metadata_cache=True)
+    for key in ("a", "b", "c", "d"):
+        assert s.set(key, b"x")
+    for key in ("a", "b", "c", "d"):
+        fs.fail_unlink(path(key))  # every page is stuck: each refused write would try them all
+    with caplog.at_level(logging.WARNING, logger="hicache.file_evictor"):
+        unlinks = fs.calls["unlink"]
+        assert not s.set("e", b"y")  # tries the four once, and each starts its back-off
+        assert fs.calls["unlink"] - unlinks == 4 and len(_evictor_lines(caplog)) == 4
+        for i in range(200):
+            assert not s.set(f"f{i}", b"y")  # resting: no unlink, no log line
+        assert fs.calls["unlink"] - unlinks == 4 and len(_evictor_lines(caplog)) == 4
+        assert RETRY_UNREMOVABLE_AFTER == 30.0
+        clock.advance(29.5)  # before the back-off ends
+        assert not s.set("g", b"y")
+        assert fs.calls["unlink"] - unlinks == 4
+        fs.allow_unlink(path("a"))  # healed meanwhile, by hand
+        clock.advance(0.5)  # the exact instant the back-off ends: "a" is retried and goes
+        assert s.set("g", b"y")
+        assert fs.calls["unlink"] - unlinks == 5 and len(_evictor_lines(caplog)) == 4
+        assert not s.exists("a") and [e.key for e in s.evictor.snapshot()] == ["b", "c", "d", "g"]
+        clock.advance(30.0)
+        assert s.set("h", b"y")  # b, c, d retried and logged again (once each), then "g" goes
+        assert fs.calls["unlink"] - unlinks == 9 and len(_evictor_lines(caplog)) == 7
+    assert "cannot remove 'a', skipping it for 30 s" in _evictor_lines(caplog)[0]
+    s.check_invariants()
+
+
+@pytest.mark.clauses("S7", "V4")
+def test_a_back_off_belongs_to_the_entry_a_new_write_of_the_key_is_evictable_at_once(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = store(fs, clock, max_size=2, eviction_ratio=1.0)
+    assert s.set("a", b"x") and s.set("b", b"x")
+    fs.fail_unlink(path("a"))
+    assert s.set("c", b"x")  # "a" stuck (now resting), "b" evicted
+    fs.allow_unlink(path("a"))
+    assert s.delete("a") and s.set("a", b"z")  # a new file and a new entry: no rest inherited
+    assert s.set("d", b"x")  # "c" goes (oldest); then
+    assert s.set("e", b"x")  # "a" goes at once, no back-off to wait for
+    assert "a" not in s.evictor and not s.exists("a")
+
+
 # -- S8: the disk is the limit -----------------------------------------------------------------------
+
+
+@pytest.mark.clauses("S8", "V3", "F3")
+def test_a_full_disk_below_the_cap_evicts_old_pages_and_retries_the_write_once(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    fs = FakeFileSystem(clock, disk_size=10)
+    s = store(fs, clock, max_size=1 << 20, eviction_ratio=1.0, enable_metadata_cache=True)
+    assert s.evictor.max_size == 10  # clamped (S8), and yet:
+    fs.put(f"{DIR}/someone-else.dat", b"o" * 4)  # another program fills the disk: the cap is never reached
+    for key in ("a", "b", "c"):
+        assert s.set(key, b"xx")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        writes = fs.calls["write"]
+        assert s.set("d", b"yyy")  # ENOSPC, evict "a" and "b" (3 bytes at least), one retry
+    assert fs.calls["write"] - writes == 2
+    assert fs.listing(DIR).keys() == {"someone-else.dat", "c_m.bin", "d_m.bin"}
+    assert s.get("d") == b"yyy" and not s.exists("a") and not s.believes("b")
+    assert "cannot write '/cache/d_m.bin': [Errno 28]" in caplog.text
+    assert "retrying 'd'" in caplog.text
+    s.check_invariants()
+
+
+@pytest.mark.clauses("S8", "F3", "B2")
+def test_enospc_is_retried_once_only_and_only_when_eviction_freed_something(clock: FakeClock) -> None:
+    fs = FakeFileSystem(clock, disk_size=1 << 20)
+    s = store(fs, clock, max_size=100, eviction_ratio=1.0)
+    assert s.set("a", b"xx")
+    fs.fail("write", errno.ENOSPC, times=2)
+    writes = fs.calls["write"]
+    assert not s.set("b", b"y")  # ENOSPC, "a" evicted, retried once, ENOSPC again: False
+    assert fs.calls["write"] - writes == 2 and fs.pending_faults("write") == 0
+    assert fs.listing(DIR) == {} and len(s.evictor) == 0  # nothing left behind, reservation released
+    fs.fail("write", errno.ENOSPC)
+    writes = fs.calls["write"]
+    assert not s.set("c", b"y")  # nothing to evict: no retry
+    assert fs.calls["write"] - writes == 1
+    fs.fail("write", errno.EIO)
+    assert s.set("d", b"y") is False and fs.calls["write"] - writes == 2  # EIO is no pressure: no retry
+    s.check_invariants()
+
+
+@pytest.mark.clauses("S8", "V1")
+def test_enospc_evicts_nothing_when_eviction_is_off(clock: FakeClock) -> None:
+    fs = FakeFileSystem(clock, disk_size=4)
+    s = store(fs, clock)
+    assert s.set("a", b"xxxx")
+    assert not s.set("b", b"y")  # the disk is full, but no cap and no floor: no page is ever evicted
+    assert s.get("a") == b"xxxx"
+
+
 
 
 @pytest.mark.clauses("S8", "V3")
