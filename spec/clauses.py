@@ -79,8 +79,8 @@ _TITLES: dict[str, str] = {
     "S4": "get reads at most the opened file's size; larger than max_value_size refused before allocating",
     "S5": "keys encode strictly (round-trip); a batch checks every key before its first I/O",
     "S6": "start-up removes only old temp files of the exact pattern that this user owns; EEXIST re-draws",
-    "S7": "a set at the cap costs O(victims + skipped), never a copy or scan of the whole LRU",
-    "S8": "a max_size above the filesystem's capacity is clamped to it with a warning",
+    "S7": "a set at the cap costs O(victims + skipped); an unremovable file rests 30 s, logged once",
+    "S8": "max_size clamped to the filesystem's capacity; ENOSPC on a write evicts, then retries once",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())
