@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import subprocess
 import sys
+import tempfile
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -195,6 +198,67 @@ def test_a_cap_above_the_real_filesystem_is_clamped_to_its_size(
         store = HiCacheFile(tmp_path / "cache", extra_config={"max_size": "1000P"})
     assert store.evictor.max_size == st.f_blocks * st.f_frsize
     assert "clamped" in caplog.text
+
+
+@contextlib.contextmanager
+def small_filesystem(size: str) -> Iterator[Path]:
+    """A fresh tmpfs of ``size`` mounted for the test (root only; skipped, saying why, otherwise)."""
+    mount = Path(tempfile.mkdtemp(prefix="hicache-sec-fs-", dir="/tmp"))
+    try:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(mount)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"no small filesystem to fill: mount -t tmpfs failed: {done.stderr.strip()}")
+        try:
+            yield mount
+        finally:
+            subprocess.run(["umount", str(mount)], capture_output=True, check=False)
+    finally:
+        os.rmdir(mount)
+
+
+@pytest.mark.clauses("S8", "F3")
+def test_a_full_real_disk_with_a_cap_above_it_keeps_taking_writes_by_evicting_old_pages(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Issue 12: with max_size above the filesystem, once the disk was full 0 of 200 writes succeeded.
+    with small_filesystem("1m") as mount:
+        store = HiCacheFile(mount / "cache", extra_config={"max_size": "1T", "eviction_ratio": 0.9})
+        (mount / "other-program.dat").write_bytes(b"o" * (256 * 1024))  # the cap can never be reached
+        page = b"p" * (16 * 1024)
+        with caplog.at_level("WARNING", logger="hicache.file_store"):
+            stored = [store.set(f"page-{i}", page) for i in range(200)]
+        assert all(stored), f"{stored.count(False)} of 200 writes refused on the full disk"
+        assert store.get("page-199") == page and store.get("page-0") is None  # old pages made the room
+        assert "[Errno 28]" in caplog.text and "retrying" in caplog.text
+        store.check_invariants()
+        on_disk = sum(p.stat().st_size for p in (mount / "cache").glob("*.bin"))
+        assert store.evictor.total == on_disk
+
+
+@pytest.mark.clauses("S7", "V5")
+def test_unremovable_pages_cost_one_failed_unlink_and_one_line_each_per_back_off_not_per_write(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 12: with 20k unremovable files each refused write made 20k failed unlinks and 20,001 lines.
+    # Even root cannot unlink a directory: each page of ours is replaced by one behind the store's back.
+    directory = tmp_path / "cache"
+    store = HiCacheFile(directory, extra_config={"max_size": 500, "eviction_ratio": 1.0})
+    for i in range(50):
+        assert store.set(f"stuck{i}", b"0123456789")
+    for i in range(50):
+        (directory / f"stuck{i}.bin").unlink()
+        (directory / f"stuck{i}.bin").mkdir()
+    with caplog.at_level("WARNING", logger="hicache.file_evictor"):
+        refused = [store.set(f"new{i}", b"0123456789") for i in range(100)]
+    assert not any(refused)  # nothing can be evicted: each write is refused, without spinning (V5)
+    lines = [r.getMessage() for r in caplog.records if r.name == "hicache.file_evictor"]
+    assert len(lines) == 50, f"{len(lines)} log lines for 50 unremovable files over 100 writes"
+    assert all("skipping it for 30 s" in line for line in lines)
 
 
 HOLD_A_STORE = """
