@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import stat
 import subprocess
@@ -216,7 +217,8 @@ def small_filesystem(size: str) -> Iterator[Path]:
         try:
             yield mount
         finally:
-            subprocess.run(["umount", str(mount)], capture_output=True, check=False)
+            gc.collect()  # a store still alive holds its lock file open: collect it before unmounting
+            subprocess.run(["umount", "--lazy", str(mount)], capture_output=True, check=False)
     finally:
         os.rmdir(mount)
 
@@ -238,6 +240,8 @@ def test_a_full_real_disk_with_a_cap_above_it_keeps_taking_writes_by_evicting_ol
         store.check_invariants()
         on_disk = sum(p.stat().st_size for p in (mount / "cache").glob("*.bin"))
         assert store.evictor.total == on_disk
+        del store  # its lock file is open (C6) until the store is collected: the unmount needs it closed
+        gc.collect()
 
 
 @pytest.mark.clauses("S7", "V5")
