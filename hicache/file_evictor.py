@@ -482,7 +482,10 @@ class LRUFileEvictor:
             # (S7): this line is logged once per back-off, not once per write that reaches the file.
             entry.resting_until = self._now() + RETRY_UNREMOVABLE_AFTER
             logger.warning(
-                "file evictor: cannot remove %r, skipping it for %g s: %s", victim, RETRY_UNREMOVABLE_AFTER, exc
+                "file evictor: cannot remove %r, skipping it for %g s: %s",
+                victim,
+                RETRY_UNREMOVABLE_AFTER,
+                exc,
             )
             return None
         return entry.size

@@ -46,8 +46,8 @@ from collections.abc import Callable, Iterable
 from spec import metadata_cache as beliefs_model
 
 __all__ = [
-    "Entry",
     "RETRY_UNREMOVABLE_AFTER",
+    "Entry",
     "FileStoreModel",
     "cap_pass",
     "file_name",

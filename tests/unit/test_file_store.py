@@ -147,7 +147,8 @@ def test_setting_an_existing_key_skips_the_write_and_refreshes_recency(
 @pytest.mark.clauses("F3", "B2", "C3")
 @pytest.mark.parametrize(
     # (ENOSPC on the write is pressure with eviction on, S8: tests/unit/test_file_store_security.py)
-    ("op", "code"), [("write", errno.EDQUOT), ("write", errno.EIO), ("replace", errno.ENOSPC)]
+    ("op", "code"),
+    [("write", errno.EDQUOT), ("write", errno.EIO), ("replace", errno.ENOSPC)],
 )
 def test_a_failed_write_is_false_with_a_log_line_and_leaves_nothing_behind(
     fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, op: str, code: int

@@ -564,8 +564,6 @@ def test_enospc_evicts_nothing_when_eviction_is_off(clock: FakeClock) -> None:
     assert s.get("a") == b"xxxx"
 
 
-
-
 @pytest.mark.clauses("S8", "V3")
 def test_a_cap_above_the_disk_is_clamped_to_it_with_a_warning(
     clock: FakeClock, caplog: pytest.LogCaptureFixture
