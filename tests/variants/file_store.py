@@ -26,6 +26,7 @@ __all__ = [
     "VARIANTS",
     "EvictsWritesInFlight",
     "NoC1Guard",
+    "RetriesUnremovableEvictor",
     "TakesAnyNodeForAPage",
 ]
 
@@ -76,6 +77,17 @@ class _CallbackOnAbortEvictor(LRUFileEvictor):
         if key in self._entries and self._on_evict is not None:
             self._on_evict(key)
         super().abort(key)
+
+
+class RetriesUnremovableEvictor(LRUFileEvictor):
+    """S7 broken (the code before issue 12): a victim that could not be removed is tried again, with a
+    callback, an unlink and a log line, by every pass that reaches it: no back-off."""
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        entry = self._entries.get(victim)
+        if entry is not None:
+            entry.resting_until = None
+        return super()._evict_one(victim, keep)
 
 
 class EvictsWritesInFlight(HiCacheFile):
