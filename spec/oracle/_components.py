@@ -102,12 +102,14 @@ def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
     added = {_args(c)["key"] for c in result.calls if c.method == "add"}
     if model.evictions or (bound is not None and len(added) > bound):
         found.append("M6")
+    key = _args(last).get("key")
+    asked = [model.births.get(key)] if last.method == "contains" else list(model.births.values())
+    if any(birth is not None and now - birth == ttl for birth in asked):
+        found.append("M2")  # the query (a contains, or a len over every key) sits on a boundary
     if last.method == "__len__" or any(c.method in ("remove", "clear") for c in result.calls):
         found.append("M5")
-    key = _args(last).get("key")
-    birth = model.births.get(key)
-    if not found or (birth is not None and now - birth == ttl):
-        found.append("M2")  # liveness itself: nothing else is involved, or the query sits on the boundary
+    if not found:
+        found.append("M2")  # liveness itself: nothing else is involved
     if last.method == "contains":
         found.append("M4")
     return list(dict.fromkeys(found)) or ["M4"]

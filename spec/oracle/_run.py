@@ -460,6 +460,9 @@ def _explain(
         result.counterexample = render_calls(session, recording.calls, recording.start)
         return
     replayed, one_shot_matters = _without_one_shots(session, recording, replayed)
+    # The counterexample, replayed once more on a fresh target: the last one built, and it received
+    # exactly the calls printed (O1).
+    replayed = replay(session, recording, replayed.calls)
     index = replayed.divergence
     assert index is not None
     got, want = replayed.got[index], replayed.want[index]

@@ -14,7 +14,7 @@ from spec.oracle.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = "spec.oracle.variants.metadata_cache"
-SMALL = ["--max-examples", "40", "--steps", "10"]
+SMALL = ["--max-examples", "300", "--steps", "15"]
 
 
 @pytest.mark.clauses("M4")
