@@ -56,6 +56,8 @@ class Component:
     # Methods the machine also calls on the registry itself: method -> why, when the registry lacks one
     # that its pools have (the group "registry <method>" is left out; its rules in ``rules_for``).
     registry_methods: Mapping[str, str] = field(default_factory=dict)
+    # The clause that promises every constructor argument the machine picks (O5: a refusal is its FAIL).
+    constructor_clause: str = ""
 
     def machine(self) -> Callable[[Callable[..., Any]], Any]:
         """The machine builder of the project's tests (raises ImportError until it exists)."""
@@ -124,6 +126,7 @@ def _stats_impl(answer: Any) -> tuple[int, int, int]:
 
 
 METADATA_CACHE = Component(
+    constructor_clause="M1",
     name="metadata-cache",
     title="MetadataCache: hard-TTL positive cache (M2-M6, M8)",
     machine_module="spec.machines.metadata_cache",
@@ -205,6 +208,7 @@ def _snapshot_spec(model: Any) -> Any:
 
 
 EXISTENCE_CACHE = Component(
+    constructor_clause="E1",
     name="existence-cache",
     title="StorageExistenceCache: global LRU beliefs over (pool, hash) (E1-E8)",
     machine_module="spec.machines.existence_cache",
@@ -308,6 +312,7 @@ def _pool_snapshot_impl(answer: Any) -> tuple[list[Any], dict[Any, int]]:
 
 
 POOL_BELIEFS = Component(
+    constructor_clause="P1",
     name="pool-beliefs",
     title="PooledExistenceCache / PoolExistenceBeliefs: per-pool beliefs with in-flight refs (P1-P5)",
     machine_module="spec.machines.pool_beliefs",
@@ -410,6 +415,7 @@ def _evictor_probe() -> dict[str, Any]:
 
 
 FILE_EVICTOR = Component(
+    constructor_clause="V1",
     name="file-evictor",
     title="LRUFileEvictor on a fake filesystem (V1-V6, C3)",
     machine_module="spec.machines.file_evictor",
@@ -462,6 +468,7 @@ def _store_probe() -> dict[str, Any]:
 
 
 FILE_STORE = Component(
+    constructor_clause="F9",
     name="file-store",
     title="HiCacheFile on a fake filesystem with faults, restarts and crashes (F1-F8, V1-V6, C1-C4)",
     machine_module="spec.machines.file_store",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import logging
 import re
 import time
@@ -20,7 +21,8 @@ from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._repro import render_call, render_calls, render_program_repro, render_repro
-from spec.oracle._session import OneShot, Recording, Replay, Session, minimize, replay
+from spec.oracle._session import ConstructorRefused, OneShot, Recording, Replay, Session, minimize, replay
+from spec.oracle._time import FakeClock
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
@@ -312,6 +314,8 @@ def _check(
                     figures = run_machine(machine, run_settings)
             except HypothesisException as error:
                 raise OracleUsageError(f"the machine could not run the target: {error}") from None
+            except OracleUsageError:  # a method that does not take the component's call (O5): exit 2
+                raise
             except _OutOfTime:  # the budget is spent: stop with the figures so far
                 out_of_time = True
                 figures = machine.figures
@@ -328,6 +332,7 @@ def _check(
                 break
         budget.active = False
         totals.seconds = budget.elapsed()
+        _verify_time(session, failure, totals)
         result = OracleResult(
             component=component,
             target=target_path,
@@ -338,12 +343,65 @@ def _check(
             left_out=dict(session.left_out),
             adapter=session.adapter.as_dict(),
         )
+        if session.time_control != "none":
+            result.figures["clock_reads"] = session.holder.reads
         if failure is not None:
             _explain(result, session, failure, target_path, program)
         return result
     finally:
         budget.active = False
         undo()
+
+
+def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:
+    """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
+    component whose target never read the clock the oracle passed or patched in, over a whole run, ran
+    on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
+    component = session.component
+    if "clock" not in component.constructor or not component.replayable or totals.examples == 0:
+        return
+    if session.holder.reads or isinstance(failure, ConstructorRefused):
+        return
+    recording = session.recording
+    if (
+        failure is not None
+        and recording is not None
+        and all(c.now == recording.start for c in recording.calls)
+    ):
+        return  # a divergence before the clock ever moved: no answer in it depends on the time
+    how = (
+        f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
+        if session.time_control == "injected"
+        else "patched into its modules"
+    )
+    raise OracleUsageError(
+        f"the target never read the clock the oracle controls ({how}) in {totals.examples} examples: "
+        "it reads the time some other way (a default bound at import, a clock kept elsewhere), so a "
+        "verdict would be one on the real clock. Give it a clock parameter and map it with an adapter, e.g. "
+        '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+    )
+
+
+def _explain_refusal(result: OracleResult, refused: ConstructorRefused, target_path: str) -> None:
+    """O5: a constructor that refuses an argument the spec allows FAILs the constructor clause."""
+    result.clauses = [refused.clause]
+    result.message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
+    result.counterexample = [f"cache = {refused.call}"]
+    result.calls = 1
+    timed = "clock = FakeClock(1000.0)\n    " if "clock" in refused.call else ""
+    result.repro = (
+        f'"""Reproduction from the HiCache regression oracle: the constructor refuses arguments that '
+        f'{refused.clause} allows.\n\nTarget: {target_path}\n"""\n\n'
+        "import importlib\nimport os\n\n"
+        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})\n\n\n"
+        + (inspect.getsource(FakeClock) + "\n\n" if timed else "")
+        + f"def test_the_constructor_takes_what_{refused.clause}_allows() -> None:\n"
+        "    module, _, name = TARGET.partition(':')\n"
+        "    target = importlib.import_module(module)\n"
+        "    for part in name.split('.'):\n"
+        "        target = getattr(target, part)\n"
+        f"    {timed}{refused.call}\n"
+    )
 
 
 CLAUSE_ID = re.compile(r"\b([MEPFVCB][1-9])\b")
@@ -444,6 +502,9 @@ def _explain(
     result: OracleResult, session: Session, failure: BaseException, target_path: str, program: list[object]
 ) -> None:
     """Fill in the clauses, the shrunk calls and the reproduction of a failure."""
+    if isinstance(failure, ConstructorRefused):
+        _explain_refusal(result, failure, target_path)
+        return
     recording = session.recording
     machine_message = f"{type(failure).__name__}: {failure}".strip()
     if not session.component.replayable:

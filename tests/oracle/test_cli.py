@@ -48,7 +48,7 @@ def test_json_report_carries_verdict_clauses_counterexample_and_figures(
     assert report["seed"] == 0
     assert report["clauses"][0] == "M2"
     assert report["calls"] == len([c for c in report["counterexample"] if not c.startswith("clock.")])
-    assert set(report["figures"]) == {"examples", "steps", "distinct_states", "seconds"}
+    assert set(report["figures"]) == {"examples", "steps", "distinct_states", "seconds", "clock_reads"}
 
 
 @pytest.mark.clauses("M4")
