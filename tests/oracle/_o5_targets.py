@@ -4,7 +4,7 @@ signature, clocks bound at import or kept where patching cannot reach, and one i
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from time import monotonic
 
 from spec.oracle.variants.existence_cache import TextbookExistenceLRU
@@ -75,3 +75,21 @@ class NamedMonotonic(_TTLSet):
 
     def __init__(self, ttl_seconds: float) -> None:
         super().__init__(ttl_seconds, lambda: monotonic())
+
+
+class KeepPagesUnchecked(TextbookExistenceLRU):
+    """Does not validate ``keep_pages`` (as the engine's caches): a negative one slices from the end."""
+
+    def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
+        for h in hashes[keep_pages:]:
+            self.beliefs.pop((pool, h), None)
+
+
+class ExclusiveAndLenCountsExpired(TextbookHardTTL):
+    """Two mistakes: ``<`` for ``<=`` (M2), and ``len`` counting expired entries (M5)."""
+
+    def live(self, birth: float, now: float) -> bool:
+        return self.ttl == -1 or now - birth < self.ttl
+
+    def __len__(self) -> int:
+        return len(self.births)

@@ -122,6 +122,8 @@ _CONSEQUENCES: dict[str, frozenset[str]] = {
     "ReAddKeepsPosition": frozenset({"M3"}),
     # slides the lifetime on re-add (M3), and a ttl of -1 expires at once instead of never (M2)
     "benchmark PlainTTLSet": frozenset({"M2"}),
+    # a negative keep_pages is bad input: the oracle names B1 alone for it (O2's B1 group)
+    "NegativeKeepPagesSlicesFromTheEnd": frozenset({"B1"}),
     # takes a TTL of 0 for "never expires" (M2), so len() counts the key it wrongly believes live (M5)
     "ZeroTtlNeverExpires": frozenset({"M5"}),
     # the bound applied only by len(): every query before it answers from beliefs the bound dropped
