@@ -25,6 +25,7 @@ COMPONENTS: dict[str, str] = {
     "V": "LRUFileEvictor",
     "C": "File store consistency",
     "B": "Bad input",
+    "O": "Regression oracle",
 }
 
 _TITLES: dict[str, str] = {
@@ -71,6 +72,10 @@ _TITLES: dict[str, str] = {
     "C5": "store operations linearizable under threads",
     "B1": "wrong types TypeError, wrong values ValueError, naming the parameter",
     "B2": "I/O failure is an answer plus a log line; invariants intact",
+    "O1": "inert observation: every call on the target is a printed step; state only through snapshot()",
+    "O2": "every failing clause in one run, each with its own counterexample; then passed, left out",
+    "O4": "honest control of the clock: injected or patched, reads counted, else a usage error",
+    "O5": "exit 0 PASS, 1 FAIL, 2 usage; a refused constructor argument is a FAIL, a signature exit 2",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())
