@@ -26,6 +26,7 @@ COMPONENTS: dict[str, str] = {
     "C": "File store consistency",
     "B": "Bad input",
     "S": "File store on a shared directory",
+    "O": "Regression oracle",
 }
 
 _TITLES: dict[str, str] = {
@@ -81,6 +82,10 @@ _TITLES: dict[str, str] = {
     "S6": "start-up removes only old temp files of the exact pattern that this user owns; EEXIST re-draws",
     "S7": "a set at the cap costs O(victims + skipped); an unremovable file rests 30 s, logged once",
     "S8": "max_size clamped to the filesystem's capacity; ENOSPC on a write evicts, then retries once",
+    "O1": "inert observation: every call on the target is a printed step; state only through snapshot()",
+    "O2": "every failing clause in one run, each with its own counterexample; then passed, left out",
+    "O4": "honest control of the clock: injected or patched, reads counted, else a usage error",
+    "O5": "exit 0 PASS, 1 FAIL, 2 usage; a refused constructor argument is a FAIL, a signature exit 2",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())

@@ -39,6 +39,8 @@ class LockstepMachine(RuleBasedStateMachine):
     ``check_step`` (compare implementation and spec after every step)."""
 
     figures: Figures = Figures()
+    # Clauses whose comparisons a run skips (the oracle sets a clause aside after it failed, O2).
+    set_aside: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         super().__init__()

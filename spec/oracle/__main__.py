@@ -29,6 +29,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--adapter", default=None, help="JSON adapter: methods, arguments, positional, form, omit"
     )
+    parser.add_argument(
+        "--leave-out",
+        action="append",
+        default=[],
+        metavar="GROUP",
+        help="set a clause group aside (repeatable), e.g. B1 for bad input",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
     parser.add_argument(
@@ -70,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds=args.seconds,
             adapter=adapter,
             progress=None if args.json else _progress,
+            leave_out=args.leave_out,
         )
     except json.JSONDecodeError as error:
         print(f"hicache-oracle: error: --adapter is not valid JSON: {error}", file=sys.stderr)

@@ -56,6 +56,12 @@ class Component:
     # Methods the machine also calls on the registry itself: method -> why, when the registry lacks one
     # that its pools have (the group "registry <method>" is left out; its rules in ``rules_for``).
     registry_methods: Mapping[str, str] = field(default_factory=dict)
+    # The clause that promises every constructor argument the machine picks (O5: a refusal is its FAIL).
+    constructor_clause: str = ""
+    clauses: tuple[str, ...] = ()  # the clauses a run checks (those not failed nor left out pass)
+    # Groups a run can set aside (O2: after their clause fails; O3: on request, --leave-out): the rules
+    # that exercise the clause, hidden from the machine.
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def machine(self) -> Callable[[Callable[..., Any]], Any]:
         """The machine builder of the project's tests (raises ImportError until it exists)."""
@@ -100,17 +106,25 @@ def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
     now = last.now or 0.0
     bound = init.get("max_entries")
     added = {_args(c)["key"] for c in result.calls if c.method == "add"}
+    key = _args(last).get("key")
+    asked = [model.births.get(key)] if last.method == "contains" else list(model.births.values())
+    if any(birth is not None and now - birth == ttl for birth in asked):
+        found.append("M2")  # the query (a contains, or a len over every key) sits on a boundary
     if model.evictions or (bound is not None and len(added) > bound):
         found.append("M6")
     if last.method == "__len__" or any(c.method in ("remove", "clear") for c in result.calls):
         found.append("M5")
-    key = _args(last).get("key")
-    birth = model.births.get(key)
-    if not found or (birth is not None and now - birth == ttl):
-        found.append("M2")  # liveness itself: nothing else is involved, or the query sits on the boundary
+    if not found:
+        found.append("M2")  # liveness itself: nothing else is involved
     if last.method == "contains":
         found.append("M4")
     return list(dict.fromkeys(found)) or ["M4"]
+
+
+def _bad_input(call: Call) -> list[str]:
+    """B1 for a call with a negative ``keep_pages`` (the spec's answer: ValueError)."""
+    keep = _args(call).get("keep_pages")
+    return ["B1"] if isinstance(keep, int) and keep < 0 else []
 
 
 def _stats_spec(model: Any) -> tuple[int, int, int]:
@@ -122,6 +136,13 @@ def _stats_impl(answer: Any) -> tuple[int, int, int]:
 
 
 METADATA_CACHE = Component(
+    clauses=("M2", "M3", "M4", "M5", "M6", "M8"),
+    groups={
+        "M5": ("remove", "clear", "length"),
+        "M2": ("contains_at_expiry_of",),
+        "M3": ("add_after_expiry_of",),
+    },
+    constructor_clause="M1",
     name="metadata-cache",
     title="MetadataCache: hard-TTL positive cache (M2-M6, M8)",
     machine_module="spec.machines.metadata_cache",
@@ -171,6 +192,8 @@ def _classify_existence(result: Replay, init: Mapping[str, Any]) -> list[str]:
     """Name the E clauses an existence-cache divergence implicates, the most specific first."""
     calls = result.calls
     last = calls[-1]
+    if _bad_input(last):
+        return ["B1"]
     found: list[str] = []
     if any(c.method == "covers_all" and _args(c).get("extra_cover") for c in calls):
         found.append("E5")
@@ -203,6 +226,16 @@ def _snapshot_spec(model: Any) -> Any:
 
 
 EXISTENCE_CACHE = Component(
+    clauses=("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1"),
+    groups={
+        "B1": ("invalidate_beyond_with_negative_keep_pages",),
+        "E3": ("contains",),
+        "E4": ("contains_all",),
+        "E5": ("covers_all", "covers_all_without_extra_cover"),
+        "E6": ("invalidate_beyond",),
+        "E7": ("clear", "length"),
+    },
+    constructor_clause="E1",
     name="existence-cache",
     title="StorageExistenceCache: global LRU beliefs over (pool, hash) (E1-E8)",
     machine_module="spec.machines.existence_cache",
@@ -275,6 +308,8 @@ def _classify_pools(result: Replay, init: Mapping[str, Any]) -> list[str]:
     calls = result.calls
     last = calls[-1]
     before = [c for c in calls[:-1] if c.method not in _POOL_QUERIES]
+    if _bad_input(last):
+        return ["B1"]
     found: list[str] = []
     pool = _pool_of(last)
     if last.receiver and before and all(_pool_of(c) not in (None, pool) for c in before):
@@ -306,6 +341,14 @@ def _pool_snapshot_impl(answer: Any) -> tuple[list[Any], dict[Any, int]]:
 
 
 POOL_BELIEFS = Component(
+    clauses=("P1", "P2", "P3", "P4", "P5", "B1"),
+    groups={
+        "B1": ("invalidate_beyond_with_negative_keep_pages",),
+        "P3": ("untrack_inflight",),
+        "P4": ("covered",),
+        "P5": ("clear_pool", "clear_pool_inflight", "clear_registry", "clear_registry_inflight"),
+    },
+    constructor_clause="P1",
     name="pool-beliefs",
     title="PooledExistenceCache / PoolExistenceBeliefs: per-pool beliefs with in-flight refs (P1-P5)",
     machine_module="spec.machines.pool_beliefs",
@@ -408,6 +451,7 @@ def _evictor_probe() -> dict[str, Any]:
 
 
 FILE_EVICTOR = Component(
+    constructor_clause="V1",
     name="file-evictor",
     title="LRUFileEvictor on a fake filesystem (V1-V6, C3)",
     machine_module="spec.machines.file_evictor",
@@ -461,6 +505,7 @@ def _store_probe() -> dict[str, Any]:
 
 
 FILE_STORE = Component(
+    constructor_clause="F9",
     name="file-store",
     title="HiCacheFile on a fake filesystem with faults, restarts and crashes (F1-F8, V1-V6, C1-C4, S3)",
     machine_module="spec.machines.file_store",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -20,7 +21,8 @@ from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._repro import render_call, render_calls, render_program_repro, render_repro
-from spec.oracle._session import OneShot, Recording, Replay, Session, minimize, replay
+from spec.oracle._session import ConstructorRefused, OneShot, Recording, Replay, Session, minimize, replay
+from spec.oracle._time import FakeClock
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
@@ -54,13 +56,30 @@ class OracleResult:
     counterexample: list[str] = field(default_factory=list)
     calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
     repro: str = ""
+    # O2: every failing clause, each with its own counterexample (the fields above are the first's)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    passed_clauses: list[str] = field(default_factory=list)
+    failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
         return self.verdict == "PASS"
 
+    def failure_dict(self) -> dict[str, Any]:
+        return {
+            "clauses": self.clauses,
+            "message": self.message,
+            "calls": self.calls,
+            "counterexample": self.counterexample,
+            "repro": self.repro,
+        }
+
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("failure", "passed_clauses")
+        }
+        out["passed"] = self.passed_clauses
+        return out
 
     def summary(self) -> str:
         """A human-readable report (what the CLI prints without ``--json``)."""
@@ -72,12 +91,15 @@ class OracleResult:
             f"  time: {self.time_control}",
         ]
         lines += [f"  left out: {why}" for why in self.left_out.values()]
-        if not self.passed:
-            broken = ", ".join(self.clauses) or "the target's own invariants"
+        for failure in self.failures or ([self.failure_dict()] if not self.passed else []):
+            calls = failure["calls"]
+            broken = ", ".join(failure["clauses"]) or "the target's own invariants"
             lines.append(f"  breaks: {broken}")
-            lines.append(f"  divergence: {self.message}")
-            lines.append(f"  counterexample ({self.calls} call{'' if self.calls == 1 else 's'}):")
-            lines += [f"    {line}" for line in self.counterexample]
+            lines.append(f"  divergence: {failure['message']}")
+            lines.append(f"  counterexample ({calls} call{'' if calls == 1 else 's'}):")
+            lines += [f"    {line}" for line in failure["counterexample"]]
+        if self.passed_clauses:
+            lines.append(f"  passed: {', '.join(self.passed_clauses)}")
         return "\n".join(lines)
 
 
@@ -175,7 +197,11 @@ def _machine_class(
             f"component {component.name!r} has no machine in this tree yet: {error}"
         ) from None
     base: type[LockstepMachine] = build(session.factory)
-    hidden = {rule: None for method in session.left_out for rule in component.rules_for.get(method, ())}
+    hidden = {
+        rule: None
+        for group in session.left_out
+        for rule in (*component.rules_for.get(group, ()), *component.groups.get(group, ()))
+    }
 
     def check_step(self: LockstepMachine) -> None:
         session.current_model = getattr(self, component.model_attribute, None)
@@ -186,7 +212,13 @@ def _machine_class(
             on_example()
         base.__init__(self)
 
-    return type(f"Oracle{base.__name__}", (base,), {**hidden, "check_step": check_step, "__init__": __init__})
+    members = {
+        **hidden,
+        "check_step": check_step,
+        "__init__": __init__,
+        "set_aside": frozenset(session.left_out),
+    }
+    return type(f"Oracle{base.__name__}", (base,), members)
 
 
 def _prepare(
@@ -230,6 +262,8 @@ def check(
     adapter: Adapter | Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
     run_clock: Callable[[], float] = time.perf_counter,
+    leave_out: Sequence[str] = (),
+    every_clause: bool = True,
 ) -> OracleResult:
     """Check ``target`` against the spec of ``component`` with the project's own lock-step machine.
 
@@ -241,7 +275,8 @@ def check(
     line about once a second after the first few seconds; ``run_clock`` is the
     clock the budget and the progress line read (tests pass a fake one).  The
     targets' WARNING log lines (a file store's, say) are silenced for the run.
-    Raises :class:`OracleUsageError` when the run cannot start.
+    Raises :class:`OracleUsageError` when the run cannot start.  ``leave_out`` sets clause groups aside
+    (``--leave-out``); ``every_clause`` (default) goes on after a failure with its group set aside (O2).
 
     >>> from spec.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
@@ -256,7 +291,19 @@ def check(
     # The file components' targets log every file they cannot remove; the oracle's faults make many.
     logging.disable(logging.WARNING)
     try:
-        return _check(component, target, seed, max_examples, steps, seconds, adapter, progress, run_clock)
+        return _check(
+            component,
+            target,
+            seed,
+            max_examples,
+            steps,
+            seconds,
+            adapter,
+            progress,
+            run_clock,
+            leave_out,
+            every_clause,
+        )
     finally:
         logging.disable(previous_disable)
 
@@ -271,8 +318,15 @@ def _check(
     adapter: Adapter | Mapping[str, Any] | None,
     progress: Callable[[str], None] | None,
     run_clock: Callable[[], float],
+    leave_out: Sequence[str] = (),
+    every_clause: bool = True,
 ) -> OracleResult:
     spec_component, session, target_path = _prepare(component, target, adapter)
+    for group in leave_out:
+        if group not in spec_component.groups:
+            known = ", ".join(spec_component.groups) or "none"
+            raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
+        session.left_out[group] = f"{group}: left out on request (--leave-out)"
     totals = Figures()
 
     def so_far() -> Figures:
@@ -283,13 +337,14 @@ def _check(
 
     budget = RunBudget(seconds, progress, run_clock, so_far)
     machine = _machine_class(spec_component, session, budget.example_started)
-    failure: BaseException | None = None
+    failures: list[OracleResult] = []
     program: list[object] = []  # what Hypothesis reports: the failing example as machine steps
     undo = session.patch()
     try:
         done = 0
         chunk_index = 0
-        while done < max_examples and failure is None and not budget.out_of_time(budget.elapsed()):
+        while done < max_examples and not budget.out_of_time(budget.elapsed()):
+            failure: BaseException | None = None
             budget_examples = min(CHUNK, max_examples - done)
             run_settings = settings(
                 max_examples=budget_examples,
@@ -312,6 +367,8 @@ def _check(
                     figures = run_machine(machine, run_settings)
             except HypothesisException as error:
                 raise OracleUsageError(f"the machine could not run the target: {error}") from None
+            except OracleUsageError:  # a method that does not take the component's call (O5): exit 2
+                raise
             except _OutOfTime:  # the budget is spent: stop with the figures so far
                 out_of_time = True
                 figures = machine.figures
@@ -326,24 +383,122 @@ def _check(
             chunk_index += 1
             if out_of_time:
                 break
+            if failure is not None:
+                found = _found(spec_component, session, target_path, seed, failure, program)
+                if any(f.clauses[:1] == found.clauses[:1] for f in failures):
+                    break  # its clause failed again through rules outside its group: reported once
+                failures.append(found)
+                # O2: set the failing clause's group aside and go on looking for the others.
+                aside = next((c for c in found.clauses if c in spec_component.groups), None)
+                if (
+                    not every_clause
+                    or aside is None
+                    or aside in session.left_out
+                    or len(failures) >= MAX_FAILURES
+                ):
+                    break
+                session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
+                session.set_aside.add(aside)
+                machine = _machine_class(spec_component, session, budget.example_started)
         budget.active = False
         totals.seconds = budget.elapsed()
-        result = OracleResult(
-            component=component,
-            target=target_path,
-            verdict="PASS" if failure is None else "FAIL",
-            seed=seed,
-            figures=totals.as_dict(),
-            time_control=session.describe_time(),
-            left_out=dict(session.left_out),
-            adapter=session.adapter.as_dict(),
-        )
-        if failure is not None:
-            _explain(result, session, failure, target_path, program)
+        _verify_time(session, failures[0].failure if failures else None, totals)
+        result = _found(spec_component, session, target_path, seed, None, [])
+        result.figures = totals.as_dict()
+        if session.time_control != "none":
+            result.figures["clock_reads"] = session.holder.reads
+        if failures:
+            first = failures[0]
+            result.verdict = "FAIL"
+            result.clauses, result.message = first.clauses, first.message
+            result.counterexample, result.calls, result.repro = first.counterexample, first.calls, first.repro
+            result.failures = [f.failure_dict() for f in failures]
+        failed = {c for f in failures for c in f.clauses}
+        not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+        result.passed_clauses = [c for c in spec_component.clauses if c not in failed | not_run]
         return result
     finally:
         budget.active = False
         undo()
+
+
+MAX_FAILURES = 8  # clauses set aside in one run at most
+
+
+def _found(
+    component: Component,
+    session: Session,
+    target_path: str,
+    seed: int,
+    failure: BaseException | None,
+    program: list[object],
+) -> OracleResult:
+    """The report of one failure (or, with ``failure`` None, the frame of the run's report)."""
+    result = OracleResult(
+        component=component.name,
+        target=target_path,
+        verdict="PASS" if failure is None else "FAIL",
+        seed=seed,
+        figures={},
+        time_control=session.describe_time(),
+        left_out=dict(session.left_out),
+        adapter=session.adapter.as_dict(),
+    )
+    if failure is not None:
+        result.failure = failure
+        _explain(result, session, failure, target_path, program)
+    return result
+
+
+def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:
+    """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
+    component whose target never read the clock the oracle passed or patched in, over a whole run, ran
+    on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
+    component = session.component
+    if "clock" not in component.constructor or not component.replayable or totals.examples == 0:
+        return
+    if session.holder.reads or isinstance(failure, ConstructorRefused):
+        return
+    recording = session.recording
+    if (
+        failure is not None
+        and recording is not None
+        and all(c.now == recording.start for c in recording.calls)
+    ):
+        return  # a divergence before the clock ever moved: no answer in it depends on the time
+    how = (
+        f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
+        if session.time_control == "injected"
+        else "patched into its modules"
+    )
+    raise OracleUsageError(
+        f"the target never read the clock the oracle controls ({how}) in {totals.examples} examples: "
+        "it reads the time some other way (a default bound at import, a clock kept elsewhere), so a "
+        "verdict would be one on the real clock. Give it a clock parameter and map it with an adapter, e.g. "
+        '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+    )
+
+
+def _explain_refusal(result: OracleResult, refused: ConstructorRefused, target_path: str) -> None:
+    """O5: a constructor that refuses an argument the spec allows FAILs the constructor clause."""
+    result.clauses = [refused.clause]
+    result.message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
+    result.counterexample = [f"cache = {refused.call}"]
+    result.calls = 1
+    timed = "clock = FakeClock(1000.0)\n    " if "clock" in refused.call else ""
+    result.repro = (
+        f'"""Reproduction from the HiCache regression oracle: the constructor refuses arguments that '
+        f'{refused.clause} allows.\n\nTarget: {target_path}\n"""\n\n'
+        "import importlib\nimport os\n\n"
+        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})\n\n\n"
+        + (inspect.getsource(FakeClock) + "\n\n" if timed else "")
+        + f"def test_the_constructor_takes_what_{refused.clause}_allows() -> None:\n"
+        "    module, _, name = TARGET.partition(':')\n"
+        "    target = importlib.import_module(module)\n"
+        "    for part in name.split('.'):\n"
+        "        target = getattr(target, part)\n"
+        f"    {timed}{refused.call}\n"
+    )
 
 
 CLAUSE_ID = re.compile(r"\b([MEPFVCB][1-9])\b")
@@ -444,6 +599,9 @@ def _explain(
     result: OracleResult, session: Session, failure: BaseException, target_path: str, program: list[object]
 ) -> None:
     """Fill in the clauses, the shrunk calls and the reproduction of a failure."""
+    if isinstance(failure, ConstructorRefused):
+        _explain_refusal(result, failure, target_path)
+        return
     recording = session.recording
     machine_message = f"{type(failure).__name__}: {failure}".strip()
     if not session.component.replayable:
@@ -460,6 +618,9 @@ def _explain(
         result.counterexample = render_calls(session, recording.calls, recording.start)
         return
     replayed, one_shot_matters = _without_one_shots(session, recording, replayed)
+    # The counterexample, replayed once more on a fresh target: the last one built, and it received
+    # exactly the calls printed (O1).
+    replayed = replay(session, recording, replayed.calls)
     index = replayed.divergence
     assert index is not None
     got, want = replayed.got[index], replayed.want[index]

@@ -22,19 +22,21 @@ from hypothesis import reject
 
 from spec.oracle._adapter import Adapter
 from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._time import ClockHolder, FakeClock, control_time, time_modules
+from spec.oracle._time import ClockHolder, FakeClock, bound_clocks, control_time, time_modules
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
 
 __all__ = [
     "Call",
+    "ConstructorRefused",
     "OneShot",
     "Outcome",
     "PerPoolRegistry",
     "Recording",
     "Replay",
     "Session",
+    "SignatureMismatch",
     "TargetProxy",
     "live",
     "minimize",
@@ -119,6 +121,7 @@ class Session:
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
+        self.set_aside: set[str] = set()  # clauses set aside after their failure (O2)
         self.current_model: Any = None
         self.recording: Recording | None = None
         self.modules: list[ModuleType] = []  # patched time control: the modules whose time is the fake one
@@ -212,6 +215,13 @@ class Session:
         real clock, and the verdict of a TTL would depend on the machine's speed)."""
         if self.time_control != "patched":
             return
+        bound = bound_clocks(self.target)
+        if bound:
+            raise OracleUsageError(
+                f"cannot control the time of the target: {', '.join(bound)} binds the real clock at import, "
+                "where patching the module cannot reach it. Let the oracle pass its clock there, e.g. "
+                '--adapter \'{"arguments": {"__init__": {"clock": "timer"}}}\' for a timer= parameter'
+            )
         for obj in instances:
             # None: no such instance; a PerPoolRegistry is the oracle's wrapper (its child is the target's)
             if obj is not None and not isinstance(obj, PerPoolRegistry):
@@ -265,7 +275,11 @@ class Session:
         clock = bound.pop("clock", None)
         init = {k: v for k, v in bound.items() if not (k in self.left_out and v is None)}
         self.recording = Recording(init, clock() if clock is not None else None)
-        return TargetProxy(self, self.build(init, clock), (), self.recording)
+        try:
+            obj = self.build(init, clock)
+        except Exception as error:  # a refused argument the spec allows: the report's FAIL, not a crash
+            raise ConstructorRefused(self, init, error) from None
+        return TargetProxy(self, obj, (), self.recording)
 
     def constructor_call(self, init: Mapping[str, Any], clock: Any) -> Any:
         bound = dict(init)
@@ -277,7 +291,7 @@ class Session:
         """A fresh target for the spec constructor arguments ``init``."""
         if clock is not None:
             self.holder.clock = clock
-        call = self.constructor_call(init, clock)
+        call = self.constructor_call(init, self.holder if clock is not None else None)
         obj = self.target(*call.args, **call.kwargs)
         child = self.component.child
         if child is not None and not hasattr(obj, self.adapter.name_of(child)):
@@ -289,7 +303,7 @@ class Session:
     def now(self) -> float | None:
         if "clock" not in self.component.constructor:
             return None
-        return self.holder()
+        return self.holder.clock()  # the oracle's own reading: not one of the target's
 
     def bind(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Bound:
         names = self.component.methods.get(method) or tuple(f"_{i}" for i in range(len(args)))
@@ -305,6 +319,65 @@ class Session:
             receiver = getattr(receiver, self.adapter.name_of("pool"))(pool)
             names = tuple(n for n in names if n != "pool")
         return receiver, self.adapter.translate(method, values, names)
+
+
+class ConstructorRefused(AssertionError):
+    """The target's constructor raised for arguments the spec allows: a FAIL of the component's
+    constructor clause (M1, E1, ...), reported with the constructor call (O5)."""
+
+    def __init__(self, session: Session, init: Mapping[str, Any], error: BaseException) -> None:
+        self.init = dict(init)
+        self.clause = session.component.constructor_clause
+        call = session.constructor_call(
+            init, "__CLOCK__" if "clock" in session.component.constructor else None
+        )
+        parts = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs.items()]
+        self.call = f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
+        self.error = one_line(error)
+        super().__init__(f"{self.clause}: {self.call} raised {self.error}")
+
+
+class SignatureMismatch(OracleUsageError):
+    """The target's method does not accept the component's call: a usage error (exit 2), not a FAIL."""
+
+
+_SIGNATURES: dict[Any, inspect.Signature | None] = {}
+
+
+def _signature_of(function: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError):  # no signature to bind to (a C method): its TypeError is an answer
+        return None
+
+
+def _check_signature(session: Session, method: str, function: Any, call: Any) -> None:
+    """Raise SignatureMismatch when ``function`` cannot take ``call``'s arguments (checked by binding them
+    to its signature, once per method of a class: a TypeError raised inside a method is an answer)."""
+    underlying = getattr(function, "__func__", None)  # a bound method: its signature is its function's
+    if underlying is None:
+        signature = _signature_of(function)
+    else:
+        if underlying not in _SIGNATURES:
+            _SIGNATURES[underlying] = _signature_of(function)
+        signature = _SIGNATURES[underlying]
+    if signature is None:
+        return
+    try:
+        signature.bind(*call.args, **call.kwargs)
+    except TypeError as error:
+        names = session.component.methods.get(method, ())
+        expected = session.adapter.translate(method, {n: n for n in names}, names)
+        shape = ", ".join([*expected.args, *(f"{k}=..." for k in expected.kwargs)])
+        plain = signature.replace(
+            parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
+            return_annotation=signature.empty,
+        )
+        raise SignatureMismatch(
+            f"the target's {call.method}{plain} cannot be called as the component calls it, "
+            f"{call.method}({shape}): {error}. Map the names with an adapter "
+            '(--adapter \'{"methods": {...}, "arguments": {...}, "positional": {...}}\')'
+        ) from None
 
 
 def _has(obj: Any, name: str) -> bool:
@@ -358,9 +431,9 @@ class TargetProxy:
         if target.method == "__len__":
             result: Any = len(receiver)
         else:
-            result = getattr(receiver, target.method)(
-                *map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()}
-            )
+            function = getattr(receiver, target.method)
+            _check_signature(session, method, function, target)
+            result = function(*map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()})
         if isinstance(result, _PLAIN):
             return result
         key = f"{method}{bound!r}"
@@ -445,10 +518,19 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             want.append(expected)
             raised_alone = actual[0] == "raised" and (expected is None or expected[0] != "raised")
             if raised_alone or (expected is not None and actual != expected):
-                return Replay(list(calls[: index + 1]), got, want, index)
+                found = Replay(list(calls[: index + 1]), got, want, index)
+                if expected is not None and _set_aside(session, found, recording):
+                    continue  # a divergence of a clause already reported (O2): look past it
+                return found
         return Replay(list(calls), got, want, None)
     finally:
         undo()
+
+
+def _set_aside(session: Session, found: Replay, recording: Recording) -> bool:
+    """Whether the divergence ``found`` is one of a clause the run has set aside after its failure."""
+    clauses = session.component.classify(found, recording.init)
+    return bool(clauses) and clauses[0] in session.set_aside
 
 
 def minimize(session: Session, recording: Recording) -> Replay | None:

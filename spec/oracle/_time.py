@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ClockHolder", "FakeClock", "control_time", "patched_time", "time_modules"]
+__all__ = ["ClockHolder", "FakeClock", "bound_clocks", "control_time", "patched_time", "time_modules"]
 
 
 class FakeClock:
@@ -77,13 +77,38 @@ def time_modules(obj: Any) -> list[ModuleType]:
 
 
 class ClockHolder:
-    """The clock the patched module reads: the oracle points it at each example's FakeClock."""
+    """The clock the target reads (passed to it, or behind its patched module): the oracle points it at
+    each example's FakeClock.  It counts the target's reads, so the report's claim that the target ran
+    on the fake clock is checked, not assumed (O4); the oracle itself reads ``clock`` directly."""
 
     def __init__(self) -> None:
         self.clock: Callable[[], float] = time.monotonic
+        self.reads = 0
 
     def __call__(self) -> float:
+        self.reads += 1
         return self.clock()
+
+
+def bound_clocks(target: Any) -> list[str]:
+    """The parameters of the constructor the oracle calls (a factory, or a class's ``__init__``) whose
+    default is a clock of the ``time`` module bound at import (``timer=time.monotonic``): patching the
+    module's names cannot reach them.  (Other clocks kept out of reach show in the count of reads.)"""
+    import inspect
+    import time as real
+
+    clocks = [getattr(real, name) for name in ("monotonic", "time", "perf_counter")]
+    function = getattr(target, "__init__", None) if isinstance(target, type) else target
+    try:
+        parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return []
+    name = getattr(function, "__qualname__", repr(function))
+    return [
+        f"{name}({p.name}=time.{p.default.__name__})"
+        for p in parameters
+        if any(p.default is clock for clock in clocks)
+    ]
 
 
 @contextmanager

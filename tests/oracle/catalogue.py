@@ -122,6 +122,12 @@ _CONSEQUENCES: dict[str, frozenset[str]] = {
     "ReAddKeepsPosition": frozenset({"M3"}),
     # slides the lifetime on re-add (M3), and a ttl of -1 expires at once instead of never (M2)
     "benchmark PlainTTLSet": frozenset({"M2"}),
+    # a negative keep_pages is bad input: the oracle names B1 alone for it (O2's B1 group)
+    "NegativeKeepPagesSlicesFromTheEnd": frozenset({"B1"}),
+    # takes a TTL of 0 for "never expires" (M2), so len() counts the key it wrongly believes live (M5)
+    "ZeroTtlNeverExpires": frozenset({"M5"}),
+    # the bound applied only by len(): every query before it answers from beliefs the bound dropped
+    "TrimmedInLen": frozenset({"E3", "E4", "E5", "P4"}),
     # ends every write of the key at the first commit (writers = 0), so a second write still in flight
     # loses its mark (V2, V5) besides keeping the reservation's recency (V4)
     "CommitKeepsReservationOrder": frozenset({"V2", "V5"}),

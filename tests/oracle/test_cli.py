@@ -14,7 +14,7 @@ from spec.oracle.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = "spec.oracle.variants.metadata_cache"
-SMALL = ["--max-examples", "40", "--steps", "10"]
+SMALL = ["--max-examples", "300", "--steps", "15"]
 
 
 @pytest.mark.clauses("M4")
@@ -48,7 +48,7 @@ def test_json_report_carries_verdict_clauses_counterexample_and_figures(
     assert report["seed"] == 0
     assert report["clauses"][0] == "M2"
     assert report["calls"] == len([c for c in report["counterexample"] if not c.startswith("clock.")])
-    assert set(report["figures"]) == {"examples", "steps", "distinct_states", "seconds"}
+    assert set(report["figures"]) == {"examples", "steps", "distinct_states", "seconds", "clock_reads"}
 
 
 @pytest.mark.clauses("M4")

@@ -17,18 +17,21 @@ __all__ = [
     "BatchEvictionCountsKnownPages",
     "ContainsAllSizesTheChain",
     "ContainsAllTouchesInReverse",
+    "ExistenceLRUAnswersOnly",
     "ExtraCoverCheckedFirst",
     "InvalidateBeyondOffByOne",
     "InvalidateBeyondTouchesKeptPages",
     "TextbookExistenceLRU",
     "TrimBeforeInsert",
+    "TrimmedInLen",
 ]
 
 Belief = tuple[Hashable, Hashable]
 
 
-class TextbookExistenceLRU:
-    """Correct: one OrderedDict of ``(pool, hash)`` beliefs, least recently used first."""
+class ExistenceLRUAnswersOnly:
+    """Correct: one OrderedDict of ``(pool, hash)`` beliefs, least recently used first, with no
+    ``snapshot``: only the answers can be compared."""
 
     def __init__(self, max_entries: int = 512 * 1024) -> None:
         self.max_entries = max_entries
@@ -77,6 +80,10 @@ class TextbookExistenceLRU:
 
     def __len__(self) -> int:
         return len(self.beliefs)
+
+
+class TextbookExistenceLRU(ExistenceLRUAnswersOnly):
+    """Correct: the same, with ``snapshot`` (the beliefs, least recently used first)."""
 
     def snapshot(self) -> list[Belief]:
         return list(self.beliefs)
@@ -171,7 +178,22 @@ class ContainsAllSizesTheChain(TextbookExistenceLRU):
         return self.covers_all(pool, chain)
 
 
+class TrimmedInLen(ExistenceLRUAnswersOnly):
+    """E2: the bound is enforced lazily, by ``__len__``: ``add`` never drops a belief, so until someone
+    asks the size the cache believes more pages than it may.  An oracle that asks ``len()`` after every
+    step trims it at once and never sees the mistake (O1)."""
+
+    def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        for h in hashes:
+            self.touch((pool, h))
+
+    def __len__(self) -> int:
+        self.trim()
+        return len(self.beliefs)
+
+
 WRONG: dict[str, tuple[type, str]] = {
+    "TrimmedInLen": (TrimmedInLen, "E2"),
     "TrimBeforeInsert": (TrimBeforeInsert, "E2"),
     "BatchEvictionCountsKnownPages": (BatchEvictionCountsKnownPages, "E2"),
     "ExtraCoverCheckedFirst": (ExtraCoverCheckedFirst, "E5"),
@@ -181,4 +203,7 @@ WRONG: dict[str, tuple[type, str]] = {
     "ContainsAllSizesTheChain": (ContainsAllSizesTheChain, "E8"),
 }
 
-CORRECT: dict[str, type] = {"TextbookExistenceLRU": TextbookExistenceLRU}
+CORRECT: dict[str, type] = {
+    "TextbookExistenceLRU": TextbookExistenceLRU,
+    "ExistenceLRUAnswersOnly": ExistenceLRUAnswersOnly,
+}

@@ -22,7 +22,9 @@ __all__ = [
     "EvictNewest",
     "EvictionCountsExpired",
     "HitOnExpiredEntry",
+    "LazyPurgeStaleBirth",
     "LenCountsExpired",
+    "LenPurgesStaleBirth",
     "MonotonicBoundaryExclusive",
     "MonotonicHardTTL",
     "PlainHardTTLSet",
@@ -186,6 +188,42 @@ class StaleBirthOnReAdd(TextbookHardTTL):
         super().add(key)
 
 
+class LazyPurgeStaleBirth(TextbookHardTTL):
+    """M3: the engine's shape: ``contains`` purges an expired entry it meets, and ``add`` returns early
+    on ``key in births`` without asking whether the entry is live, so a re-add after the TTL keeps the
+    old birth and the fresh fact reads as expired.  Only a ``contains`` between the expiry and the
+    re-add repairs it: an oracle that probes between steps never sees the mistake (O1)."""
+
+    def add(self, key: Hashable) -> None:
+        if key in self.births:
+            return
+        if self.max_entries is not None and len(self.births) >= self.max_entries:
+            self.purge(self.clock())
+            if len(self.births) >= self.max_entries:
+                self.evict()
+        self.births[key] = self.clock()
+
+    def contains(self, key: Hashable) -> bool:
+        birth = self.births.get(key)
+        if birth is None:
+            return False
+        if not self.live(birth, self.clock()):
+            del self.births[key]
+            return False
+        return True
+
+
+class LenPurgesStaleBirth(LazyPurgeStaleBirth):
+    """M3: the stale birth of ``LazyPurgeStaleBirth``, with ``__len__`` purging every expired entry:
+    an oracle that asks ``len()`` after every step repairs the mistake before the re-add (O1)."""
+
+    def __len__(self) -> int:
+        now = self.clock()
+        for key in [k for k, b in self.births.items() if not self.live(b, now)]:
+            del self.births[key]
+        return len(self.births)
+
+
 class ReAddKeepsPosition(TextbookHardTTL):
     """M6: purge only when full, and re-add an expired key by rewriting its birth in place: the dict
     is no longer in birth order, so the bound evicts a fresh key instead of the oldest birth."""
@@ -270,6 +308,8 @@ WRONG: dict[str, tuple[type, str]] = {
     "ZeroTtlNeverExpires": (ZeroTtlNeverExpires, "M2"),
     "RefreshOnReAdd": (RefreshOnReAdd, "M3"),
     "StaleBirthOnReAdd": (StaleBirthOnReAdd, "M3"),
+    "LazyPurgeStaleBirth": (LazyPurgeStaleBirth, "M3"),
+    "LenPurgesStaleBirth": (LenPurgesStaleBirth, "M3"),
     "ReAddKeepsPosition": (ReAddKeepsPosition, "M6"),
     "EvictNewest": (EvictNewest, "M6"),
     "BoundOffByOne": (BoundOffByOne, "M6"),

@@ -17,12 +17,15 @@ __all__ = [
     "ClearKeepsInflight",
     "CoveredStopsAtInflight",
     "InflightAsASet",
+    "PoolBeliefsAnswersOnly",
     "TextbookPoolBeliefs",
+    "TrimmedInLen",
 ]
 
 
-class TextbookPoolBeliefs:
-    """Correct: one pool's beliefs (least recently used first) and in-flight reference counts."""
+class PoolBeliefsAnswersOnly:
+    """Correct: one pool's beliefs (least recently used first) and in-flight reference counts, with no
+    ``snapshot``: only the answers can be compared."""
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
@@ -74,6 +77,10 @@ class TextbookPoolBeliefs:
     def __len__(self) -> int:
         return len(self.beliefs)
 
+
+class TextbookPoolBeliefs(PoolBeliefsAnswersOnly):
+    """Correct: the same, with ``snapshot`` (beliefs least recently used first, in-flight counts)."""
+
     def snapshot(self) -> tuple[list[Hashable], dict[Hashable, int]]:
         return list(self.beliefs), dict(self.inflight)
 
@@ -108,10 +115,29 @@ class ClearKeepsInflight(TextbookPoolBeliefs):
         self.beliefs.clear()
 
 
+class TrimmedInLen(PoolBeliefsAnswersOnly):
+    """P2: the bound is enforced lazily, by ``__len__`` (no ``snapshot``): until someone asks the size the
+    pool believes more pages than it may.  Asking ``len()`` after every step would hide it (O1)."""
+
+    def add(self, hashes: Iterable[Hashable]) -> None:
+        for h in hashes:
+            self.beliefs[h] = None
+            self.beliefs.move_to_end(h)
+
+    def __len__(self) -> int:
+        while len(self.beliefs) > self.max_entries:
+            self.beliefs.popitem(last=False)
+        return len(self.beliefs)
+
+
 WRONG: dict[str, tuple[type, str]] = {
+    "TrimmedInLen": (TrimmedInLen, "P2"),
     "InflightAsASet": (InflightAsASet, "P3"),
     "CoveredStopsAtInflight": (CoveredStopsAtInflight, "P4"),
     "ClearKeepsInflight": (ClearKeepsInflight, "P5"),
 }
 
-CORRECT: dict[str, type] = {"TextbookPoolBeliefs": TextbookPoolBeliefs}
+CORRECT: dict[str, type] = {
+    "TextbookPoolBeliefs": TextbookPoolBeliefs,
+    "PoolBeliefsAnswersOnly": PoolBeliefsAnswersOnly,
+}

@@ -1,0 +1,56 @@
+"""O2: one run reports every failing clause, each with its own counterexample, then the clauses that
+passed, then what was left out and why; ``--leave-out GROUP`` sets a group aside on purpose (O3: not
+validating input, B1, is a choice some engines make)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spec.oracle import check
+from spec.oracle.__main__ import main
+
+TARGETS = "tests.oracle._o5_targets"
+SMALL = ["--max-examples", "300", "--steps", "15"]
+
+
+@pytest.mark.clauses("O2", "B1", "E6")
+def test_a_class_that_does_not_validate_keep_pages_fails_only_in_the_b1_group(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["existence-cache", f"{TARGETS}:KeepPagesUnchecked", *SMALL, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert {"verdict", "failures", "passed", "left_out", "figures", "time_control"} <= set(report)
+    assert report["verdict"] == "FAIL"
+    assert [f["clauses"] for f in report["failures"]] == [["B1"]]
+    failure = report["failures"][0]
+    assert failure["calls"] == 1 and "invalidate_beyond(" in failure["counterexample"][0]
+    assert "def test_" in failure["repro"]
+    assert set(report["passed"]) == {"E2", "E3", "E4", "E5", "E6", "E7", "E8", "E1"}
+    assert "B1" in report["left_out"]
+
+
+@pytest.mark.clauses("O2", "B1")
+def test_leaving_b1_out_passes_the_class_that_does_not_validate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["existence-cache", f"{TARGETS}:KeepPagesUnchecked", *SMALL, "--leave-out", "B1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: ")
+    assert "left out: B1: left out on request (--leave-out)" in out
+
+
+@pytest.mark.clauses("O2")
+def test_an_unknown_group_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["existence-cache", f"{TARGETS}:KeepPagesUnchecked", *SMALL, "--leave-out", "Z9"]) == 2
+    assert "not a group of existence-cache" in capsys.readouterr().err
+
+
+@pytest.mark.clauses("O2", "M2", "M5")
+def test_two_mistakes_are_two_failures_each_with_its_own_counterexample() -> None:
+    result = check("metadata-cache", f"{TARGETS}:ExclusiveAndLenCountsExpired", max_examples=600, steps=15)
+    assert result.verdict == "FAIL"
+    first = {f["clauses"][0] for f in result.failures}
+    assert {"M2", "M5"} <= first, result.summary()
+    for failure in result.failures:
+        assert 1 <= failure["calls"] <= 4 and failure["repro"], result.summary()
+    assert "M2" not in result.passed_clauses and "M5" not in result.passed_clauses
