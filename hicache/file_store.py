@@ -383,7 +383,7 @@ class HiCacheFile:
                     # Any errno: nothing can be removed without a listing; the accounting stays as it was.
                     logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
                     return False
-                kept: list[tuple[str, int]] = []
+                kept: list[tuple[float, str, str, int]] = []
                 left = 0
                 for entry, key in found:
                     try:
@@ -394,11 +394,13 @@ class HiCacheFile:
                         # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
                         logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
                         if self._is_page_entry(entry):
-                            kept.append((key, entry.size))
+                            kept.append((entry.mtime, entry.name, key, entry.size))
                         else:
                             left += 1
                 self._evictor.clear()
-                for key, size in kept:
+                # Survivors are adopted again oldest first (by mtime, then name), as start-up seeds
+                # pages: the order must not depend on the directory listing's order (V2).
+                for _mtime, _name, key, size in sorted(kept):
                     self._evictor.touch(key, size)
                 return not kept and not left
             finally:
