@@ -77,13 +77,13 @@ VERIFY_TIER = os.environ.get("HYPOTHESIS_PROFILE") == "verify"
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked ``verify_tier`` (end-to-end runs of the verify tooling itself: real CrossHair with a
-    budget of CPU seconds, pytest in subprocesses) run in ``make verify`` only; ``make test`` skips them
-    and prints why, to stay a quick suite."""
+    budget of CPU seconds, pytest in subprocesses; and catalogue variants slow to find) run in
+    ``make verify`` only; ``make test`` skips them and prints why, to stay a quick suite."""
     if VERIFY_TIER:
         return
     skip = pytest.mark.skip(
-        reason="verify tier: an end-to-end run of the verify tooling, run by make verify"
-        " (HYPOTHESIS_PROFILE=verify)"
+        reason="verify tier: too slow for make test (an end-to-end run of the verify tooling, or a"
+        " variant slow to find); run by make verify (HYPOTHESIS_PROFILE=verify)"
     )
     for item in items:
         if item.get_closest_marker("verify_tier") is not None:

@@ -5,12 +5,11 @@ Each wrong variant must be caught with a counterexample of at most 8 calls (for 
 file components: 8 machine steps), and the clause the report names first must be one its
 mistake breaks (the catalogue's clause, or one of ``ALSO_NAMED``), for every component.
 Each runs with its seed from ``SEEDS`` (0 by default); the variants in ``SLOW`` (none now)
-run under ``HYPOTHESIS_PROFILE=verify`` only (see catalogue.py).
+are in the verify tier (``make verify`` only; see catalogue.py and tests/conftest.py).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 import pytest
@@ -21,17 +20,15 @@ from tests.oracle.catalogue import ALSO_NAMED, CORRECT, SEEDS, SLOW, WRONG, Vari
 MAX_CALLS = 8
 STEPS = 15
 FIND_EXAMPLES = 3000  # a cap: the run stops at the first divergence
-VERIFY = os.environ.get("HYPOTHESIS_PROFILE") == "verify"
 PASS_EXAMPLES = 30
 
 
 def _params(variants: list[Variant]) -> list[object]:
-    slow = pytest.mark.skipif(not VERIFY, reason="slow to find: runs under HYPOTHESIS_PROFILE=verify")
     return [
         pytest.param(
             v,
             id=f"{v.component}:{v.name}",
-            marks=[pytest.mark.clauses(v.clause), *([slow] if v.name in SLOW else [])],
+            marks=[pytest.mark.clauses(v.clause), *([pytest.mark.verify_tier] if v.name in SLOW else [])],
         )
         for v in variants
     ]
