@@ -12,6 +12,10 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
   a non-sequence ``hashes`` is the production class's ``TypeError``, not
   modelled.
 * Pools and hashes are compared with ``==``, as dict keys are.
+* The bound is global (E2) unless the implementation declares it per pool
+  (``bound="per-pool"``, O3: the bound of P2 behind E's API): then ``add``
+  trims only its own pool, and the order that matters is each pool's own
+  (``by_pool``), since no pool's beliefs can evict another's.
 """
 
 from __future__ import annotations
@@ -19,14 +23,19 @@ from __future__ import annotations
 from collections.abc import Collection, Hashable, Iterable, Sequence
 
 __all__ = [
+    "BOUNDS",
     "StorageExistenceCacheSpec",
     "add",
+    "by_pool",
     "contains",
     "covers_all",
     "invalidate_beyond",
     "touch",
     "trim",
+    "trim_pool",
 ]
+
+BOUNDS = ("global", "per-pool")  # E2, and P2's bound declared behind E's API (O3); the first is the default
 
 Belief = tuple[Hashable, Hashable]
 Beliefs = list[Belief]
@@ -53,17 +62,40 @@ def trim(beliefs: Beliefs, max_entries: int) -> Beliefs:
     return beliefs[max(0, len(beliefs) - max_entries) :]
 
 
-def add(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], max_entries: int) -> Beliefs:
-    """E2: each page in order becomes most recently used, then trim to the bound.
+def trim_pool(beliefs: Beliefs, pool: Hashable, max_entries: int) -> Beliefs:
+    """P2's bound: drop ``pool``'s least recently used beliefs until at most ``max_entries`` of it remain.
+
+    pre: max_entries >= 0
+    post: len([b for b in __return__ if b[0] == pool]) <= max_entries
+    post: [b for b in __return__ if b[0] != pool] == [b for b in beliefs if b[0] != pool]
+    """
+    mine = [b for b in beliefs if b[0] == pool]
+    dropped = mine[: max(0, len(mine) - max_entries)]
+    return [b for b in beliefs if b not in dropped]
+
+
+def by_pool(beliefs: Iterable[Belief]) -> dict[Hashable, list[Hashable]]:
+    """Each pool's hashes, least recently used first: what a bound per pool can observe of the order."""
+    pools: dict[Hashable, list[Hashable]] = {}
+    for pool, h in beliefs:
+        pools.setdefault(pool, []).append(h)
+    return pools
+
+
+def add(
+    beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], max_entries: int, per_pool: bool = False
+) -> Beliefs:
+    """E2: each page in order becomes most recently used, then trim to the bound (the pool's own, with
+    ``per_pool``).
 
     pre: max_entries >= 0
     pre: len(set(beliefs)) == len(beliefs)
-    post: len(__return__) <= max_entries
+    post: per_pool or len(__return__) <= max_entries
     post: not hashes or max_entries == 0 or __return__[-1] == (pool, hashes[-1])
     """
     for h in hashes:
         beliefs = touch(beliefs, (pool, h))
-    return trim(beliefs, max_entries)
+    return trim_pool(beliefs, pool, max_entries) if per_pool else trim(beliefs, max_entries)
 
 
 def contains(beliefs: Beliefs, pool: Hashable, h: Hashable) -> tuple[bool, Beliefs]:
@@ -111,19 +143,24 @@ def invalidate_beyond(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], 
 
 
 class StorageExistenceCacheSpec:
-    """The model behind the production constructor: ``StorageExistenceCacheSpec(max_entries)``.
+    """The model behind the production constructor: ``StorageExistenceCacheSpec(max_entries)``;
+    ``bound`` is the declared bound, ``"global"`` (E2) or ``"per-pool"``.
 
     No type validation: it is driven with arguments the production class
     accepted; only E6's negative ``keep_pages`` is checked, so that the
     machine can compare the ``ValueError``.
     """
 
-    def __init__(self, max_entries: int = 512 * 1024) -> None:
+    def __init__(self, max_entries: int = 512 * 1024, *, bound: str = "global") -> None:
+        if bound not in BOUNDS:
+            raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
         self.max_entries = max_entries
+        self.bound = bound
         self.beliefs: Beliefs = []
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        self.beliefs = add(self.beliefs, pool, list(hashes), self.max_entries)
+        per_pool = self.bound == "per-pool"
+        self.beliefs = add(self.beliefs, pool, list(hashes), self.max_entries, per_pool)
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
         found, self.beliefs = contains(self.beliefs, pool, page_hash)

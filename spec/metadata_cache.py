@@ -11,6 +11,9 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 * M6 "oldest birth": two lifetimes born at the same instant are ordered by the
   order their ``add`` calls happened (the earlier add is evicted first).
+* M6-lru, the declared variant (``eviction="lru"``): ``births`` is kept in
+  eviction order instead, least recently used first: a ``contains`` hit moves
+  the key to the newest end, and its birth stays (a hit never lengthens a life).
 * M8 counters: ``hits`` and ``misses`` count ``contains`` answers; ``evictions``
   counts live entries dropped by the bound.  ``expirations`` depends on when
   an implementation purges (M4 makes that unobservable), so it is not modelled.
@@ -22,7 +25,9 @@ import math  # noqa: F401 -- used by the PEP 316 contracts in the docstrings
 import time
 from collections.abc import Callable, Hashable
 
-__all__ = ["MetadataCacheSpec", "add", "contains", "is_live", "live_keys", "remove"]
+__all__ = ["EVICTIONS", "MetadataCacheSpec", "add", "contains", "is_live", "live_keys", "remove", "used"]
+
+EVICTIONS = ("birth", "lru")  # M6 and its declared variant M6-lru; the first is the default
 
 Births = dict[Hashable, float]
 
@@ -62,8 +67,12 @@ def contains(births: Births, key: Hashable, now: float, ttl: float) -> bool:
     return birth is not None and is_live(birth, now, ttl)
 
 
-def add(births: Births, key: Hashable, now: float, ttl: float, max_entries: int | None) -> tuple[Births, int]:
+def add(
+    births: Births, key: Hashable, now: float, ttl: float, max_entries: int | None, lru: bool = False
+) -> tuple[Births, int]:
     """M3 + M6: the births after ``add(key)`` at ``now``, and how many live keys the bound evicted.
+    With ``lru`` (M6-lru) the victim is the first in ``births``' order, the least recently used;
+    otherwise the oldest birth.
 
     pre: ttl == -1 or 0 <= ttl < math.inf
     pre: math.isfinite(now)
@@ -84,10 +93,23 @@ def add(births: Births, key: Hashable, now: float, ttl: float, max_entries: int 
     if max_entries is not None and len(after) >= max_entries:
         after = {k: b for k, b in after.items() if is_live(b, now, ttl)}
         if len(after) >= max_entries:
-            del after[min(after, key=after.__getitem__)]  # first of the oldest births
+            victim = next(iter(after)) if lru else min(after, key=after.__getitem__)  # first of the oldest
+            del after[victim]
             evicted = 1
     after[key] = now  # a new lifetime, born now, never the stale birth (M3)
     return after, evicted
+
+
+def used(births: Births, key: Hashable) -> Births:
+    """M6-lru: a ``contains`` hit makes ``key`` the most recently used; every birth stays.
+
+    pre: key in births
+    post: list(__return__)[-1] == key
+    post: __return__ == births
+    """
+    after = {k: b for k, b in births.items() if k != key}
+    after[key] = births[key]
+    return after
 
 
 def remove(births: Births, key: Hashable) -> Births:
@@ -102,8 +124,10 @@ def remove(births: Births, key: Hashable) -> Births:
 class MetadataCacheSpec:
     """The model behind the production constructor: ``MetadataCacheSpec(ttl, *, max_entries, clock)``.
 
-    No validation and no thread safety: it is driven by the lock-step machine,
-    one call at a time, with arguments the production class accepted.
+    ``eviction`` is the declared order the bound evicts in: ``"birth"`` (M6, the
+    production class's) or ``"lru"`` (M6-lru).  No validation and no thread
+    safety: it is driven by the lock-step machine, one call at a time, with
+    arguments the production class accepted.
     """
 
     def __init__(
@@ -112,21 +136,28 @@ class MetadataCacheSpec:
         *,
         max_entries: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        eviction: str = "birth",
     ) -> None:
+        if eviction not in EVICTIONS:
+            raise ValueError(f"eviction must be one of {EVICTIONS}, got {eviction!r}")
         self.ttl = ttl_seconds
         self.max_entries = max_entries
         self.clock = clock
+        self.eviction = eviction
         self.births: Births = {}
         self.hits = self.misses = self.evictions = 0
 
     def add(self, key: Hashable) -> None:
-        self.births, evicted = add(self.births, key, self.clock(), self.ttl, self.max_entries)
+        lru = self.eviction == "lru"
+        self.births, evicted = add(self.births, key, self.clock(), self.ttl, self.max_entries, lru)
         self.evictions += evicted
 
     def contains(self, key: Hashable) -> bool:
         found = contains(self.births, key, self.clock(), self.ttl)
         if found:
             self.hits += 1
+            if self.eviction == "lru":
+                self.births = used(self.births, key)
         else:
             self.misses += 1
         return found
@@ -141,6 +172,6 @@ class MetadataCacheSpec:
         return len(live_keys(self.births, self.clock(), self.ttl))
 
     def live(self) -> dict[Hashable, float]:
-        """The live keys with their births (the abstract state of M)."""
+        """The live keys with their births, in eviction order (the abstract state of M)."""
         now = self.clock()
         return {k: b for k, b in self.births.items() if is_live(b, now, self.ttl)}
