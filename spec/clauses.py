@@ -36,6 +36,7 @@ _TITLES: dict[str, str] = {
     "M4": "contains is True exactly when live; purging unobservable",
     "M5": "remove / clear / len (live keys)",
     "M6": "bound drops expired then oldest birth; amortized O(1) reclaim",
+    "M6-lru": "declared variant of M6: a hit makes the key most recent; the bound drops expired then LRU",
     "M7": "every public method linearizable under threads",
     "M8": "optional counters: hits, misses, expirations, evictions",
     "E1": "constructor: max_entries int >= 0; ordered set of beliefs",
@@ -84,6 +85,7 @@ _TITLES: dict[str, str] = {
     "S8": "max_size clamped to the filesystem's capacity; ENOSPC on a write evicts, then retries once",
     "O1": "inert observation: every call on the target is a printed step; state only through snapshot()",
     "O2": "every failing clause in one run, each with its own counterexample; then passed, left out",
+    "O3": "declared choices: the spec follows the declared eviction order; the report prints it",
     "O4": "honest control of the clock: injected or patched, reads counted, else a usage error",
     "O5": "exit 0 PASS, 1 FAIL, 2 usage; a refused constructor argument is a FAIL, a signature exit 2",
 }

@@ -36,6 +36,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="GROUP",
         help="set a clause group aside (repeatable), e.g. B1 for bad input",
     )
+    parser.add_argument(
+        "--declare",
+        action="append",
+        default=[],
+        metavar="CHOICE=VALUE",
+        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
     parser.add_argument(
@@ -46,6 +53,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def _choice(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name or not value:
+        raise OracleUsageError(f"--declare takes CHOICE=VALUE, e.g. eviction=lru, got {text!r}")
+    return name, value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         adapter = json.loads(args.adapter) if args.adapter else None
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
+        declare = dict(_choice(text) for text in args.declare)
         result = check(
             args.component,
             args.target,
@@ -78,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             adapter=adapter,
             progress=None if args.json else _progress,
             leave_out=args.leave_out,
+            declare=declare,
         )
     except json.JSONDecodeError as error:
         print(f"hicache-oracle: error: --adapter is not valid JSON: {error}", file=sys.stderr)

@@ -62,6 +62,14 @@ class Component:
     # Groups a run can set aside (O2: after their clause fails; O3: on request, --leave-out): the rules
     # that exercise the clause, hidden from the machine.
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Groups set aside by running only examples that leave this constructor parameter at None (the rule
+    # that exercises M6 is the bound itself).
+    group_parameters: Mapping[str, str] = field(default_factory=dict)
+    # O3: the design choices a target declares (name -> the values allowed, the default first); the
+    # machine and the spec are built with the declared values as keyword arguments.
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # How answers are compared under a declared choice, where it differs: (choice, value) -> projections.
+    declared_projections: Mapping[tuple[str, str], Mapping[str, Projection]] = field(default_factory=dict)
 
     def machine(self) -> Callable[[Callable[..., Any]], Any]:
         """The machine builder of the project's tests (raises ImportError until it exists)."""
@@ -88,7 +96,9 @@ def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
         return ["M8"]
     ttl = float(init["ttl_seconds"])
     clock = FakeClock(result.calls[0].now or 0.0)
-    model = MetadataCacheSpec(ttl, max_entries=init.get("max_entries"), clock=clock)
+    model = MetadataCacheSpec(
+        ttl, max_entries=init.get("max_entries"), clock=clock, eviction=init.get("eviction", "birth")
+    )
     found: list[str] = []
     seen: set[Any] = set()
     for call in result.calls[:-1]:
@@ -99,6 +109,8 @@ def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
                 found.append("M3")
             seen.add(key)
             model.add(key)
+        elif call.method == "contains":  # under M6-lru a hit changes the eviction order
+            model.contains(_args(call)["key"])
         elif call.method == "remove":
             model.remove(_args(call)["key"])
         elif call.method == "clear":
@@ -141,7 +153,10 @@ METADATA_CACHE = Component(
         "M5": ("remove", "clear", "length"),
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
+        "M6": (),
     },
+    group_parameters={"M6": "max_entries"},
+    choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",
     title="MetadataCache: hard-TTL positive cache (M2-M6, M8)",
@@ -225,6 +240,18 @@ def _snapshot_spec(model: Any) -> Any:
     return model.snapshot()
 
 
+def _by_pool_impl(answer: Any) -> dict[Any, list[Any]]:
+    from spec.existence_cache import by_pool
+
+    return by_pool((pool, h) for pool, h in answer)
+
+
+def _by_pool_spec(model: Any) -> dict[Any, list[Any]]:
+    from spec.existence_cache import by_pool
+
+    return by_pool(model.snapshot())
+
+
 EXISTENCE_CACHE = Component(
     clauses=("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1"),
     groups={
@@ -271,6 +298,15 @@ EXISTENCE_CACHE = Component(
         "clear": ("clear",),
     },
     projections={"snapshot": Projection(_snapshot_impl, _snapshot_spec, "[tuple(b) for b in {r}]")},
+    choices={"bound": ("global", "per-pool")},
+    # A bound per pool: only each pool's own order can be observed (no pool evicts another's beliefs).
+    declared_projections={
+        ("bound", "per-pool"): {
+            "snapshot": Projection(
+                _by_pool_impl, _by_pool_spec, "{{p: [h for q, h in {r} if q == p] for p, _ in {r}}}"
+            )
+        }
+    },
     pooled=frozenset({"add", "contains", "contains_all", "covers_all", "invalidate_beyond"}),
     probe={"max_entries": 4},
     probe_text="target(max_entries)",

@@ -69,6 +69,10 @@ def _clause_line(clauses: list[str]) -> str:
     return "; ".join(f"{c} ({_TITLES.get(c, '?')})" for c in clauses) or "the target's own invariants"
 
 
+def _declared(session: Session) -> str:
+    return ", ".join(f"{name}={value}" for name, value in session.declared.items())
+
+
 def render_repro(
     session: Session,
     result: Replay,
@@ -96,6 +100,7 @@ def render_repro(
         f"Breaks: {_clause_line(clauses)} (docs/SEMANTICS.md).",
         f"Divergence: {what}.",
         f"Time: {session.describe_time()}.",
+        *([f"Declared: {_declared(session)} (the spec's answers follow them)."] if session.declared else []),
         "",
         "Run with pytest.  HICACHE_ORACLE_TARGET=package.module:Name runs the same calls against another",
         "implementation (a correct one passes).",
@@ -150,7 +155,7 @@ def render_repro(
             now = call.now
         expression = render_call(session, call)
         expected = result.want[i]
-        projection = component.projections.get(call.method)
+        projection = session.projection(call.method)
         note = f"{', '.join(clauses) or 'invariants'}: the spec answers"
         if expected is None:
             body.append(expression)

@@ -38,9 +38,11 @@ class OracleResult:
     ``verdict`` is ``"PASS"`` or ``"FAIL"``; ``figures`` the examples, steps,
     distinct states and seconds covered; ``left_out`` the clause groups the
     target does not implement (not checked); ``time_control`` how the oracle
-    controlled the target's time.  On FAIL: ``clauses`` (the broken clause IDs,
-    most specific first), ``message`` (the divergence), ``counterexample`` (the
-    shrunk calls in the target's API) and ``repro`` (a pytest file).
+    controlled the target's time; ``declared`` the design choices the run
+    followed (O3: ``{"eviction": "birth"}``, the defaults unless declared).
+    On FAIL: ``clauses`` (the broken clause IDs, most specific first),
+    ``message`` (the divergence), ``counterexample`` (the shrunk calls in the
+    target's API) and ``repro`` (a pytest file).
     """
 
     component: str
@@ -51,6 +53,7 @@ class OracleResult:
     time_control: str
     left_out: dict[str, str]
     adapter: dict[str, Any]
+    declared: dict[str, str] = field(default_factory=dict)
     clauses: list[str] = field(default_factory=list)
     message: str = ""
     counterexample: list[str] = field(default_factory=list)
@@ -90,6 +93,8 @@ class OracleResult:
             f" {f['seconds']} s (seed {self.seed})",
             f"  time: {self.time_control}",
         ]
+        if self.declared:
+            lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
         lines += [f"  left out: {why}" for why in self.left_out.values()]
         for failure in self.failures or ([self.failure_dict()] if not self.passed else []):
             calls = failure["calls"]
@@ -196,7 +201,7 @@ def _machine_class(
         raise OracleUsageError(
             f"component {component.name!r} has no machine in this tree yet: {error}"
         ) from None
-    base: type[LockstepMachine] = build(session.factory)
+    base: type[LockstepMachine] = build(session.factory, **session.declared)
     hidden = {
         rule: None
         for group in session.left_out
@@ -222,7 +227,10 @@ def _machine_class(
 
 
 def _prepare(
-    component: str, target: str | Callable[..., Any], adapter: Adapter | Mapping[str, Any] | None
+    component: str,
+    target: str | Callable[..., Any],
+    adapter: Adapter | Mapping[str, Any] | None,
+    declare: Mapping[str, str] | None = None,
 ) -> tuple[Component, Session, str]:
     if component not in COMPONENTS:
         raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
@@ -239,15 +247,21 @@ def _prepare(
         raise OracleUsageError(f"target {target_path} is not callable")
     spec_component = COMPONENTS[component]
     session = Session(spec_component, target_obj, adapter)  # probes the target: OracleUsageError if unusable
+    session.declare(declare or {})
     return spec_component, session, target_path
 
 
 def machine_for(
-    component: str, target: str | Callable[..., Any], *, adapter: Adapter | Mapping[str, Any] | None = None
+    component: str,
+    target: str | Callable[..., Any],
+    *,
+    adapter: Adapter | Mapping[str, Any] | None = None,
+    declare: Mapping[str, str] | None = None,
 ) -> type[LockstepMachine]:
     """The machine class the oracle runs for ``target``: the component's own machine over the adapted
-    target.  Reproduction files of the file components drive it step by step."""
-    spec_component, session, _path = _prepare(component, target, adapter)
+    target, following the declared choices.  Reproduction files of the file components drive it step
+    by step."""
+    spec_component, session, _path = _prepare(component, target, adapter, declare)
     return _machine_class(spec_component, session)
 
 
@@ -264,6 +278,7 @@ def check(
     run_clock: Callable[[], float] = time.perf_counter,
     leave_out: Sequence[str] = (),
     every_clause: bool = True,
+    declare: Mapping[str, str] | None = None,
 ) -> OracleResult:
     """Check ``target`` against the spec of ``component`` with the project's own lock-step machine.
 
@@ -277,6 +292,8 @@ def check(
     targets' WARNING log lines (a file store's, say) are silenced for the run.
     Raises :class:`OracleUsageError` when the run cannot start.  ``leave_out`` sets clause groups aside
     (``--leave-out``); ``every_clause`` (default) goes on after a failure with its group set aside (O2).
+    ``declare`` names the target's design choices (O3, ``--declare``: ``{"eviction": "lru"}`` for a
+    metadata cache that evicts the least recently used, M6-lru); the spec follows them.
 
     >>> from spec.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
@@ -303,6 +320,7 @@ def check(
             run_clock,
             leave_out,
             every_clause,
+            declare,
         )
     finally:
         logging.disable(previous_disable)
@@ -320,8 +338,9 @@ def _check(
     run_clock: Callable[[], float],
     leave_out: Sequence[str] = (),
     every_clause: bool = True,
+    declare: Mapping[str, str] | None = None,
 ) -> OracleResult:
-    spec_component, session, target_path = _prepare(component, target, adapter)
+    spec_component, session, target_path = _prepare(component, target, adapter, declare)
     for group in leave_out:
         if group not in spec_component.groups:
             known = ", ".join(spec_component.groups) or "none"
@@ -443,6 +462,7 @@ def _found(
         time_control=session.describe_time(),
         left_out=dict(session.left_out),
         adapter=session.adapter.as_dict(),
+        declared=dict(session.declared),
     )
     if failure is not None:
         result.failure = failure
@@ -631,7 +651,7 @@ def _explain(
         answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
         expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
         result.message = f"{call} {answer}; the spec {expected}"
-    result.clauses = session.component.classify(replayed, recording.init) if want is not None else []
+    result.clauses = session.classify(replayed, recording.init) if want is not None else []
     if one_shot_matters:
         result.clauses = ["E8", *(c for c in result.clauses if c != "E8")]
     result.counterexample = render_calls(session, replayed.calls, recording.start)

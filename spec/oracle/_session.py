@@ -122,6 +122,8 @@ class Session:
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
         self.set_aside: set[str] = set()  # clauses set aside after their failure (O2)
+        # O3: the declared design choices, each at its default until declared otherwise
+        self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
         self.current_model: Any = None
         self.recording: Recording | None = None
         self.modules: list[ModuleType] = []  # patched time control: the modules whose time is the fake one
@@ -272,6 +274,9 @@ class Session:
         for parameter in self.component.optional_parameters:
             if parameter in self.left_out and bound.get(parameter) is not None:
                 reject()  # the target does not implement this group: skip such examples
+        for group, parameter in self.component.group_parameters.items():
+            if group in self.left_out and bound.get(parameter) is not None:
+                reject()  # the group is set aside: only examples without the parameter run
         clock = bound.pop("clock", None)
         init = {k: v for k, v in bound.items() if not (k in self.left_out and v is None)}
         self.recording = Recording(init, clock() if clock is not None else None)
@@ -299,6 +304,30 @@ class Session:
             self.per_pool_class = True
             return PerPoolRegistry(lambda: self.target(*call.args, **call.kwargs))
         return obj
+
+    def declare(self, choices: Mapping[str, str]) -> None:
+        """O3: follow the target's declared design choices (OracleUsageError for an unknown one)."""
+        for name, value in choices.items():
+            allowed = self.component.choices.get(name)
+            if allowed is None:
+                known = ", ".join(self.component.choices) or "none"
+                raise OracleUsageError(
+                    f"--declare {name}={value}: {self.component.name} has no such choice (choices: {known})"
+                )
+            if value not in allowed:
+                raise OracleUsageError(f"--declare {name}={value}: {name} is one of {', '.join(allowed)}")
+            self.declared[name] = value
+
+    def projection(self, method: str) -> Any:
+        """How ``method``'s answer is compared under the declared choices (a Projection, or None)."""
+        for (name, value), projections in self.component.declared_projections.items():
+            if self.declared.get(name) == value and method in projections:
+                return projections[method]
+        return self.component.projections.get(method)
+
+    def classify(self, found: Replay, init: Mapping[str, Any]) -> list[str]:
+        """The clauses a divergence breaks, named under the declared choices."""
+        return self.component.classify(found, {**init, **self.declared})
 
     def now(self) -> float | None:
         if "clock" not in self.component.constructor:
@@ -491,13 +520,15 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
     undo = session.patch()
     try:
         target = TargetProxy(session, session.build(recording.init, clock if timed else None), (), None)
-        model = component.spec_factory()(**recording.init, **({"clock": clock} if timed else {}))
+        model = component.spec_factory()(
+            **recording.init, **session.declared, **({"clock": clock} if timed else {})
+        )
         got: list[Outcome] = []
         want: list[Outcome | None] = []
         for index, call in enumerate(calls):
             if call.now is not None:
                 clock.now = call.now
-            projection = component.projections.get(call.method)
+            projection = session.projection(call.method)
             spec_receiver = _resolve(model, call.receiver)
             expected: Outcome | None = None
             if projection is not None:
@@ -529,7 +560,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
 
 def _set_aside(session: Session, found: Replay, recording: Recording) -> bool:
     """Whether the divergence ``found`` is one of a clause the run has set aside after its failure."""
-    clauses = session.component.classify(found, recording.init)
+    clauses = session.classify(found, recording.init)
     return bool(clauses) and clauses[0] in session.set_aside
 
 
