@@ -116,8 +116,12 @@ def test_an_import_that_would_bind_another_name_is_refused(source: str) -> None:
 
 
 def _references(source: str, package: str) -> list[str]:
-    """``package.<own module>`` in the code and strings of ``source`` (comments left out)."""
-    pattern = re.compile(rf"(?<![\w.]){package}\.(?:{'|'.join(sorted(MODULES))})\b")
+    """``package.<own module>`` in the code and strings of ``source`` (comments left out).
+
+    A string's ``package.{`` counts too: a module path built at run time (``f"spec.{name}"``) that the
+    rewrite, which renames only the package's own module names, would leave pointing at ``spec``.
+    """
+    pattern = re.compile(rf"(?<![\w.]){package}\.(?:(?:{'|'.join(sorted(MODULES))})\b|\{{)")
     lines = source.splitlines()
     found = []
     for token in tokenize.generate_tokens(iter(source.splitlines(keepends=True)).__next__):
