@@ -55,6 +55,14 @@ def own_modules(directory: Path) -> frozenset[str]:
     return frozenset(names)
 
 
+# String literals, and the literal parts of f-strings (3.12 on) and t-strings (3.14 on).
+_STRINGS = {tokenize.STRING} | {n for n, name in tokenize.tok_name.items() if name.endswith("STRING_MIDDLE")}
+
+
+def _is_string(token: tokenize.TokenInfo) -> bool:
+    return token.type in _STRINGS
+
+
 class RewriteError(ValueError):
     """An import the rewrite cannot keep meaning the same (``import spec.x`` without ``as``)."""
 
@@ -85,18 +93,13 @@ def rewrite_source(source: str, modules: Iterable[str], old: str = SOURCE, new: 
             continue
         previous = statement[-1] if statement else None
         statement.append(token)
-        if token.type == tokenize.STRING:
+        if _is_string(token):
             (row, col), (end_row, end_col) = token.start, token.end
-            if row != end_row:  # a multi-line string: edit it line by line
-                for r in range(row, end_row + 1):
-                    text = lines[r - 1]
-                    a = col if r == row else 0
-                    b = end_col if r == end_row else len(text)
-                    found = in_strings.finditer(text[a:b])
-                    edits += [(r, a + m.start(), a + m.end(), new + ".") for m in found]
-            else:
-                text = lines[row - 1][col:end_col]
-                edits += [(row, col + m.start(), col + m.end(), new + ".") for m in in_strings.finditer(text)]
+            for r in range(row, end_row + 1):  # a multi-line string: edit it line by line
+                text = lines[r - 1]
+                a = col if r == row else 0
+                b = end_col if r == end_row else len(text)
+                edits += [(r, m.start(), m.end(), new + ".") for m in in_strings.finditer(text, a, b)]
             continue
         if token.type != tokenize.NAME or token.string != old:
             continue

@@ -131,7 +131,7 @@ def _references(source: str, package: str) -> list[str]:
             line = lines[token.start[0] - 1]
             if pattern.match(line, token.start[1]) and re.match(r"\s*(from|import)\b", line):
                 found.append(f"{token.start[0]}: {line.strip()}")
-        elif token.type == tokenize.STRING:
+        elif token.type == tokenize.STRING or tokenize.tok_name[token.type].endswith("STRING_MIDDLE"):
             found += [f"{token.start[0]}: {m[0]}" for m in pattern.finditer(token.string)]
     return found
 
