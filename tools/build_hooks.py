@@ -21,6 +21,14 @@ bind another name than the code uses.
 An editable install (``pip install -e .``, the Makefile's venv) keeps ``spec`` pointing at the
 folder, and adds ``hicache_spec`` as a second name for the same folder, so that the console script
 ``hicache-oracle = hicache_spec.oracle_entry:main`` works there too (its module imports ``spec.*``).
+In a checkout, use ``spec``: ``python -m hicache_spec.oracle`` there would load the oracle's package
+under both names.
+
+Why a rewrite at build time rather than relative imports inside ``spec/`` plus ``package_dir``:
+relative imports do not reach the module paths kept in strings (``importlib`` lookups, the
+reproduction files' import line, usage text), which would need their own switch on ``__package__``;
+and every module of ``spec/`` (tests and tools import it as ``spec`` too) would change at once.  The
+rewrite leaves the sources as they are and is checked by tests/integration/test_installed_wheel.py.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from typing import Any
 
 from setuptools.command.build_py import build_py as _build_py
 
-__all__ = ["INSTALLED", "SOURCE", "BuildPy", "rewrite_source"]
+__all__ = ["INSTALLED", "SOURCE", "BuildPy", "RewriteError", "own_modules", "rewrite_source"]
 
 SOURCE = "spec"  # the package's name in the repository
 INSTALLED = "hicache_spec"  # and in the wheel
