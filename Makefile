@@ -24,7 +24,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	@$(PYTHON) -m venv $(VENV)
 	@echo "installing the locked dev toolchain ($(LOCK)) into a new $(VENV)"
 	@$(PIP) --require-hashes --no-deps -r $(LOCK)
-	@$(PIP) --no-deps -e .
+	@# built with the locked setuptools just installed (offline), with the spec -> hicache_spec hook
+	@$(PIP) --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 test: $(STAMP)
