@@ -187,11 +187,14 @@ class MetadataCache:
     def add_many(self, keys: Iterable[Hashable]) -> None:
         """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized."""
         with self._lock:
-            now = self._clock()
-            self._reclaim(now)  # once: at one instant, nothing more expires between the adds
-            insert = self._insert
-            for key in keys:
-                insert(key, now)
+            keys = iter(keys)
+            for first in keys:  # an empty batch reads no clock and reclaims nothing, as no add would
+                now = self._clock()
+                self._reclaim(now)  # once: at one instant, nothing more expires between the adds
+                insert = self._insert
+                insert(first, now)
+                for key in keys:
+                    insert(key, now)
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
         """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
