@@ -483,24 +483,22 @@ class HiCacheFile:
         return keys
 
     def _plainly_valid(self, keys: list[str]) -> bool:
-        """True only when every key passes ``_check_key`` (F2, S5), shown on the keys joined by ``/``:
-        all str, none empty, ASCII, no ``/`` but the separators, no NUL or altsep, no leading dot, and
-        short enough that no escaped name can exceed NAME_MAX.  False says nothing (check each key)."""
-        if not keys:
-            return True
+        """True only when every key passes ``_check_key`` (F2, S5), shown on the keys joined: all str,
+        none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no leading dot), and short enough
+        that no escaped name can exceed NAME_MAX.  Each test is one C-level pass (single characters are
+        searched with memchr).  False says nothing: the caller checks each key."""
         try:
-            joined = "/".join(keys)
+            joined = "".join(keys)
         except TypeError:
             return False  # a key that is not a str: _check_key names it
         return (
             all(keys)
             and joined.isascii()
-            and joined.count("/") == len(keys) - 1
+            and "/" not in joined
             and "\0" not in joined
+            and "." not in joined
             and (_ALTSEP is None or _ALTSEP not in joined)
-            and joined[0] != "."
-            and "/." not in joined
-            and max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX
+            and (not keys or max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX)
         )
 
     @staticmethod
