@@ -119,6 +119,7 @@ def used(births: Births, key: Hashable) -> Births:
     """M6-lru: a ``contains`` hit makes ``key`` the most recently used; every birth stays.
 
     pre: key in births
+    pre: all(math.isfinite(b) for b in births.values())
     post: list(__return__)[-1] == key
     post: __return__ == births
     """
@@ -167,6 +168,7 @@ def contains_many(
 
     pre: ttl == -1 or 0 <= ttl < math.inf
     pre: math.isfinite(now)
+    pre: all(math.isfinite(b) for b in births.values())
     post: __return__[0] == [contains(births, k, now, ttl) for k in keys]
     post: __return__[1] == births
     post: lru or list(__return__[1]) == list(births)
@@ -188,6 +190,7 @@ def contains_prefix(
 
     pre: ttl == -1 or 0 <= ttl < math.inf
     pre: math.isfinite(now)
+    pre: all(math.isfinite(b) for b in births.values())
     post: 0 <= __return__[0] <= len(keys)
     post: all(contains(births, k, now, ttl) for k in keys[: __return__[0]])
     post: __return__[0] == len(keys) or not contains(births, keys[__return__[0]], now, ttl)
@@ -206,6 +209,7 @@ def contains_prefix(
 def remove_many(births: Births, keys: list[Hashable]) -> Births:
     """M9: ``remove`` of each key: afterwards none of them is alive, and every other birth stays.
 
+    pre: all(math.isfinite(b) for b in births.values())
     post: all(k not in __return__ for k in keys)
     post: all(__return__[k] == births[k] for k in __return__)
     post: all(k in __return__ for k in births if k not in keys)
