@@ -147,7 +147,6 @@ def _bench_contains_many(quick: bool) -> tuple[list[str], float]:
 def _bench_batch_exists(quick: bool) -> tuple[list[str], float]:
     directory = tempfile.mkdtemp(prefix="hicache-bench-batches-", dir="/tmp")
     try:
-        store = HiCacheFile(directory, extra_config={"enable_metadata_cache": True, "metadata_ttl": TTL})
         keys = _keys(KEYS)
         for key in keys:
             os.close(os.open(os.path.join(directory, f"{key}.bin"), os.O_WRONLY | os.O_CREAT, 0o600))
