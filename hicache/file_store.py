@@ -250,8 +250,16 @@ class HiCacheFile:
         return escape_key(key) + self._suffix
 
     def believes(self, key: str) -> bool:
-        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect)."""
-        return self._beliefs is not None and self._beliefs.contains(key)
+        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect).
+
+        O(1) under ``metadata_eviction="birth"``; O(beliefs) under ``"lru"``, where ``contains`` would
+        make the key the most recent."""
+        beliefs = self._beliefs
+        if beliefs is None:
+            return False
+        if beliefs.eviction == "birth":
+            return beliefs.contains(key)
+        return any(k == key for k, _ in beliefs.snapshot())
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""

@@ -531,3 +531,13 @@ def test_the_metadata_eviction_setting_reaches_the_metadata_cache(
         clock=clock,
     )
     assert lru._beliefs is not None and lru._beliefs.eviction == "lru"
+
+
+@pytest.mark.clauses("F9", "M6-lru")
+def test_believes_leaves_the_recency_order_alone_under_lru(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock, enable_metadata_cache=True, metadata_eviction="lru")
+    assert s.batch_set(["a", "b"], [b"v", b"v"]) == [True, True]
+    assert s._beliefs is not None
+    order = s._beliefs.snapshot()
+    assert s.believes("a") and s.believes("b") and not s.believes("c")
+    assert s._beliefs.snapshot() == order
