@@ -5,7 +5,7 @@ Correctness tests never sleep: they drive time through a FakeClock.
 
 from __future__ import annotations
 
-__all__ = ["FakeClock"]
+__all__ = ["CountingClock", "FakeClock"]
 
 
 class FakeClock:
@@ -35,3 +35,22 @@ class FakeClock:
         if when < self.now:
             raise ValueError(f"when must be >= the current time {self.now!r}, got {when!r}")
         self.now = float(when)
+
+
+class CountingClock(FakeClock):
+    """A FakeClock that counts its readings: an operation that is one instant reads it at most once (M9).
+
+    >>> clock = CountingClock(1.0)
+    >>> clock(), clock(), clock.reads
+    (1.0, 1.0, 2)
+    """
+
+    __slots__ = ("reads",)
+
+    def __init__(self, start: float = 0.0) -> None:
+        super().__init__(start)
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now

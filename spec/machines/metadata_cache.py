@@ -1,4 +1,4 @@
-"""Lock-step machine for MetadataCache (M2-M6, M8) against ``spec.metadata_cache``.
+"""Lock-step machine for MetadataCache (M2-M6, M8, M9) against ``spec.metadata_cache``.
 
 The factory is called as ``factory(ttl_seconds, max_entries=..., clock=...)``.
 ``eviction`` is the order the implementation declares its bound evicts in (M6
@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.fakes import FakeClock
+from spec.fakes import CountingClock
 from spec.machines._base import LockstepMachine
 from spec.metadata_cache import MetadataCacheSpec
 
@@ -28,6 +28,7 @@ TICK = 0.125
 DELTAS = (0.0, TICK, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 keys = st.sampled_from(KEYS)
+batches = st.lists(keys, max_size=5)  # repeats included: a batch may name a key twice (M9)
 
 
 def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birth") -> type[LockstepMachine]:
@@ -40,7 +41,7 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
         def __init__(self) -> None:
             super().__init__()
             self.ready = False
-            self.clock = FakeClock(1000.0)
+            self.clock = CountingClock(1000.0)
             self.readded: set[str] = set()  # keys added again while stored (M3 is what their answer shows)
             self.evicted = False  # the bound has evicted a live key (M6)
 
@@ -142,6 +143,49 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
             if self.evicted:
                 return "M6"
             return "M4"
+
+        @precondition(lambda self: self.ready)
+        @rule(chain=batches)
+        def add_many(self, chain: list[str]) -> None:
+            """M9: the adds of the batch in order, at one instant (one clock reading)."""
+            if "M3" in self.set_aside:  # as in add: no re-adds once M3 has failed
+                chain = [key for key in chain if key not in self.model.births]
+            self.readded.update(key for key in chain if key in self.model.births)
+            evictions = self.model.evictions
+            self._one_instant("add_many", chain)
+            self.model.add_many(chain)
+            if self.model.evictions != evictions:
+                self.evicted = True
+
+        @precondition(lambda self: self.ready)
+        @rule(chain=batches)
+        def contains_many(self, chain: list[str]) -> None:
+            """M9: the answers of ``contains`` of each key in order, at one instant."""
+            got, want = self._one_instant("contains_many", chain), self.model.contains_many(chain)
+            assert list(got) == want, f"M9: contains_many({chain!r})"
+
+        @precondition(lambda self: self.ready)
+        @rule(chain=batches)
+        def contains_prefix(self, chain: list[str]) -> None:
+            """M9: how many leading keys are alive, at one instant."""
+            got, want = self._one_instant("contains_prefix", chain), self.model.contains_prefix(chain)
+            assert got == want, f"M9: contains_prefix({chain!r})"
+
+        @precondition(lambda self: self.ready)
+        @rule(chain=batches)
+        def remove_many(self, chain: list[str]) -> None:
+            """M9 (M5's remove, batched)."""
+            self.impl.remove_many(chain)
+            self.model.remove_many(chain)
+            self.readded.difference_update(chain)
+
+        def _one_instant(self, method: str, chain: list[str]) -> Any:
+            """Call a batch on the implementation: one instant, so at most one clock reading (M9)."""
+            before = self.clock.reads
+            answer = getattr(self.impl, method)(chain)
+            reads = self.clock.reads - before
+            assert reads <= 1, f"M9: {method}({chain!r}) read the clock {reads} times, not at one instant"
+            return answer
 
         @rule(key=keys)
         def remove(self, key: str) -> None:

@@ -148,8 +148,9 @@ def _stats_impl(answer: Any) -> tuple[int, int, int]:
 
 
 METADATA_CACHE = Component(
-    clauses=("M2", "M3", "M4", "M5", "M6", "M8"),
+    clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9"),
     groups={
+        "M9": ("add_many", "contains_many", "contains_prefix", "remove_many"),
         "M5": ("remove", "clear", "length"),
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
@@ -173,6 +174,10 @@ METADATA_CACHE = Component(
         "__len__": (),
         "stats": (),
         "check_invariants": (),
+        "add_many": ("keys",),
+        "contains_many": ("keys",),
+        "contains_prefix": ("keys",),
+        "remove_many": ("keys",),
     },
     required=("add", "contains"),
     classify=_classify_metadata,
@@ -182,8 +187,19 @@ METADATA_CACHE = Component(
         "clear": "M5 clear: no clear()",
         "__len__": "M5 len: no __len__ (the spec's answer stands in)",
         "stats": "M8 counters: no stats()",
+        "add_many": "M9 add_many: no add_many()",
+        "contains_many": "M9 contains_many: no contains_many()",
+        "contains_prefix": "M9 contains_prefix: no contains_prefix()",
+        "remove_many": "M9 remove_many: no remove_many()",
     },
-    rules_for={"remove": ("remove",), "clear": ("clear",)},
+    rules_for={
+        "remove": ("remove",),
+        "clear": ("clear",),
+        "add_many": ("add_many",),
+        "contains_many": ("contains_many",),
+        "contains_prefix": ("contains_prefix",),
+        "remove_many": ("remove_many",),
+    },
     projections={"stats": Projection(_stats_impl, _stats_spec, "({r}.hits, {r}.misses, {r}.evictions)")},
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",

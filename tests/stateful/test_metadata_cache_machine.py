@@ -1,13 +1,15 @@
-"""Lock-step refinement of MetadataCache against its spec (M2-M6, M8).
+"""Lock-step refinement of MetadataCache against its spec (M2-M6, M6-lru, M8, M9).
 
 The same machine runs over the production class, in both its forms at once (with counters and
-without), and over the spec itself (the spec must trivially conform: that checks the machine, not
+without), under each eviction order (``"birth"``, M6, and ``"lru"``, M6-lru), with the batches (M9),
+and over the spec itself (the spec must trivially conform: that checks the machine, not
 the spec).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 import pytest
@@ -20,7 +22,13 @@ from spec.machines.metadata_cache import metadata_cache_machine
 from spec.metadata_cache import MetadataCacheSpec
 
 # Which clause a disagreement between the two production forms breaks, by method.
-_CLAUSE_OF = {"contains": "M4", "__len__": "M5", "snapshot": "M3"}
+_CLAUSE_OF = {
+    "contains": "M4",
+    "__len__": "M5",
+    "snapshot": "M3",
+    "contains_many": "M9",
+    "contains_prefix": "M9",
+}
 
 
 class BothProductionForms:
@@ -57,6 +65,18 @@ class BothProductionForms:
     def remove(self, key: Hashable) -> None:
         self._both("remove", key)
 
+    def add_many(self, keys: list[Hashable]) -> None:
+        self._both("add_many", keys)
+
+    def contains_many(self, keys: list[Hashable]) -> list[bool]:
+        return list(self._both("contains_many", keys))
+
+    def contains_prefix(self, keys: list[Hashable]) -> int:
+        return int(self._both("contains_prefix", keys))
+
+    def remove_many(self, keys: list[Hashable]) -> None:
+        self._both("remove_many", keys)
+
     def clear(self) -> None:
         self._both("clear")
 
@@ -74,21 +94,26 @@ class BothProductionForms:
         return self.counters.stats()
 
 
-IMPLEMENTATIONS: dict[str, Callable[..., Any]] = {
-    "production": BothProductionForms,
-    "spec": MetadataCacheSpec,
+# name -> (factory, the eviction order it declares: M6 "birth" or M6-lru "lru")
+IMPLEMENTATIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "production": (BothProductionForms, "birth"),
+    "production lru": (partial(BothProductionForms, eviction="lru"), "lru"),
+    "spec": (MetadataCacheSpec, "birth"),
+    "spec lru": (partial(MetadataCacheSpec, eviction="lru"), "lru"),
 }
 
 
-@pytest.mark.clauses("M2", "M3", "M4", "M5", "M6", "M8")
+@pytest.mark.clauses("M2", "M3", "M4", "M5", "M6", "M6-lru", "M8", "M9")
 @pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
 def test_metadata_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
     # The spec conforming to itself checks the machine, not the spec: a small budget is enough (as for the
-    # E and P machines).  The production forms (with counters and without) run the profile's whole budget.
-    budget = settings(parent=settings(), max_examples=100) if name == "spec" else settings()
-    figures = run_machine(metadata_cache_machine(IMPLEMENTATIONS[name]), budget)
+    # E and P machines).  The production forms (with counters and without) run the profile's whole budget,
+    # under each eviction order.
+    factory, eviction = IMPLEMENTATIONS[name]
+    budget = settings(parent=settings(), max_examples=100) if name.startswith("spec") else settings()
+    figures = run_machine(metadata_cache_machine(factory, eviction=eviction), budget)
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0

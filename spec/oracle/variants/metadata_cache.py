@@ -10,12 +10,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import NamedTuple
 
 __all__ = [
     "CORRECT",
     "WRONG",
+    "BatchReadsTheClockPerKey",
     "BoundOffByOne",
     "BoundaryExclusive",
     "CountingTextbook",
@@ -28,9 +29,11 @@ __all__ = [
     "MonotonicBoundaryExclusive",
     "MonotonicHardTTL",
     "PlainHardTTLSet",
+    "PrefixCountsPastTheMiss",
     "ReAddKeepsPosition",
     "RefreshOnReAdd",
     "StaleBirthOnReAdd",
+    "TextbookBatches",
     "TextbookHardTTL",
     "ZeroTtlNeverExpires",
 ]
@@ -303,6 +306,65 @@ class MonotonicBoundaryExclusive(MonotonicHardTTL):
         return birth is not None and (self._ttl == -1 or now - birth < self._ttl)
 
 
+class TextbookBatches(TextbookHardTTL):
+    """Correct: the textbook cache with the M9 batches, each the single operations at one reading."""
+
+    def add(self, key: Hashable) -> None:
+        self.add_at(key, self.clock())
+
+    def add_at(self, key: Hashable, now: float) -> None:
+        self.purge(now)
+        if key in self.births:
+            return
+        if self.max_entries is not None and len(self.births) >= self.max_entries:
+            self.evict()
+        self.births[key] = now
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        keys = list(keys)
+        if keys:
+            now = self.clock()
+            for key in keys:
+                self.add_at(key, now)
+
+    def contains_at(self, key: Hashable, now: float) -> bool:
+        birth = self.births.get(key)
+        return birth is not None and self.live(birth, now)
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        now = self.clock()
+        return [self.contains_at(key, now) for key in keys]
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        now, count = self.clock(), 0
+        for key in keys:
+            if not self.contains_at(key, now):
+                break
+            count += 1
+        return count
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        for key in keys:
+            self.births.pop(key, None)
+
+
+class BatchReadsTheClockPerKey(TextbookBatches):
+    """M9: ``contains_many`` as a loop over ``contains``: one clock reading per key, so a batch is not
+    one instant (a clock that moves between two keys answers for two instants)."""
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        return [self.contains(key) for key in keys]
+
+
+class PrefixCountsPastTheMiss(TextbookBatches):
+    """M9: ``contains_prefix`` counts every live key of the chain instead of stopping at the first
+    that is not."""
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        now = self.clock()
+        return sum(self.contains_at(key, now) for key in keys)
+
+
 WRONG: dict[str, tuple[type, str]] = {
     "BoundaryExclusive": (BoundaryExclusive, "M2"),
     "ZeroTtlNeverExpires": (ZeroTtlNeverExpires, "M2"),
@@ -317,6 +379,8 @@ WRONG: dict[str, tuple[type, str]] = {
     "EvictionCountsExpired": (EvictionCountsExpired, "M8"),
     "HitOnExpiredEntry": (HitOnExpiredEntry, "M8"),
     "MonotonicBoundaryExclusive": (MonotonicBoundaryExclusive, "M2"),
+    "BatchReadsTheClockPerKey": (BatchReadsTheClockPerKey, "M9"),
+    "PrefixCountsPastTheMiss": (PrefixCountsPastTheMiss, "M9"),
 }
 
 CORRECT: dict[str, type] = {
@@ -324,4 +388,5 @@ CORRECT: dict[str, type] = {
     "CountingTextbook": CountingTextbook,
     "PlainHardTTLSet": PlainHardTTLSet,
     "MonotonicHardTTL": MonotonicHardTTL,
+    "TextbookBatches": TextbookBatches,
 }

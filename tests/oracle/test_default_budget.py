@@ -1,0 +1,40 @@
+"""Budgets that find bugs (issue 11 item 6): the oracle's default budget, as a user runs it, catches every
+catalogued mistake without the target's ``snapshot()``, and names an E4 mistake E4.
+
+``test_catalogue.py`` checks the same variants for ``make test``, on a small budget and with the
+snapshot a variant has.  Here each runs as ``hicache-oracle COMPONENT TARGET`` would: seed 0, the
+default examples and steps, and ``snapshot`` left out (``--adapter '{"omit": ["snapshot"]}'``) where
+the component allows it, so that the machine's own steps must bring every defect to the surface.  It
+stops at the first failure (``every_clause=False``): the other clauses are ``test_every_failing_clause``'s.
+Twenty-odd seconds at most per component on two cores, so the verify tier (``make verify``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from spec.oracle import Adapter, check
+from spec.oracle._components import COMPONENTS
+from tests.oracle.catalogue import ALSO_NAMED, WRONG, Variant
+
+pytestmark = pytest.mark.verify_tier
+
+
+def _without_snapshot(variant: Variant) -> Adapter | None:
+    optional = COMPONENTS[variant.component].optional_methods
+    if "snapshot" in optional and hasattr(variant.target, "snapshot"):
+        return Adapter(omit=frozenset({"snapshot"}))
+    return None
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [pytest.param(v, id=f"{v.component}:{v.name}", marks=pytest.mark.clauses(v.clause, "O1")) for v in WRONG],
+)
+def test_the_default_budget_catches_every_catalogued_mistake_without_a_snapshot(variant: Variant) -> None:
+    result = check(variant.component, variant.target, adapter=_without_snapshot(variant), every_clause=False)
+    assert result.verdict == "FAIL", f"{variant.name} slipped through: {result.summary()}"
+    breaks = {variant.clause} | ALSO_NAMED.get(variant.name, frozenset())
+    assert result.clauses[:1] and result.clauses[0] in breaks, result.summary()
+    if variant.clause == "E4":
+        assert result.clauses[0] == "E4", result.summary()
