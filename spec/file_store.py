@@ -214,12 +214,16 @@ class FileStoreModel:
         temp_max_age: float,
         clock: Callable[[], float],
         commit_moves: bool = True,
+        own_counted: bool = False,
     ) -> None:
         self.namespace = namespace
         self.cap, self.ratio, self.min_free, self.disk_size = cap, ratio, min_free, disk_size
         self.metadata, self.ttl, self.temp_max_age, self.clock = metadata, ttl, temp_max_age, clock
         # O3 (the evictor's machine): whether commit makes the key the most recently used (V4 leaves it open)
         self.commit_moves = commit_moves
+        # O3 (the evictor's machine): whether a reservation counts the key's own earlier entry against the
+        # limits, and may evict it (V3's "total + n" read literally), or leaves it out (the default)
+        self.own_counted = own_counted
         self.files: dict[str, tuple[bytes, float]] = {}
         self.lru: list[Entry] = []
         self.more: dict[str, int] = {}
@@ -435,6 +439,8 @@ class FileStoreModel:
 
     def _make_room(self, keep: str | None, size: int) -> bool:
         unremovable, resting = self._unremovable(), self._resting()
+        if self.own_counted:
+            keep = None
         own = sum(e[1] for e in self.lru if e[0] == keep)
         if self.cap > 0:
             if size > self.cap:

@@ -28,7 +28,11 @@ against the model's entries (C3) when the target has them (an inert evictor need
 not track, V1).  Where V leaves the choice open the target declares it (O3):
 ``commit`` ``mru`` (the committed key becomes the most recently used, the
 default) or ``stays`` (it keeps the place its reservation gave it); ``clear``
-``keeps-in-flight`` (the default) or ``forgets-all``.  The oracle sets V5, V6 and
+``keeps-in-flight`` (the default) or ``forgets-all``; ``own`` ``excluded`` (a
+reservation leaves the key's own earlier entry out of the limits and out of the
+victims, the default) or ``counted`` (V3's ``total + n`` read literally: it counts,
+and may be evicted); ``writers`` ``counted`` (two writes of one key in flight stay
+in flight until both end, the default) or ``one`` (the first commit ends them).  The oracle sets V5, V6 and
 S7 aside after their failure (O2): without S7 the model retries an unremovable
 file on every pass, as V5 alone allows.
 """
@@ -95,7 +99,12 @@ def project_factory(target: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def file_evictor_machine(
-    factory: Callable[..., Any], *, commit: str = "mru", clear: str = "keeps-in-flight"
+    factory: Callable[..., Any],
+    *,
+    commit: str = "mru",
+    clear: str = "keeps-in-flight",
+    own: str = "excluded",
+    writers: str = "counted",
 ) -> type[LockstepMachine]:
     """A machine class that checks ``factory``'s evictors against the model, under the declared choices."""
     factory = project_factory(factory)
@@ -149,6 +158,7 @@ def file_evictor_machine(
                 temp_max_age=0,
                 clock=self.clock,
                 commit_moves=commit == "mru",
+                own_counted=own == "counted",
             )
             self.ready = True
 
@@ -191,6 +201,8 @@ def file_evictor_machine(
                 lambda: self.model.reserve(key, size),
                 f"reserve({key!r}, {size})",
             )
+            if writers == "one":  # a key's second write in flight is the same one: one commit ends both
+                self.model.more.pop(key, None)
 
         @precondition(lambda self: self.ready)
         @rule(key=keys, size=sizes)

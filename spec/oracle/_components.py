@@ -527,7 +527,12 @@ FILE_EVICTOR = Component(
     # O2: V6 and S7 are checked in every eviction (the machine consults its set_aside); V5's rules are
     # the files that vanish or cannot be removed.
     groups={"V5": ("file_becomes_unremovable", "another_process_deletes", "heal"), "V6": (), "S7": ()},
-    choices={"commit": ("mru", "stays"), "clear": ("keeps-in-flight", "forgets-all")},
+    choices={
+        "commit": ("mru", "stays"),
+        "clear": ("keeps-in-flight", "forgets-all"),
+        "own": ("excluded", "counted"),
+        "writers": ("counted", "one"),
+    },
     wrap="project_factory",
     classify=_no_replay,
     probe=_evictor_probe,
