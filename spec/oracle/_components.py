@@ -526,7 +526,18 @@ FILE_EVICTOR = Component(
     clauses=("V1", "V2", "V3", "V4", "V5", "V6", "S7", "C3"),
     # O2: V6 and S7 are checked in every eviction (the machine consults its set_aside); V5's rules are
     # the files that vanish or cannot be removed.
-    groups={"V5": ("file_becomes_unremovable", "another_process_deletes", "heal"), "V6": (), "S7": ()},
+    groups={
+        "V5": (
+            "file_becomes_unremovable",
+            "another_process_deletes",
+            "heal",
+            "evict_past_an_unremovable_file",
+            "evict_a_file_that_vanished",
+        ),
+        "V6": (),
+        "S7": (),
+        "V3": (),  # the victims eviction picks (the machine consults set_aside; answers are still compared)
+    },
     choices={
         "commit": ("mru", "stays"),
         "clear": ("keeps-in-flight", "forgets-all"),
@@ -549,6 +560,8 @@ FILE_EVICTOR = Component(
         "another_process_deletes": "V5",
         "file_becomes_unremovable": "V5",
         "heal": "V5",
+        "evict_past_an_unremovable_file": "V5",
+        "evict_a_file_that_vanished": "V5",
         "other_files_take_disk_space": "V3",
     },
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
