@@ -455,7 +455,7 @@ class RealDiskWatch:
 
     def __init__(self) -> None:
         self.active = False
-        self.roots: tuple[str, ...] = ()
+        self.roots: Callable[[], tuple[str, ...]] = tuple  # the fake's directories, asked at each event
         self.seen: list[str] = []
 
     @classmethod
@@ -477,7 +477,7 @@ class RealDiskWatch:
         if not isinstance(path, str):
             return
         normal = posixpath.normpath(path) if path else path
-        if any(normal == root or normal.startswith(root + "/") for root in self.roots):
+        if any(normal == root or normal.startswith(root + "/") for root in self.roots()):
             self.seen.append(f"{event} {path}")
 
 
@@ -546,7 +546,7 @@ class FsControl:
         }
         self.patched_names = {m: n for m, n in self.patched_names.items() if n}
         watch = RealDiskWatch.shared()
-        watch.roots = self._roots()
+        watch.roots = self._roots
         watch.active = True
         self._patched = True
 
@@ -559,8 +559,9 @@ class FsControl:
         return undo
 
     def _roots(self) -> tuple[str, ...]:
-        roots = {d for fs in self.worlds for d in fs.dirs if d != "/"}
-        return tuple(sorted(roots)) or ("/d", "/probe")
+        """The directories of the fake filesystem under way (and of the probe's)."""
+        worlds = [*self.worlds[:1], *([self.fake.fs] if self.fake.fs is not None else [])]
+        return tuple({d for fs in worlds for d in fs.dirs if d != "/"})
 
     def calls(self) -> int:
         """The filesystem calls the target made on the fakes (through the fake ``os``, or the port)."""

@@ -266,7 +266,24 @@ def machine_for(
     target, following the declared choices.  Reproduction files of the file components drive it step
     by step."""
     spec_component, session, _path = _prepare(component, target, adapter, declare)
-    return _machine_class(spec_component, session)
+    machine = _machine_class(spec_component, session)
+    if session.fs_control.mode != "interposed":
+        return machine
+
+    class Interposed(machine):  # type: ignore[valid-type,misc]
+        """O4: the fake filesystem is interposed in the target's modules from __init__ to teardown."""
+
+        def __init__(self) -> None:
+            self._undo_interposition = session.patch()
+            super().__init__()
+
+        def teardown(self) -> None:
+            try:
+                super().teardown()
+            finally:
+                self._undo_interposition()
+
+    return Interposed
 
 
 def check(
