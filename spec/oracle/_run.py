@@ -458,6 +458,7 @@ def _check(
             result.failures = [f.failure_dict() for f in failures]
         failed = {c for f in failures for c in f.clauses}
         not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+        not_run |= {d for c in not_run for d in spec_component.depends.get(c, ())}
         result.passed_clauses = [c for c in spec_component.clauses if c not in failed | not_run]
         return result
     finally:

@@ -135,3 +135,4 @@ def test_the_engine_release_evictor_fails_v5_and_v6_on_the_interposed_fake_files
     assert result.fs_control.startswith("interposed:"), result.fs_control
     assert f"in module {MODULE_NAME}" in result.fs_control and "os.remove" in result.fs_control
     assert result.figures["fs_calls"] > 0
+    assert "S7" not in result.passed_clauses or "V5" not in result.left_out, "S7 needs V5's rules"
