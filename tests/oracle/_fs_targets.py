@@ -13,7 +13,7 @@ from collections.abc import Callable
 from os import remove
 from os.path import getsize
 
-__all__ = ["FromImports", "NeverCalls", "RealDisk", "Unsupported"]
+__all__ = ["FromImports", "NaiveStore", "NeverCalls", "RealDisk", "Unsupported"]
 
 
 class _Base:
@@ -88,3 +88,59 @@ class NeverCalls(_Base):
 
     def touch(self, key: str) -> None:
         return None
+
+
+class NaiveStore:
+    """A file store that calls ``open`` and ``os`` itself (no ``fs`` parameter): far from F, on the fake."""
+
+    def __init__(
+        self, storage_dir: str, namespace: str = "", extra_config: object = None, clock: object = None
+    ) -> None:
+        self.directory, self.namespace = storage_dir, namespace
+        os.makedirs(storage_dir, exist_ok=True)
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.directory, f"{key}{self.namespace}.bin")
+
+    def set(self, key: str, value: bytes) -> bool:
+        try:
+            with open(self.path(key), "wb") as file:
+                file.write(bytes(value))
+        except OSError:
+            return False
+        return True
+
+    def get(self, key: str) -> bytes | None:
+        try:
+            with open(self.path(key), "rb") as file:
+                return bytes(file.read())
+        except OSError:
+            return None
+
+    def get_into(self, key: str, buffer: bytearray) -> bool:
+        data = self.get(key)
+        if data is None or len(data) != len(buffer):
+            return False
+        buffer[:] = data
+        return True
+
+    def exists(self, key: str) -> bool:
+        return os.path.exists(self.path(key))
+
+    def batch_set(self, keys: list[str], values: list[bytes]) -> list[bool]:
+        return [self.set(k, v) for k, v in zip(keys, values, strict=True)]
+
+    def delete(self, key: str) -> bool:
+        try:
+            os.remove(self.path(key))
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return True
+
+    def clear(self) -> bool:
+        for name in os.listdir(self.directory):
+            if name.endswith(f"{self.namespace}.bin"):
+                self.delete(name[: -len(f"{self.namespace}.bin")])
+        return True

@@ -118,3 +118,11 @@ def test_the_re_created_engine_defects_fail_on_their_clause(name: str, clause: s
     result = check("file-evictor", getattr(variants, name), every_clause=False)
     assert result.verdict == "FAIL" and result.clauses[0] == clause, result.summary()
     assert result.fs_control.startswith("interposed:"), result.fs_control
+
+
+@pytest.mark.clauses("O4")
+def test_a_file_store_that_calls_open_and_os_itself_is_run_on_the_interposed_fake() -> None:
+    result = check("file-store", targets.NaiveStore, **SMALL)
+    assert result.verdict == "FAIL", result.summary()  # a controlled verdict: far from F, on the fake
+    assert result.fs_control.startswith("interposed:") and "open " in result.fs_control, result.fs_control
+    assert result.figures["fs_calls"] > 0
