@@ -481,6 +481,28 @@ class RealDiskWatch:
             self.seen.append(f"{event} {path}")
 
 
+def _reached_modules(target: Any) -> list[ModuleType]:
+    """The non-standard-library modules a factory function reaches through its closure and the globals its
+    code names: modules themselves, and the modules of classes (a class target's own are time_modules')."""
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return []
+    namespace = getattr(target, "__globals__", {})
+    values = [cell.cell_contents for cell in getattr(target, "__closure__", None) or ()]
+    values += [namespace[name] for name in code.co_names if name in namespace]
+    found: list[ModuleType] = []
+    for value in values:
+        module: Any = value if isinstance(value, ModuleType) else None
+        if isinstance(value, type):
+            module = sys.modules.get(value.__module__)
+        name = getattr(module, "__name__", "")
+        if module is None or name.partition(".")[0] in sys.stdlib_module_names or name == "builtins":
+            continue
+        if module is not sys.modules.get(__name__) and module not in found:
+            found.append(module)
+    return found
+
+
 class FsControl:
     """How one session controls its target's filesystem: ``injected`` (the constructor takes ``fs``),
     ``interposed`` (the target's modules see :class:`FakeOS`), or ``none`` (the component has no disk)."""
@@ -501,6 +523,9 @@ class FsControl:
         else:
             self.mode = "interposed"
             self.modules = time_modules(session.target)
+            # A factory's class may live in a module it reaches through a closure or a global: interposed
+            # before the probe builds one, so that even the probe never reaches the real disk.
+            self.modules += [m for m in _reached_modules(session.target) if m not in self.modules]
 
     def take(self, init: dict[str, Any]) -> dict[str, Any]:
         """The constructor arguments to pass on: ``fs`` kept when injected, else taken out and shown to the
