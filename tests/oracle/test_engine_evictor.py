@@ -129,9 +129,13 @@ def test_the_engine_release_evictor_fails_v5_and_v6_on_the_interposed_fake_files
         declare=declared,
         max_examples=300,
     )
-    first = [failure["clauses"][0] for failure in result.failures]
+    first = {failure["clauses"][0]: failure for failure in reversed(result.failures)}
     assert result.verdict == "FAIL", result.summary()
     assert {"V5", "V6"} <= set(first), result.summary()
+    # V6: on_evict after the unlink, seen inside the callback; V5: eviction stopped at an unremovable file
+    assert "called after its file was unlinked" in first["V6"]["message"], first["V6"]
+    assert any("unremovable" in step for step in first["V5"]["counterexample"]), first["V5"]
+    assert "machine_for('file-evictor'" in first["V5"]["repro"] and "'own': 'counted'" in first["V5"]["repro"]
     assert result.fs_control.startswith("interposed:"), result.fs_control
     assert f"in module {MODULE_NAME}" in result.fs_control and "os.remove" in result.fs_control
     assert result.figures["fs_calls"] > 0
