@@ -4,6 +4,7 @@
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
+# make hitrate - benchmarks/metadata_hitrate.svg: MetadataCache hit rate, eviction birth vs lru, on Zipf streams
 # make stress [RUNS=N] - the thread and process tiers N times idle and N times with every core busy
 # Each target creates .venv on first use (Python >= 3.10 and make are all it needs), with exactly the
 # versions requirements-dev.lock names (hash-checked); a changed lock file or pyproject.toml rebuilds it.
@@ -17,14 +18,15 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: test verify verify-quick bench chart lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: test verify verify-quick bench chart hitrate lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
 	@$(PYTHON) -m venv $(VENV)
 	@echo "installing the locked dev toolchain ($(LOCK)) into a new $(VENV)"
 	@$(PIP) --require-hashes --no-deps -r $(LOCK)
-	@$(PIP) --no-deps -e .
+	@# built with the locked setuptools just installed (offline), with the spec -> hicache_spec hook
+	@$(PIP) --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
 test: $(STAMP)
@@ -73,6 +75,9 @@ bench: $(STAMP)
 
 chart: $(STAMP)
 	$(BIN)/python -m benchmarks.chart
+
+hitrate: $(STAMP)
+	$(BIN)/python -m benchmarks.hitrate
 
 clean:
 	rm -rf $(VENV) .verify .hypothesis .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -17,6 +17,7 @@ Settings (``extra_config`` key, environment variable, default):
 ``temp_max_age`` (s, >= 0)        ``HICACHE_FILE_TEMP_MAX_AGE``           ``3600.0``
 ``shared_group`` (name or gid)    ``HICACHE_FILE_SHARED_GROUP``           none
 ``max_value_size`` (bytes, size)  ``HICACHE_FILE_MAX_VALUE_SIZE``         see below
+``metadata_eviction``             ``HICACHE_FILE_METADATA_EVICTION``      ``birth``
 ================================  ======================================  ==============
 
 ``shared_group`` (S1, S2): a group name or a numeric gid (an int, or a string
@@ -24,7 +25,9 @@ of digits) of a group that exists; the directory may then be group-writable by
 that group and the store makes it ``2770`` and its files ``0660``.  Unset (the
 default) means private: ``0700`` and ``0600``.  ``max_value_size`` (S4): the
 largest file ``get`` reads; 0 or unset means the default, ``max_size`` when a
-cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).
+cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).  ``metadata_eviction``
+(M6, M6-lru): the order the metadata cache evicts in when bounded, ``birth``
+or ``lru`` (case-insensitive, surrounding blanks ignored).
 
 Decisions (each one pinned by a test in ``tests/unit/test_file_config.py``):
 
@@ -93,7 +96,9 @@ _SETTINGS: dict[str, str] = {
     "temp_max_age": "TEMP_MAX_AGE",
     "shared_group": "SHARED_GROUP",
     "max_value_size": "MAX_VALUE_SIZE",
+    "metadata_eviction": "METADATA_EVICTION",
 }
+_EVICTIONS = ("birth", "lru")  # hicache.metadata_cache.EVICTIONS, without importing the cache here
 
 _UNITS: dict[str, int] = {
     "": 1,
@@ -131,6 +136,7 @@ class FileStoreConfig:
     temp_max_age: float = 3600.0
     shared_group: int | None = None  # a gid (S1); None: the directory and its files are private
     max_value_size: int = 0  # S4; 0: the default (see effective_max_value_size)
+    metadata_eviction: str = "birth"  # M6 ("birth") or M6-lru ("lru")
 
     @property
     def effective_max_value_size(self) -> int:
@@ -163,6 +169,15 @@ class FileStoreConfig:
             raise TypeError(
                 "enable_metadata_cache must be a bool, got"
                 f" {type(self.enable_metadata_cache).__name__} {shown(self.enable_metadata_cache)}"
+            )
+        if not isinstance(self.metadata_eviction, str):
+            raise TypeError(
+                "metadata_eviction must be a str, 'birth' or 'lru', got"
+                f" {type(self.metadata_eviction).__name__} {shown(self.metadata_eviction)}"
+            )
+        if self.metadata_eviction not in _EVICTIONS:
+            raise ValueError(
+                f"metadata_eviction must be 'birth' or 'lru', got {shown(self.metadata_eviction)}"
             )
         for name in ("eviction_ratio", "metadata_ttl", "temp_max_age"):
             value = getattr(self, name)
@@ -257,6 +272,9 @@ def load_file_config(
     shared_group = None
     if (found := pick("shared_group")) is not None:
         shared_group = parse_group(*found)
+    metadata_eviction = "birth"
+    if (found := pick("metadata_eviction")) is not None:
+        metadata_eviction = _parse_eviction(*found)
     return FileStoreConfig(
         storage_dir=storage_dir,
         max_size=sizes["max_size"],
@@ -267,6 +285,7 @@ def load_file_config(
         temp_max_age=numbers["temp_max_age"],
         shared_group=shared_group,
         max_value_size=sizes["max_value_size"],
+        metadata_eviction=metadata_eviction,
     )
 
 
@@ -339,6 +358,18 @@ def _parse_number(setting: str, value: object) -> float:
         return float(value)
     except OverflowError:  # an int too large for a float is out of every range anyway
         raise ValueError(f"{setting} is out of range, got {shown(value)}") from None
+
+
+def _parse_eviction(setting: str, value: object) -> str:
+    """M6, M6-lru: ``birth`` or ``lru``, case-insensitive, surrounding blanks ignored."""
+    if not isinstance(value, str):
+        raise TypeError(
+            f"{setting} must be a str, 'birth' or 'lru', got {type(value).__name__} {shown(value)}"
+        )
+    word = value.strip().lower()
+    if word not in _EVICTIONS:
+        raise ValueError(f"{setting} must be 'birth' or 'lru', got {shown(value)}")
+    return word
 
 
 def _parse_bool(setting: str, value: object) -> bool:

@@ -207,7 +207,9 @@ class HiCacheFile:
         self._beliefs: MetadataCache | None = None
         if config.enable_metadata_cache:
             self._beliefs = MetadataCache(
-                config.metadata_ttl, clock=clock if clock is not None else time.monotonic
+                config.metadata_ttl,
+                clock=clock if clock is not None else time.monotonic,
+                eviction=config.metadata_eviction,
             )
         self._evictor = self._evictor_class(
             self._fs,
@@ -248,8 +250,16 @@ class HiCacheFile:
         return escape_key(key) + self._suffix
 
     def believes(self, key: str) -> bool:
-        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect)."""
-        return self._beliefs is not None and self._beliefs.contains(key)
+        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect).
+
+        O(1) under ``metadata_eviction="birth"``; O(beliefs) under ``"lru"``, where ``contains`` would
+        make the key the most recent."""
+        beliefs = self._beliefs
+        if beliefs is None:
+            return False
+        if beliefs.eviction == "birth":
+            return beliefs.contains(key)
+        return any(k == key for k, _ in beliefs.snapshot())
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
@@ -279,33 +289,11 @@ class HiCacheFile:
     def get(self, key: str) -> bytes | None:
         """F4: the value of ``key``, or None when it is missing or cannot be read whole."""
         self._check_key(key)
-        path = self._path(key)
-        epoch, mark = self._epoch, self._evictor.commits
-        try:
-            size, data = self._fs.read_file(path, self._max_value_size, self._is_page)
-        except FileNotFoundError:
-            self._forget_missing(key, mark)
-            return None
-        except NotAPageError as exc:
-            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
-            self._forget_missing(key, mark)
-            return None
-        except FileTooLargeError as exc:
-            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
-            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
-            return None
-        except MemoryError:
-            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
-            logger.warning("file store: %r not read: out of memory", path)
-            return None
-        except OSError as exc:
-            # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
-            logger.warning("file store: cannot read %r: %s", path, exc)
-            return None
-        if len(data) != size:
-            logger.warning("file store: short read of %r: %d of %d bytes", path, len(data), size)
-            return None
-        self._learn(key, epoch, size)
+        data, epoch, missing = self._read(key)
+        if missing is not None:
+            self._forget_missing(key, missing)
+        elif data is not None:
+            self._learn(key, epoch, len(data))
         return data
 
     def get_into(self, key: str, buffer: Any) -> bool:
@@ -416,17 +404,48 @@ class HiCacheFile:
         return [self._set(key, view) for key, view in zip(keys, views, strict=True)]
 
     def batch_get(self, keys: Iterable[str]) -> list[bytes | None]:
-        """F5: ``get`` of each key, in order."""
+        """F5: ``get`` of each key, in order.
+
+        What the reads teach (recency, beliefs) is applied in batches, one lock acquisition each (M9):
+        pending lessons are applied before a missing key is forgotten, so each key's lessons and
+        forgetting keep the order of the reads.
+        """
         keys = self._check_keys(keys)
-        return [self.get(key) for key in keys]
+        values: list[bytes | None] = []
+        lessons: list[tuple[str, int, int]] = []  # (key, epoch before its read, size), not applied yet
+        for key in keys:
+            data, epoch, missing = self._read(key)
+            if missing is not None:
+                self._learn_many(lessons)
+                lessons.clear()
+                self._forget_missing(key, missing)
+            elif data is not None:
+                lessons.append((key, epoch, len(data)))
+            values.append(data)
+        self._learn_many(lessons)
+        return values
 
     def batch_exists(self, keys: Iterable[str]) -> int:
-        """F5: the length of the longest prefix of ``keys`` that exists.  O(keys asked), no scan."""
+        """F5: the length of the longest prefix of ``keys`` that exists.  O(keys asked), no scan.
+
+        The believed keys are answered by the metadata cache a run at a time (``contains_prefix``: one
+        lock acquisition and one clock reading per run, M9); only the first key of a run that is not
+        believed goes to the filesystem (F6), and the next run starts after it if it exists.
+        """
         keys = self._check_keys(keys)
-        for count, key in enumerate(keys):
-            if not self._exists(key):
+        beliefs, total = self._beliefs, len(keys)
+        if beliefs is None:
+            for count, key in enumerate(keys):
+                if not self._on_disk(key):
+                    return count
+            return total
+        remaining = iter(keys)
+        count = 0
+        while True:
+            count += beliefs.contains_prefix(remaining)  # consumes the run and the first unbelieved key
+            if count == total or not self._on_disk(keys[count]):
                 return count
-        return len(keys)
+            count += 1
 
     # -- internals -----------------------------------------------------------
 
@@ -463,10 +482,32 @@ class HiCacheFile:
             )
 
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
+        """``_check_key`` of every key, the first bad one raising; decided at once on the joined keys
+        when they are plainly valid (the common case), key by key otherwise."""
         keys = list(keys)
-        for key in keys:
-            self._check_key(key)
+        if not self._plainly_valid(keys):
+            for key in keys:
+                self._check_key(key)
         return keys
+
+    def _plainly_valid(self, keys: list[str]) -> bool:
+        """True only when every key passes ``_check_key`` (F2, S5), shown on the keys joined: all str,
+        none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no leading dot), and short enough
+        that no escaped name can exceed NAME_MAX.  Each test is one C-level pass (single characters are
+        searched with memchr).  False says nothing: the caller checks each key."""
+        try:
+            joined = "".join(keys)
+        except TypeError:
+            return False  # a key that is not a str: _check_key names it
+        return (
+            all(keys)
+            and joined.isascii()
+            and "/" not in joined
+            and "\0" not in joined
+            and "." not in joined
+            and (_ALTSEP is None or _ALTSEP not in joined)
+            and (not keys or max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX)
+        )
 
     @staticmethod
     def _as_bytes(value: object) -> memoryview:
@@ -584,8 +625,41 @@ class HiCacheFile:
         beliefs = self._beliefs
         if beliefs is not None and beliefs.contains(key):
             return True
+        return self._on_disk(key)
+
+    def _on_disk(self, key: str) -> bool:
+        """One ``stat`` of a checked key: True when a page of ours is there (teaching it, C1-guarded)."""
         st = self._probe(key, touch=False)
         return st is not None and self._is_page(st)
+
+    def _read(self, key: str) -> tuple[bytes | None, int, int | None]:
+        """One read of a checked key: (the value or None, the epoch before the read, the commits mark
+        when the file is missing or not a page, for ``_forget_missing``, else None).  Teaches nothing."""
+        path = self._path(key)
+        epoch, mark = self._epoch, self._evictor.commits
+        try:
+            size, data = self._fs.read_file(path, self._max_value_size, self._is_page)
+        except FileNotFoundError:
+            return None, epoch, mark
+        except NotAPageError as exc:
+            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
+            return None, epoch, mark
+        except FileTooLargeError as exc:
+            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
+            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
+            return None, epoch, None
+        except MemoryError:
+            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
+            logger.warning("file store: %r not read: out of memory", path)
+            return None, epoch, None
+        except OSError as exc:
+            # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
+            logger.warning("file store: cannot read %r: %s", path, exc)
+            return None, epoch, None
+        if len(data) != size:
+            logger.warning("file store: short read of %r: %d of %d bytes", path, len(data), size)
+            return None, epoch, None
+        return data, epoch, None
 
     def _gone(self, path: str) -> bool:
         """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
@@ -638,6 +712,24 @@ class HiCacheFile:
                 self._evictor.touch(key, size)
             if self._beliefs is not None:
                 self._beliefs.add(key)
+
+    def _learn_many(self, lessons: list[tuple[str, int, int]]) -> None:
+        """``_learn`` of each (key, epoch, size) in order, under one acquisition of ``_lock``, and the
+        beliefs taught in one ``add_many`` (M9)."""
+        if not lessons:
+            return
+        with self._lock:
+            taught = []
+            evictor = self._evictor
+            for key, epoch, size in lessons:
+                if epoch % 2 or self._epoch != epoch:
+                    if key in evictor:
+                        evictor.touch(key)
+                    continue
+                evictor.touch(key, size)
+                taught.append(key)
+            if self._beliefs is not None and taught:
+                self._beliefs.add_many(taught)
 
     def _forget_missing(self, key: str, mark: int) -> None:
         """F4: the file is gone: drop the belief and give its bytes back to the accounting.

@@ -1,4 +1,4 @@
-"""A hard-TTL positive cache of keys known to exist (docs/SEMANTICS.md M1-M8).
+"""A hard-TTL positive cache of keys known to exist (docs/SEMANTICS.md M1-M9, M6-lru).
 
 What it is for: the file backend asks "does this page file exist?" on every
 request; a live belief answers without touching a (slow, shared) filesystem.
@@ -12,12 +12,21 @@ Internal invariants (``check_invariants`` asserts them):
   always a prefix of ``_births``.  Reclaiming pops that prefix, which costs
   O(1) amortized per entry (each entry is popped once), and never scans.
 * With ``max_entries`` set, ``len(_births) <= max_entries``.
+* Under ``eviction="lru"`` (M6-lru) ``_recency`` maps the same keys to the same
+  births, least recently used first: a ``contains`` hit moves the key to its
+  newest end, and the bound evicts from its oldest end.  ``_births`` stays in
+  birth order (expiry order), so reclaiming still pops a prefix of it (and
+  drops each popped key from ``_recency``, O(1) in an ``OrderedDict``).  Under
+  ``"birth"``, ``_recency`` is None.
 
 Complexity: ``contains`` O(1); ``add`` O(1) amortized; ``remove`` O(1);
-``__len__`` O(1) amortized; ``clear`` O(n).
+``__len__`` O(1) amortized; ``clear`` O(n); the batches (M9) O(keys in the
+batch), plus the amortized reclaiming of ``add``.
 
-Thread model: every public method takes one lock and reads the clock once,
-inside it, so each call is atomic and the calls are linearizable (M7).
+Thread model: every public method takes one lock and reads the clock at most
+once, inside it, so each call is atomic and the calls are linearizable (M7).
+A batch (``add_many``, ``contains_many``, ``remove_many``, ``contains_prefix``)
+is one call: one lock acquisition and one clock reading for all its keys (M9).
 
 The class is not CrossHair-checked, because its state sits behind a lock, in
 per-instance closures and an injected clock, which CrossHair cannot explore
@@ -32,14 +41,16 @@ import itertools
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from decimal import Decimal
 from fractions import Fraction
 from typing import NamedTuple
 
-from hicache._validate import check_int, check_ttl
+from hicache._validate import check_int, check_ttl, shown
 
-__all__ = ["MetadataCache", "MetadataCacheStats"]
+__all__ = ["EVICTIONS", "MetadataCache", "MetadataCacheStats"]
+
+EVICTIONS = ("birth", "lru")  # M6 (the default) and its declared variant M6-lru
 
 
 class MetadataCacheStats(NamedTuple):
@@ -57,8 +68,11 @@ class MetadataCache:
     ``ttl_seconds`` is -1 (never expires) or a finite real number >= 0 (an int,
     float, ``Fraction`` or ``Decimal``, kept as the nearest float); the boundary
     is inclusive (alive at exactly ``birth + ttl``).  Re-adding a live key never
-    extends its life.  ``max_entries`` bounds the entries, evicting the oldest
-    birth.  ``clock`` returns monotonic seconds and is read once per call.
+    extends its life.  ``max_entries`` bounds the entries; a full cache drops
+    expired entries, then evicts in the ``eviction`` order: ``"birth"`` (the
+    default, M6: the oldest birth) or ``"lru"`` (M6-lru: the least recently
+    added or hit; a hit never lengthens a life).  ``clock`` returns monotonic
+    seconds and is read at most once per call, a batch included.
     ``stats=True`` keeps the M8 counters (see :meth:`stats`).
 
     Raises ``TypeError``/``ValueError`` naming the parameter on bad input (B1).
@@ -72,6 +86,9 @@ class MetadataCache:
     True
     >>> now[0] = 5.5; cache.contains("page-1")
     False
+    >>> cache.add_many(["p1", "p2", "p3"]); cache.remove_many(["p2"])
+    >>> cache.contains_many(["p1", "p2", "p3"]), cache.contains_prefix(["p1", "p3", "p2", "p1"])
+    ([True, False, True], 2)
     """
 
     # No __slots__: ``contains`` is specialized per instance at construction (a
@@ -86,6 +103,7 @@ class MetadataCache:
         max_entries: int | None = None,
         clock: Callable[[], float] = time.monotonic,
         stats: bool = False,
+        eviction: str = "birth",
     ) -> None:
         self._ttl: float = check_ttl("ttl_seconds", ttl_seconds)
         self._max_entries = check_int("max_entries", max_entries, minimum=1, allow_none=True)
@@ -93,9 +111,18 @@ class MetadataCache:
             raise TypeError(f"clock must be callable, got {type(clock).__name__} {clock!r}")
         if not isinstance(stats, bool):
             raise TypeError(f"stats must be a bool, got {type(stats).__name__} {stats!r}")
+        if not isinstance(eviction, str):
+            raise TypeError(
+                f"eviction must be a str, 'birth' or 'lru', got {type(eviction).__name__} {shown(eviction)}"
+            )
+        if eviction not in EVICTIONS:
+            raise ValueError(f"eviction must be 'birth' or 'lru', got {shown(eviction)}")
         self._clock = clock
         self._counting = stats
+        self._eviction = eviction
         self._births: OrderedDict[Hashable, float] = OrderedDict()
+        # M6-lru: the same keys and births, least recently used first (None under "birth").
+        self._recency: OrderedDict[Hashable, float] | None = OrderedDict() if eviction == "lru" else None
         self._lock = threading.Lock()
         self._hits = self._misses = self._expirations = self._evictions = 0
         if not stats and type(self).contains is MetadataCache.contains:  # a subclass's override wins
@@ -112,18 +139,25 @@ class MetadataCache:
         return self._max_entries
 
     @property
+    def eviction(self) -> str:
+        """The order a full cache evicts live entries in: ``"birth"`` (M6) or ``"lru"`` (M6-lru)."""
+        return self._eviction
+
+    @property
     def stats_enabled(self) -> bool:
         """Whether the M8 counters are kept (``stats=True`` at construction)."""
         return self._counting
 
     def contains(self, key: Hashable) -> bool:
-        """True exactly when ``key`` is alive (M4).  O(1).
+        """True exactly when ``key`` is alive (M4); under ``"lru"`` a hit makes it the most recent.  O(1).
 
         (Replaced per instance by an equivalent specialized closure, unless counting or overridden.)
         """
         with self._lock:
             birth = self._births.get(key)
             found = birth is not None and (self._ttl < 0 or self._clock() - birth <= self._ttl)
+            if found and self._recency is not None:
+                self._recency.move_to_end(key)
             if self._counting:
                 self._count(found)
             return found
@@ -135,26 +169,101 @@ class MetadataCache:
         """Believe ``key`` for a new lifetime unless it is alive already (M3, M6).  O(1) amortized."""
         with self._lock:
             now = self._clock()
-            births = self._births
             self._reclaim(now)
-            if key in births:
-                return  # alive, since every expired entry was just reclaimed: hard TTL
-            bound = self._max_entries
-            if bound is not None and len(births) >= bound:
-                births.popitem(last=False)  # oldest birth: it would expire first
-                if self._counting:
-                    self._evictions += 1
-            births[key] = now
+            self._insert(key, now)
 
     def remove(self, key: Hashable) -> None:
         """Forget ``key``; no error when it is absent (M5).  O(1)."""
         with self._lock:
             self._births.pop(key, None)
+            if self._recency is not None:
+                self._recency.pop(key, None)
+
+    # -- batches (M9): one lock acquisition and one clock reading per call ------
+    #
+    # ``keys`` is iterated once, inside the lock: pass a list, a tuple or an iterator that does not
+    # call back into this cache (the lock is not reentrant).
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized."""
+        with self._lock:
+            keys = iter(keys)
+            for first in keys:  # an empty batch reads no clock and reclaims nothing, as no add would
+                now = self._clock()
+                self._reclaim(now)  # once: at one instant, nothing more expires between the adds
+                insert = self._insert
+                insert(first, now)
+                for key in keys:
+                    insert(key, now)
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
+        with self._lock:
+            recency, ttl = self._recency, self._ttl
+            if recency is None:
+                if ttl < 0:
+                    found = list(map(self._births.__contains__, keys))
+                else:
+                    now, get = self._clock(), self._births.get
+                    found = [b is not None and now - b <= ttl for b in map(get, keys)]
+            else:
+                now = self._clock() if ttl >= 0 else 0.0
+                get, touch = recency.get, recency.move_to_end
+                found = []
+                append = found.append
+                for key in keys:
+                    birth = get(key)
+                    hit = birth is not None and (ttl < 0 or now - birth <= ttl)
+                    if hit:
+                        touch(key)
+                    append(hit)
+            if self._counting:
+                hits = sum(found)
+                self._hits += hits
+                self._misses += len(found) - hits
+            return found
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        """M9: how many leading keys are alive, asked in order at one instant up to the first that is not.
+
+        The same as ``contains`` of each key until the first ``False`` (the keys after it are not
+        asked about, and an iterator is consumed up to and including that key).  O(keys asked).
+        """
+        with self._lock:
+            ttl = self._ttl
+            now = self._clock() if ttl >= 0 else 0.0
+            recency = self._recency
+            get = (self._births if recency is None else recency).get
+            count = 0
+            missed = False
+            for key in keys:
+                birth = get(key)
+                if birth is None or not (ttl < 0 or now - birth <= ttl):
+                    missed = True
+                    break
+                if recency is not None:
+                    recency.move_to_end(key)
+                count += 1
+            if self._counting:
+                self._hits += count
+                self._misses += missed
+            return count
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        """M9: ``remove`` of each key, as one atomic call.  O(keys)."""
+        with self._lock:
+            pop, recency = self._births.pop, self._recency
+            for key in keys:
+                pop(key, None)
+                if recency is not None:
+                    recency.pop(key, None)
 
     def clear(self) -> None:
         """Forget every key (M5).  O(n)."""
         with self._lock:
             self._births.clear()
+            if self._recency is not None:
+                self._recency.clear()
 
     def __len__(self) -> int:
         """The number of live keys (M5).  O(1) amortized."""
@@ -168,15 +277,17 @@ class MetadataCache:
             return MetadataCacheStats(self._hits, self._misses, self._expirations, self._evictions)
 
     def snapshot(self, *, expired: bool = False) -> tuple[tuple[Hashable, float], ...]:
-        """The live keys with their births, oldest first (read-only introspection).  O(n).
+        """The live keys with their births in eviction order (read-only introspection).  O(n).
 
-        The model checker maps this onto the spec's state (a refinement mapping).
-        Entries that expired but were not purged yet are left out (M4), unless
-        ``expired=True`` (then every stored entry is listed, for state fingerprints).
+        Eviction order is the oldest birth first (``"birth"``), or the least recently used first
+        (``"lru"``).  The model checker maps this onto the spec's state (a refinement mapping).
+        Entries that expired but were not purged yet are left out (M4), unless ``expired=True``
+        (then every stored entry is listed, for state fingerprints).
         """
         with self._lock:
             now, ttl = self._clock(), self._ttl
-            return tuple((k, b) for k, b in self._births.items() if expired or ttl < 0 or now - b <= ttl)
+            order = self._births if self._recency is None else self._recency
+            return tuple((k, b) for k, b in order.items() if expired or ttl < 0 or now - b <= ttl)
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests, not for production)."""
@@ -187,12 +298,38 @@ class MetadataCache:
             assert all(a <= b for a, b in itertools.pairwise(births)), "births out of order"
             if self._max_entries is not None:
                 assert len(births) <= self._max_entries, "bound exceeded"
+            if self._recency is not None:
+                assert self._recency == dict(self._births), "recency and births disagree"
 
     # -- internals -----------------------------------------------------------
 
     def _specialized_contains(self) -> Callable[[Hashable], bool]:
-        """``contains`` with every attribute lookup hoisted into closure cells."""
-        lock, get, clock, ttl = self._lock, self._births.get, self._clock, self._ttl
+        """``contains`` with every attribute lookup hoisted into closure cells, one per mode."""
+        lock, clock, ttl, recency = self._lock, self._clock, self._ttl, self._recency
+        if recency is not None:
+            get, touch = recency.get, recency.move_to_end
+            if ttl < 0:
+
+                def contains_recent_forever(key: Hashable) -> bool:
+                    with lock:
+                        if get(key) is None:
+                            return False
+                        touch(key)
+                        return True
+
+                return contains_recent_forever
+
+            def contains_recent(key: Hashable) -> bool:
+                with lock:
+                    birth = get(key)
+                    if birth is not None and clock() - birth <= ttl:
+                        touch(key)  # most recent for eviction; the birth (the lifetime) stays
+                        return True
+                    return False
+
+            return contains_recent
+
+        get = self._births.get
         if ttl < 0:
 
             def contains_forever(key: Hashable) -> bool:
@@ -215,16 +352,35 @@ class MetadataCache:
             self._misses += 1
         return found
 
+    def _insert(self, key: Hashable, now: float) -> None:
+        """``add`` after reclaiming at ``now`` (lock held): a new lifetime unless alive; evict if full."""
+        births = self._births
+        if key in births:
+            return  # alive, since every expired entry was just reclaimed: hard TTL
+        bound, recency = self._max_entries, self._recency
+        if bound is not None and len(births) >= bound:
+            if recency is None:
+                births.popitem(last=False)  # oldest birth: it would expire first
+            else:
+                del births[recency.popitem(last=False)[0]]  # the least recently used
+            if self._counting:
+                self._evictions += 1
+        births[key] = now
+        if recency is not None:
+            recency[key] = now
+
     def _reclaim(self, now: float) -> None:
         """Pop the expired prefix: amortized O(1) because each entry is popped once (M6)."""
         ttl = self._ttl
         if ttl < 0:
             return
-        births = self._births
+        births, recency = self._births, self._recency
         while births:
             oldest = next(iter(births.values()))
             if now - oldest <= ttl:
                 return
-            births.popitem(last=False)
+            key, _ = births.popitem(last=False)
+            if recency is not None:
+                del recency[key]
             if self._counting:
                 self._expirations += 1

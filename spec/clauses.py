@@ -39,6 +39,7 @@ _TITLES: dict[str, str] = {
     "M6-lru": "declared variant of M6: a hit makes the key most recent; the bound drops expired then LRU",
     "M7": "every public method linearizable under threads",
     "M8": "optional counters: hits, misses, expirations, evictions",
+    "M9": "batches: add_many / contains_many / remove_many / contains_prefix at one instant, one lock",
     "E1": "constructor: max_entries int >= 0; ordered set of beliefs",
     "E2": "add: each hash becomes MRU in order, then trim LRU to the bound",
     "E3": "contains touches a believed page",

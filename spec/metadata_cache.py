@@ -1,4 +1,4 @@
-"""Executable model of the hard-TTL MetadataCache (docs/SEMANTICS.md M1-M8).
+"""Executable model of the hard-TTL MetadataCache (docs/SEMANTICS.md M1-M9).
 
 The whole state is ``births``: a mapping from key to the time its current
 lifetime began, in the order those lifetimes began.  Everything else is a few
@@ -14,6 +14,8 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 * M6-lru, the declared variant (``eviction="lru"``): ``births`` is kept in
   eviction order instead, least recently used first: a ``contains`` hit moves
   the key to the newest end, and its birth stays (a hit never lengthens a life).
+* M9 batches are the single operations folded over the keys at one ``now``
+  (``contains_prefix`` stops after the first miss): nothing of their own.
 * M8 counters: ``hits`` and ``misses`` count ``contains`` answers; ``evictions``
   counts live entries dropped by the bound.  ``expirations`` depends on when
   an implementation purges (M4 makes that unobservable), so it is not modelled.
@@ -23,9 +25,22 @@ from __future__ import annotations
 
 import math  # noqa: F401 -- used by the PEP 316 contracts in the docstrings
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 
-__all__ = ["EVICTIONS", "MetadataCacheSpec", "add", "contains", "is_live", "live_keys", "remove", "used"]
+__all__ = [
+    "EVICTIONS",
+    "MetadataCacheSpec",
+    "add",
+    "add_many",
+    "contains",
+    "contains_many",
+    "contains_prefix",
+    "is_live",
+    "live_keys",
+    "remove",
+    "remove_many",
+    "used",
+]
 
 EVICTIONS = ("birth", "lru")  # M6 and its declared variant M6-lru; the first is the default
 
@@ -104,6 +119,7 @@ def used(births: Births, key: Hashable) -> Births:
     """M6-lru: a ``contains`` hit makes ``key`` the most recently used; every birth stays.
 
     pre: key in births
+    pre: all(math.isfinite(b) for b in births.values())
     post: list(__return__)[-1] == key
     post: __return__ == births
     """
@@ -119,6 +135,88 @@ def remove(births: Births, key: Hashable) -> Births:
     post: len(__return__) <= len(births)
     """
     return {k: b for k, b in births.items() if k != key}
+
+
+def add_many(
+    births: Births, keys: list[Hashable], now: float, ttl: float, max_entries: int | None, lru: bool = False
+) -> tuple[Births, int]:
+    """M9: ``add`` of each key in order at the one instant ``now``, and the live keys the bound evicted.
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    pre: max_entries is None or max_entries >= 1
+    pre: max_entries is None or len(births) <= max_entries
+    pre: all(b <= now for b in births.values())
+    post: not keys or contains(__return__[0], keys[-1], now, ttl)
+    post: max_entries is None or len(__return__[0]) <= max_entries
+    post: max_entries is not None or all(contains(__return__[0], k, now, ttl) for k in keys)
+    post: all(births[k] == b for k, b in __return__[0].items() if k not in keys)
+    post: __return__[1] <= len(keys)
+    """
+    evicted = 0
+    for key in keys:
+        births, dropped = add(births, key, now, ttl, max_entries, lru)
+        evicted += dropped
+    return births, evicted
+
+
+def contains_many(
+    births: Births, keys: list[Hashable], now: float, ttl: float, lru: bool = False
+) -> tuple[list[bool], Births]:
+    """M9: ``contains`` of each key in order at the one instant ``now``: the answers, and the births
+    after (under ``lru`` each hit made most recent in turn; the lifetimes never change).
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    pre: all(math.isfinite(b) for b in births.values())
+    post: __return__[0] == [contains(births, k, now, ttl) for k in keys]
+    post: __return__[1] == births
+    post: lru or list(__return__[1]) == list(births)
+    """
+    answers = []
+    for key in keys:
+        found = contains(births, key, now, ttl)
+        if found and lru:
+            births = used(births, key)
+        answers.append(found)
+    return answers, births
+
+
+def contains_prefix(
+    births: Births, keys: list[Hashable], now: float, ttl: float, lru: bool = False
+) -> tuple[int, Births]:
+    """M9: the number of leading keys alive at ``now``, asked in order up to the first that is not
+    (``contains_many`` of that prefix and that one key), and the births after.
+
+    pre: ttl == -1 or 0 <= ttl < math.inf
+    pre: math.isfinite(now)
+    pre: all(math.isfinite(b) for b in births.values())
+    post: 0 <= __return__[0] <= len(keys)
+    post: all(contains(births, k, now, ttl) for k in keys[: __return__[0]])
+    post: __return__[0] == len(keys) or not contains(births, keys[__return__[0]], now, ttl)
+    post: __return__[1] == births
+    """
+    count = 0
+    for key in keys:
+        if not contains(births, key, now, ttl):
+            break
+        if lru:
+            births = used(births, key)
+        count += 1
+    return count, births
+
+
+def remove_many(births: Births, keys: list[Hashable]) -> Births:
+    """M9: ``remove`` of each key: afterwards none of them is alive, and every other birth stays.
+
+    pre: all(math.isfinite(b) for b in births.values())
+    post: all(k not in __return__ for k in keys)
+    post: all(__return__[k] == births[k] for k in __return__)
+    post: all(k in __return__ for k in births if k not in keys)
+    """
+    for key in keys:
+        births = remove(births, key)
+    return births
 
 
 class MetadataCacheSpec:
@@ -164,6 +262,29 @@ class MetadataCacheSpec:
 
     def remove(self, key: Hashable) -> None:
         self.births = remove(self.births, key)
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        bound, lru = self.max_entries, self.eviction == "lru"
+        self.births, evicted = add_many(self.births, list(keys), self.clock(), self.ttl, bound, lru)
+        self.evictions += evicted
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        lru = self.eviction == "lru"
+        found, self.births = contains_many(self.births, list(keys), self.clock(), self.ttl, lru)
+        self.hits += sum(found)
+        self.misses += len(found) - sum(found)
+        return found
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        """(Takes the keys as a list: unlike production, it does not stop consuming an iterator early.)"""
+        asked, lru = list(keys), self.eviction == "lru"
+        count, self.births = contains_prefix(self.births, asked, self.clock(), self.ttl, lru)
+        self.hits += count
+        self.misses += count < len(asked)
+        return count
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        self.births = remove_many(self.births, list(keys))
 
     def clear(self) -> None:
         self.births = {}

@@ -10,15 +10,22 @@ Exit status 1 when an expectation is not met.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
 from spec.linearizability.file_store import check_file_store_histories
-from spec.linearizability.metadata_cache import RacyMetadataCache, RunSummary, check_real_thread_histories
+from spec.linearizability.metadata_cache import (
+    RacyMetadataCache,
+    RunSummary,
+    TornBatchMetadataCache,
+    check_real_thread_histories,
+)
 
 __all__ = ["main"]
 
@@ -28,9 +35,16 @@ CATCH_BOUND = 1000
 def _batches(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], RunSummary]]]:
     n, threads, length = args.histories, args.threads, args.length
 
-    def cache(factory: object, ttl: float, stop: bool = False) -> Callable[[], RunSummary]:
+    def cache(
+        factory: Callable[..., Any],
+        ttl: float,
+        stop: bool = False,
+        eviction: str = "birth",
+        batches: bool = False,
+    ) -> Callable[[], RunSummary]:
+        build = functools.partial(factory, eviction=eviction)
         return lambda: check_real_thread_histories(
-            factory,  # type: ignore[arg-type]
+            build,
             # A batch that must catch the racy cache stops at its first violation (4-8% of histories show
             # one): its bound only has to make a miss impossible in practice, not set the cost.
             histories=max(n, CATCH_BOUND) if stop else n,
@@ -38,6 +52,8 @@ def _batches(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], RunS
             threads=threads,
             length=length,
             stop_at_first_violation=stop,
+            eviction=eviction,
+            batches=batches,
         )
 
     def store(cap: int, phases: bool) -> Callable[[], RunSummary]:
@@ -49,6 +65,22 @@ def _batches(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], RunS
         ("MetadataCache ttl=1 cap=2", "linearizable", cache(MetadataCache, 1.0)),
         ("MetadataCache ttl=-1 cap=2", "linearizable", cache(MetadataCache, -1.0)),
         ("RacyMetadataCache (must be caught)", "caught", cache(RacyMetadataCache, -1.0, stop=True)),
+        ("MetadataCache ttl=1 cap=2 with batches", "linearizable", cache(MetadataCache, 1.0, batches=True)),
+        (
+            "MetadataCache lru ttl=1 cap=2 with batches",
+            "linearizable",
+            cache(MetadataCache, 1.0, eviction="lru", batches=True),
+        ),
+        (
+            "MetadataCache lru ttl=-1 cap=2 with batches",
+            "linearizable",
+            cache(MetadataCache, -1.0, eviction="lru", batches=True),
+        ),
+        (
+            "TornBatchMetadataCache (must be caught)",
+            "caught",
+            cache(TornBatchMetadataCache, -1.0, stop=True, batches=True),
+        ),
         ("HiCacheFile no cap (every call atomic)", "linearizable", store(0, False)),
         ("HiCacheFile cap=6 (set and get in their atomic steps)", "linearizable", store(6, True)),
     ]

@@ -1,4 +1,4 @@
-"""MetadataCache histories (M7): the sequential spec, the object under test, workloads, a racy variant.
+"""MetadataCache histories (M7, M9): the sequential spec, the object under test, workloads, racy variants.
 
 The object under test is the cache *and* its clock: ``advance(delta)`` is an
 operation of the history like any other, so expiry races are covered too.
@@ -13,6 +13,15 @@ The scheduling point is a :func:`~spec.linearizability.checker.meeting_point`:
 in the real-thread batches the leader of each meeting holds there while the
 other threads make their calls, so the race window is open by construction,
 not only when the scheduler happens to switch threads there.
+
+``TornBatchMetadataCache`` is DELIBERATELY WRONG too (M9): its batches are the
+single calls one after another, each under the lock, with a scheduling point
+between two keys, so another thread's call can land inside a batch.
+
+The spec takes the eviction order (``"birth"`` or ``"lru"``, M6-lru) and the
+batches (``add_many``, ``contains_many``, ``contains_prefix``, ``remove_many``,
+their keys as the operation's arguments); ``random_scripts(..., batches=True)``
+mixes them into the workload.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -42,42 +51,60 @@ from spec.linearizability.checker import (
 )
 
 __all__ = [
+    "BATCHES",
     "MEET_EVERY",
     "ClockedCache",
     "MetadataCacheHistorySpec",
     "RacyMetadataCache",
     "RunSummary",
+    "ScheduledBatchMetadataCache",
     "ScheduledMetadataCache",
+    "TornBatchMetadataCache",
     "check_real_thread_histories",
     "forced_racy_history",
+    "forced_torn_batch_history",
     "overlapping",
     "random_scripts",
     "switch_often",
 ]
 
-State = tuple[tuple[tuple[Hashable, float], ...], float]  # (live births in birth order, now)
+State = tuple[tuple[tuple[Hashable, float], ...], float]  # (live births in eviction order, now)
 Script = list[tuple[str, tuple[Hashable, ...]]]
 START = 1000.0
+BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9: the keys are the args
 
 
 class MetadataCacheHistorySpec:
     """``spec.metadata_cache`` as a step function over hashable states (dead entries dropped)."""
 
-    def __init__(self, ttl: float, max_entries: int | None, start: float = START) -> None:
+    def __init__(
+        self, ttl: float, max_entries: int | None, start: float = START, eviction: str = "birth"
+    ) -> None:
         self.ttl, self.max_entries = ttl, max_entries
+        self.lru = eviction == "lru"
         self.initial: State = ((), start)
 
     def step(self, state: State, name: str, args: tuple[Hashable, ...]) -> tuple[State, Any]:
         items, now = state
         births = dict(items)
         answer: Any = None
+        ttl, bound, lru = self.ttl, self.max_entries, self.lru
         if name == "advance":
             assert isinstance(args[0], float)
             now += args[0]
         elif name == "add":
-            births, _ = model.add(births, args[0], now, self.ttl, self.max_entries)
+            births, _ = model.add(births, args[0], now, ttl, bound, lru)
         elif name == "contains":
-            answer = model.contains(births, args[0], now, self.ttl)
+            answer, births = model.contains_many(births, [args[0]], now, ttl, lru)
+            answer = answer[0]
+        elif name == "add_many":
+            births, _ = model.add_many(births, list(args), now, ttl, bound, lru)
+        elif name == "contains_many":
+            answer, births = model.contains_many(births, list(args), now, ttl, lru)
+        elif name == "contains_prefix":
+            answer, births = model.contains_prefix(births, list(args), now, ttl, lru)
+        elif name == "remove_many":
+            births = model.remove_many(births, list(args))
         elif name == "remove":
             births = model.remove(births, args[0])
         elif name == "clear":
@@ -104,6 +131,18 @@ class ClockedCache:
 
     def len(self) -> int:
         return len(self.cache)
+
+    def add_many(self, *keys: Hashable) -> None:
+        self.cache.add_many(keys)
+
+    def contains_many(self, *keys: Hashable) -> list[bool]:
+        return list(self.cache.contains_many(keys))
+
+    def contains_prefix(self, *keys: Hashable) -> int:
+        return int(self.cache.contains_prefix(keys))
+
+    def remove_many(self, *keys: Hashable) -> None:
+        self.cache.remove_many(keys)
 
     def advance(self, delta: float) -> None:
         self.clock.advance(delta)  # one advancing thread per history: the += is not shared
@@ -152,6 +191,72 @@ class ScheduledMetadataCache(MetadataCache):
         super().add(key)
 
 
+class TornBatchMetadataCache(MetadataCache):
+    """DELIBERATELY WRONG (M9, M7): each batch is the single calls in turn, a lock acquisition (and a
+    clock reading) per key, with a scheduling point between two keys."""
+
+    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
+        super().__init__(ttl, **kwargs)
+        self._schedule_point = schedule_point
+
+    def _each(self, call: Callable[[Hashable], Any], keys: Iterable[Hashable]) -> list[Any]:
+        answers = []
+        for i, key in enumerate(keys):
+            if i:
+                self._schedule_point()  # the tear: another thread's call may land here
+            answers.append(call(key))
+        return answers
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        self._each(self.add, keys)
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        return self._each(self.contains, keys)
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        self._each(self.remove, keys)
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        found = self.contains_many(keys)
+        return found.index(False) if False in found else len(found)
+
+
+class ScheduledBatchMetadataCache(MetadataCache):
+    """The control: the same scheduling point, placed before production's atomic ``contains_many``."""
+
+    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
+        super().__init__(ttl, **kwargs)
+        self._schedule_point = schedule_point
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        self._schedule_point()
+        return super().contains_many(keys)
+
+
+def forced_torn_batch_history(factory: Callable[..., Any]) -> list[Operation]:
+    """Thread 0 asks ``contains_many(a, b)`` and is held at its scheduling point while thread 1 clears
+    the cache.  Torn (held between the keys), it answers (True, False), which no order allows; the
+    control (held before its atomic batch) answers (False, False)."""
+    between, resume = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        if threading.current_thread() is not threading.main_thread():
+            between.set()
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held batch"
+
+    clock = FakeClock(START)
+    target = ClockedCache(factory(-1, clock=clock, schedule_point=hold), clock)
+    recorder = HistoryRecorder()
+    recorder.perform(1, target, "add_many", "a", "b")
+    worker = threading.Thread(target=recorder.perform, args=(0, target, "contains_many", "a", "b"))
+    worker.start()
+    assert between.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its scheduling point"
+    recorder.perform(1, target, "clear")
+    resume.set()
+    worker.join()
+    return recorder.operations
+
+
 def forced_racy_history(factory: Callable[..., Any]) -> list[Operation]:
     """The bad interleaving, forced with events: thread 0 is held at the scheduling point of its add.
 
@@ -183,9 +288,15 @@ def forced_racy_history(factory: Callable[..., Any]) -> list[Operation]:
 
 
 def random_scripts(
-    rng: random.Random, threads: int, length: int, keys: Sequence[str], tick: float | None
+    rng: random.Random,
+    threads: int,
+    length: int,
+    keys: Sequence[str],
+    tick: float | None,
+    batches: bool = False,
 ) -> list[Script]:
-    """One script per thread: mostly add/contains on a few keys; thread 0 also moves the clock."""
+    """One script per thread: mostly add/contains on a few keys; thread 0 also moves the clock.
+    With ``batches``, a fifth of the calls are batches (M9) of one to three keys."""
     scripts: list[Script] = []
     for thread in range(threads):
         script: Script = []
@@ -194,6 +305,8 @@ def random_scripts(
             key = rng.choice(keys)
             if tick is not None and thread == 0 and roll < 0.15:
                 script.append(("advance", (tick,)))
+            elif batches and rng.random() < 0.2:
+                script.append((rng.choice(BATCHES), tuple(rng.choices(keys, k=rng.randint(1, 3)))))
             elif roll < 0.55:
                 script.append(("add", (key,)))
             elif roll < 0.9:
@@ -281,25 +394,29 @@ def check_real_thread_histories(
     meet_every: int | None = MEET_EVERY,
     switch_interval: float = 1e-6,
     stop_at_first_violation: bool = False,
+    eviction: str = "birth",
+    batches: bool = False,
 ) -> RunSummary:
     """Record ``histories`` real-thread runs of seeded scripts on fresh caches and check each one.
 
     ``meet_every``: the threads meet (:class:`~spec.linearizability.checker.Rendezvous`)
     at every ``meet_every``-th call, so that every history has overlapping calls
     however fast or loaded the machine; None lets them run free throughout.
+    ``eviction``: the order the spec evicts in (the factory must build caches that evict so).
+    ``batches``: the scripts include the M9 batches.
     ``switch_interval``: the interpreter's thread switch interval during the batch
     (short: more interleavings between meetings; the meetings do not need it).
     """
     summary = RunSummary()
     rng = random.Random(seed)
     start = time.perf_counter()
-    spec = MetadataCacheHistorySpec(ttl, max_entries)
+    spec = MetadataCacheHistorySpec(ttl, max_entries, eviction=eviction)
     with switch_often(switch_interval):
         for _ in range(histories):
             clock = FakeClock(START)
             target = ClockedCache(factory(ttl, max_entries=max_entries, clock=clock), clock)
             tick = 0.25 if ttl >= 0 else None
-            scripts = random_scripts(rng, threads, length, keys, tick)
+            scripts = random_scripts(rng, threads, length, keys, tick, batches)
             history = run_threads(HistoryRecorder(), target, scripts, meet_every=meet_every)
             verdict = check_history(history, spec, max_steps)
             summary.record(history, verdict, meetings=meetings_of(scripts, meet_every))

@@ -142,6 +142,39 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
                     )
             assert self.model.snapshot() == before, "E6: a refused invalidate_beyond changed the beliefs"
 
+        @precondition(lambda self: self.ready and self.model.max_entries > 0)
+        @rule(pool=pools)
+        def evict_one_then_ask_for_it(self, pool: str) -> None:
+            """E2: add pages not believed, one at a time, until the bound evicts, then ask for the
+            victim.  Without a ``snapshot()`` this is what shows the LRU order."""
+            self._evict_one(pool, "E2")
+
+        @precondition(lambda self: self.ready and self.model.max_entries > 0)
+        @rule(pool=pools, chain=chains, shape=shapes)
+        def contains_all_then_evict(self, pool: str, chain: list[str], shape: str) -> None:
+            """E4: a chain query, then the probe above: which pages ``contains_all`` touched (the
+            believed prefix, in chain order, nothing past the first miss) decides the victim."""
+            self.contains_all(pool, chain, shape)
+            self._evict_one(pool, "E4")
+
+        def _evict_one(self, pool: str, clause: str) -> None:
+            for page in HASHES:
+                if (pool, page) in self.model.beliefs:
+                    continue
+                before = set(self.model.beliefs)
+                self.impl.add(pool, [page])
+                self.model.add(pool, [page])
+                evicted = before - set(self.model.beliefs)
+                if evicted:
+                    for victim_pool, victim in sorted(evicted, key=repr):
+                        # contains_all of the one page: every target has it (contains is optional)
+                        got = self.impl.contains_all(victim_pool, [victim])
+                        want = self.model.contains_all(victim_pool, [victim])
+                        assert got == want, (
+                            f"{clause}: LRU order: {victim!r} of {victim_pool!r} after an eviction"
+                        )
+                    return
+
         @precondition(lambda self: len(self.model) > 1)  # rarer than the other rules, so states grow
         @rule()
         def clear(self) -> None:

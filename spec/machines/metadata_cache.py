@@ -82,6 +82,46 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 self.clock.set(birth + self.model.ttl + TICK)
             self.add(key)
 
+        @precondition(lambda self: self.ready and self.model.max_entries is not None)
+        @rule()
+        def fill(self) -> None:
+            """M6: add keys the model does not store until the bound is reached, so that the next add
+            evicts (a full cache is otherwise many steps away)."""
+            for key in KEYS:
+                if len(self.model.live()) >= (self.model.max_entries or 0):
+                    break
+                if key not in self.model.births:
+                    self.add(key)
+
+        @precondition(lambda self: self.ready and self.model.max_entries is not None)
+        @rule()
+        def hit_the_next_victim_then_evict(self) -> None:
+            """M6, M6-lru: a hit on the key the declared order evicts next, an add of a key not stored,
+            then a query of the hit key.  This is the sequence that tells birth order from recency
+            order: a birth-ordered bound evicts the hit key, a recency-ordered one keeps it."""
+            live = self.model.live()
+            if not live:
+                return
+            victim = next(iter(live)) if self.model.eviction == "lru" else min(live, key=live.__getitem__)
+            self.contains(victim)
+            fresh = [k for k in KEYS if k not in self.model.births]
+            if fresh:
+                self.add(fresh[0])
+            self.contains(victim)
+
+        @precondition(lambda self: self.ready and self.model.ttl not in (-1, 0))
+        @rule(key=keys)
+        def hit_midlife_then_ask_after_expiry(self, key: str) -> None:
+            """M3, M6-lru: a hit halfway through a live key's life, then a query one tick after its
+            expiry: a hit never lengthens a life, whatever order the bound evicts in."""
+            birth = self.model.live().get(key)
+            if birth is None:
+                return
+            self.clock.set(max(self.clock(), birth + self.model.ttl / 2))
+            self.contains(key)
+            self.clock.set(birth + self.model.ttl + TICK)
+            self.contains(key)
+
         @precondition(lambda self: self.ready)
         @rule()
         def contains_every_key(self) -> None:

@@ -83,6 +83,40 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
             self._pool(name).untrack_inflight(shaped(chain, shape))
             self.model.pool(name).untrack_inflight(chain)
 
+        @rule(name=names, page=hashes, shape=shapes)
+        def two_writes_of_a_page_then_one_ack(self, name: str, page: str, shape: str) -> None:
+            """P3: a chain in flight names ``page`` twice, one occurrence is acknowledged, and
+            ``page`` must still be covered: one reference per occurrence."""
+            self.track_inflight(name, [page, page], shape)
+            self.untrack_inflight(name, [page], shape)
+            got = self._pool(name).covered(shaped([page], shape))
+            assert got == self.model.pool(name).covered([page]), f"P3: {name}.covered([{page!r}])"
+
+        @rule(name=names, page=hashes)
+        def clear_pool_with_a_write_in_flight(self, name: str, page: str) -> None:
+            """P5: a pool's clear drops its in-flight references too: the page is no longer covered."""
+            self.track_inflight(name, [page], "list")
+            self._clear_pool(name)
+            self._covered_after_clear(name, page, "P5")
+
+        @rule(name=names, page=hashes)
+        def clear_registry_with_a_write_in_flight(self, name: str, page: str) -> None:
+            """P1, P5: the registry's clear reaches every pool's in-flight references."""
+            self.track_inflight(name, [page], "list")
+            self.impl.clear()
+            self.model.clear()
+            self._covered_after_clear(name, page, "P1")
+
+        def _clear_pool(self, name: str) -> None:
+            self._pool(name).clear()
+            self.model.pool(name).clear()
+
+        def _covered_after_clear(self, name: str, page: str, clause: str) -> None:
+            got = self._pool(name).covered([page])
+            assert got == self.model.pool(name).covered([page]), (
+                f"{clause}: {name}.covered([{page!r}]) after clear"
+            )
+
         @rule(name=names, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
         def invalidate_beyond(self, name: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
             """P2 (as E6), ``keep_pages`` past the end included."""
@@ -113,8 +147,7 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         @rule(name=names)
         def clear_pool(self, name: str) -> None:
             """P5: beliefs and in-flight references."""
-            self._pool(name).clear()
-            self.model.pool(name).clear()
+            self._clear_pool(name)
 
         @rule(name=names)
         def clear_pool_inflight(self, name: str) -> None:

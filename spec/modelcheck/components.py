@@ -35,7 +35,9 @@ class Component:
 COMPONENTS: dict[str, Component] = {
     c.name: c
     for c in (
-        Component("metadata_cache", ("M2", "M3", "M4", "M5", "M6", "M8"), "metadata_cache", 10),
+        Component(
+            "metadata_cache", ("M2", "M3", "M4", "M5", "M6", "M6-lru", "M8", "M9"), "metadata_cache", 10
+        ),
         Component("existence_cache", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"), "existence_cache", 8),
         Component("pool_beliefs", ("P1", "P2", "P3", "P4", "P5"), "pool_beliefs", 12),
         Component(

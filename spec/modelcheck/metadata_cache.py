@@ -1,4 +1,4 @@
-"""Bounded exhaustive refinement check of MetadataCache (M2-M6, M8) against ``spec.metadata_cache``.
+"""Bounded exhaustive refinement check of MetadataCache (M2-M6, M6-lru, M8, M9) against its spec.
 
 The domain: a few keys, every TTL kind (-1, 0, finite), bounds None/1/2, and a
 fake clock that moves by one tick or lands *exactly on* a live key's expiry
@@ -14,6 +14,12 @@ what a later ``add`` does, so it must not be merged away).
 
 With ``stats=True`` every answer also carries the counter deltas (hits,
 misses, evictions; M8), so the counters are checked transition by transition.
+
+The family ``batch`` (M9; not in ``FAMILIES``, so that the planted bugs' shortest
+depths stay what their tests say) adds ``add_many``, ``contains_many``,
+``contains_prefix`` and ``remove_many`` over the first two keys in both orders and
+over all keys.  ``eviction`` (M6-lru) builds both sides evicting by recency.
+``domain()``, what ``python -m spec.modelcheck`` runs, has both orders and the batches.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from spec.modelcheck.explorer import Configuration, Op, Pair
 __all__ = ["FAMILIES", "MetadataCachePair", "configurations", "domain"]
 
 FAMILIES = frozenset({"add", "contains", "remove", "clear", "len", "advance", "expire"})
+BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")
 START = 1000.0
 
 
@@ -43,10 +50,12 @@ class MetadataCachePair(Pair):
         keys: Sequence[str] = ("a", "b", "c"),
         tick: float = 0.5,
         families: frozenset[str] = FAMILIES,
+        eviction: str = "birth",
     ) -> None:
         self.clock = FakeClock(START)
-        self.implementation = factory(ttl, max_entries=max_entries, clock=self.clock)
-        self.spec = MetadataCacheSpec(ttl, max_entries=max_entries, clock=self.clock)
+        kwargs: dict[str, Any] = {} if eviction == "birth" else {"eviction": eviction}
+        self.implementation = factory(ttl, max_entries=max_entries, clock=self.clock, **kwargs)
+        self.spec = MetadataCacheSpec(ttl, max_entries=max_entries, clock=self.clock, eviction=eviction)
         self.ttl, self.keys, self.tick, self.families = ttl, tuple(keys), tick, families
         self.counting = bool(getattr(self.implementation, "stats_enabled", False))
 
@@ -56,6 +65,9 @@ class MetadataCachePair(Pair):
             if name in self.families:
                 ops.extend((name, k) for k in self.keys)
         ops.extend((name,) for name in ("clear", "len", "advance") if name in self.families)
+        if "batch" in self.families:
+            runs = [self.keys[:2], self.keys[1::-1], self.keys]
+            ops.extend((name, run) for name in BATCHES for run in runs)
         if "expire" in self.families and self.ttl >= 0:
             for key in self.spec.live():
                 ops.extend([("expire", key, "on"), ("expire", key, "past")])
@@ -75,6 +87,11 @@ class MetadataCachePair(Pair):
         spec_before = (spec.hits, spec.misses, spec.evictions)
         if name == "len":
             answers = (len(impl), len(spec))
+        elif name in BATCHES:
+            run = args[0]
+            assert isinstance(run, tuple)
+            keys = list(run)
+            answers = (getattr(impl, str(name))(keys), getattr(spec, str(name))(keys))
         else:
             answers = (getattr(impl, str(name))(*args), getattr(spec, str(name))(*args))
         if before is not None:
@@ -130,29 +147,48 @@ def configurations(
     ttls: Sequence[float] = TTLS,
     bounds: Sequence[int | None] = BOUNDS,
     tick: float = 0.5,
+    evictions: Sequence[str] = ("birth",),
+    batches: bool = False,
 ) -> list[Configuration]:
-    """One configuration per TTL kind and bound, over ``factory`` or production (counters on and off)."""
+    """One configuration per TTL kind, bound and eviction order, over ``factory`` or production (counters
+    on and off); ``batches`` adds the M9 family."""
+    families = FAMILIES | {"batch"} if batches else FAMILIES
     factories = (
         {"": factory} if factory is not None else {"counters ": _production(True), "": _production(False)}
     )
     configs = []
     for label, build in factories.items():
-        for ttl in ttls:
-            for bound in bounds:
+        for eviction in evictions:
+            order = "" if eviction == "birth" else f"{eviction} "
+            for ttl in ttls:
+                for bound in bounds:
 
-                def make(
-                    build: Callable[..., Any] = build, ttl: float = ttl, bound: int | None = bound
-                ) -> Pair:
-                    return MetadataCachePair(build, ttl, bound, keys=keys, tick=tick)
+                    def make(
+                        build: Callable[..., Any] = build,
+                        ttl: float = ttl,
+                        bound: int | None = bound,
+                        eviction: str = eviction,
+                    ) -> Pair:
+                        return MetadataCachePair(
+                            build, ttl, bound, keys=keys, tick=tick, families=families, eviction=eviction
+                        )
 
-                configs.append(Configuration(f"{label}ttl={ttl:g} cap={bound} keys={len(keys)}", make))
+                    name = f"{label}{order}ttl={ttl:g} cap={bound} keys={len(keys)}"
+                    configs.append(Configuration(name, make))
     return configs
 
 
 def domain(wide: bool) -> list[Configuration]:
-    """CI: 3 keys, TTL -1 / 0 / 0.5 / 1 on a 1/4 s tick, bounds None / 1 / 2.  Wide: 4 keys, bound 3 too."""
+    """CI: 3 keys, TTL -1 / 0 / 0.5 / 1 on a 1/4 s tick, bounds None / 1 / 2, both eviction orders, the
+    batches.  Wide: 4 keys, bound 3 too."""
+    both = ("birth", "lru")
     if wide:
         return configurations(
-            keys=("a", "b", "c", "d"), ttls=(-1, 0, 0.5, 1.0), bounds=(None, 1, 2, 3), tick=0.25
+            keys=("a", "b", "c", "d"),
+            ttls=(-1, 0, 0.5, 1.0),
+            bounds=(None, 1, 2, 3),
+            tick=0.25,
+            evictions=both,
+            batches=True,
         )
-    return configurations(ttls=(-1, 0, 0.5, 1.0), tick=0.25)
+    return configurations(ttls=(-1, 0, 0.5, 1.0), tick=0.25, evictions=both, batches=True)

@@ -114,11 +114,6 @@ def test_a_correct_recency_ordered_cache_passes_with_lru_declared() -> None:
     assert "declared: eviction=lru" in result.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 item 6 (budgets): at 600 examples the metadata machine does not reach a hit on the"
-    " next victim followed by an eviction, the sequence that tells birth order from recency order",
-)
 @pytest.mark.clauses("O3", "M6")
 def test_the_same_cache_fails_m6_with_birth_order_declared_and_only_m6() -> None:
     result = check("metadata-cache", RecencyHardTTL, max_examples=EXAMPLES, steps=STEPS)
@@ -139,11 +134,6 @@ def test_the_stale_birth_recency_cache_fails_m3_alone_with_lru_declared() -> Non
     assert "M6" in result.passed_clauses, result.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 item 6 (budgets): at 600 examples the metadata machine does not reach a hit on the"
-    " next victim followed by an eviction, the sequence that tells birth order from recency order",
-)
 @pytest.mark.clauses("O3", "M3", "M6")
 def test_the_stale_birth_recency_cache_fails_m3_with_birth_order_declared_too() -> None:
     result = check("metadata-cache", RecencyStaleBirth, max_examples=EXAMPLES, steps=STEPS)
@@ -151,11 +141,6 @@ def test_the_stale_birth_recency_cache_fails_m3_with_birth_order_declared_too() 
     assert first_clauses(result) == {"M3", "M6"}, result.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 item 6 (budgets): at 600 examples the machine does not reach a hit, then the clock"
-    " past the first lifetime, then a query of the same key",
-)
 @pytest.mark.clauses("O3", "M6-lru", "M3")
 def test_declaring_lru_does_not_excuse_a_hit_that_lengthens_a_life() -> None:
     """The check can fail: a recency cache whose hit also restarts the lifetime is caught under lru."""
@@ -169,11 +154,6 @@ def test_declaring_lru_does_not_excuse_a_hit_that_lengthens_a_life() -> None:
     assert result.verdict == "FAIL", result.summary()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 11 item 6 (budgets): at 600 examples the metadata machine does not reach a hit on the"
-    " next victim followed by an eviction, the sequence that tells birth order from recency order",
-)
 @pytest.mark.clauses("O3", "M6")
 def test_a_birth_ordered_cache_declared_lru_fails_m6() -> None:
     """The declaration is followed, not merely printed: the textbook cache evicts by birth, so with lru
@@ -207,7 +187,7 @@ def test_the_cli_takes_the_declaration_and_prints_it_in_json(capsys: pytest.Capt
     argv = ["metadata-cache", target, "--max-examples", "300", "--steps", "15", "--json"]
     assert main([*argv, "--declare", "eviction=lru"]) == 0
     assert json.loads(capsys.readouterr().out)["declared"] == {"eviction": "lru"}
-    assert main(argv) in (0, 1)  # the verdict under birth order: see the xfail tests above
+    assert main(argv) == 1  # birth order declared (the default): the recency cache fails M6
     assert json.loads(capsys.readouterr().out)["declared"] == {"eviction": "birth"}
 
 

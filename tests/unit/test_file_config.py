@@ -30,6 +30,7 @@ SETTINGS: dict[str, tuple[str, str, object, object, object]] = {
     "enable_metadata_cache": ("ENABLE_METADATA_CACHE", "true", True, True, True),
     "metadata_ttl": ("METADATA_TTL", "-1", -1.0, 2.5, 2.5),
     "temp_max_age": ("TEMP_MAX_AGE", "60", 60.0, 0, 0.0),
+    "metadata_eviction": ("METADATA_EVICTION", " LRU ", "lru", "lru", "lru"),
 }
 
 
