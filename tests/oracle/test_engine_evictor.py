@@ -140,3 +140,19 @@ def test_the_engine_release_evictor_fails_v5_and_v6_on_the_interposed_fake_files
     assert f"in module {MODULE_NAME}" in result.fs_control and "os.remove" in result.fs_control
     assert result.figures["fs_calls"] > 0
     assert "S7" not in result.passed_clauses or "V5" not in result.left_out, "S7 needs V5's rules"
+
+
+@pytest.mark.clauses("O4")
+def test_without_the_registry_the_engine_test_is_skipped_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CACHE", tmp_path / "empty")
+    for name, value in {
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("PIP_NO_INPUT", "1")
+    with pytest.raises(pytest.skip.Exception, match="cannot download the sglang wheel"):
+        _wheel()
