@@ -125,11 +125,11 @@ def file_evictor_machine(
             self.flying: set[str] = set()  # the keys in flight when the evicting step began
             self.unlinked: list[str] = []  # the paths the target tried to unlink in the step under way
             self.fs.before = self._before
+            self.clause = "V2"  # the clause of the step under way: what a difference found after it breaks
 
         def _before(self, op: str, path: str) -> None:
             if op == "unlink":
                 self.unlinked.append(path)
-            self.clause = "V2"  # the clause of the step under way: what a difference found after it breaks
 
         def on_evict(self, key: str) -> None:
             """The callback the evictor is given: V6, checked in full: the victim's file is still on disk
@@ -324,15 +324,26 @@ def file_evictor_machine(
             victims = [e[0] for e in self.model.lru if not e[2] and e[0] not in resting]
             return victims[0] if victims else None
 
+        def _two_victims(self) -> None:
+            """Small writes of untracked keys until two committed entries could be evicted."""
+            for key in KEYS:
+                resting = set(self.model.resting)
+                if sum(not e[2] and e[0] not in resting for e in self.model.lru) >= 2:
+                    return
+                if all(e[0] != key for e in self.model.lru):
+                    self.write(key, 1)
+
         @precondition(lambda self: self.ready)
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EIO)))
         def evict_past_an_unremovable_file(self, key: str, code: int) -> None:
-            """V5: the next victim cannot be removed, and a write needs room: eviction goes on past it."""
+            """V5: the next victim cannot be removed, and a write needs all the room: eviction goes on past
+            it to the others."""
+            self._two_victims()
             victim = self._next_victim()
             if victim is not None:
                 self.fs.fail_unlink(path_of(victim), code)
                 self.model.unremovable.add(self.model.name(victim))
-            self.write(key, 9)
+            self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
         @precondition(lambda self: self.ready)
@@ -340,11 +351,12 @@ def file_evictor_machine(
         def evict_a_file_that_vanished(self, key: str) -> None:
             """V5, V6: the next victim's file is gone (another process): it counts as evicted, with its
             callback, and its bytes come back."""
+            self._two_victims()
             victim = self._next_victim()
             if victim is not None and self.model.name(victim) in self.model.files:
                 self.fs.remove(path_of(victim))
                 del self.model.files[self.model.name(victim)]
-            self.write(key, 9)
+            self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
         @precondition(lambda self: self.ready)
