@@ -87,7 +87,7 @@ _TITLES: dict[str, str] = {
     "O1": "inert observation: every call on the target is a printed step; state only through snapshot()",
     "O2": "every failing clause in one run, each with its own counterexample; then passed, left out",
     "O3": "declared choices: the spec follows the declared eviction order; the report prints it",
-    "O4": "honest control of the clock: injected or patched, reads counted, else a usage error",
+    "O4": "honest control of the clock and the disk: injected, patched or interposed, counted, else exit 2",
     "O5": "exit 0 PASS, 1 FAIL, 2 usage; a refused constructor argument is a FAIL, a signature exit 2",
 }
 

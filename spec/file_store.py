@@ -213,10 +213,17 @@ class FileStoreModel:
         ttl: float,
         temp_max_age: float,
         clock: Callable[[], float],
+        commit_moves: bool = True,
+        own_counted: bool = False,
     ) -> None:
         self.namespace = namespace
         self.cap, self.ratio, self.min_free, self.disk_size = cap, ratio, min_free, disk_size
         self.metadata, self.ttl, self.temp_max_age, self.clock = metadata, ttl, temp_max_age, clock
+        # O3 (the evictor's machine): whether commit makes the key the most recently used (V4 leaves it open)
+        self.commit_moves = commit_moves
+        # O3 (the evictor's machine): whether a reservation counts the key's own earlier entry against the
+        # limits, and may evict it (V3's "total + n" read literally), or leaves it out (the default)
+        self.own_counted = own_counted
         self.files: dict[str, tuple[bytes, float]] = {}
         self.lru: list[Entry] = []
         self.more: dict[str, int] = {}
@@ -382,6 +389,9 @@ class FileStoreModel:
             self.published.add(key)
         else:
             self.published.discard(key)
+        if not self.commit_moves:  # the key keeps the place its reservation gave it
+            self.lru = [(k, s, more > 0 if k == key else f) for k, s, f in self.lru]
+            return
         self.lru = [e for e in self.lru if e[0] != key] + [
             (k, s, more > 0) for k, s, _f in self.lru if k == key
         ]
@@ -409,6 +419,10 @@ class FileStoreModel:
     def evict(self) -> bool:
         return not (self.cap > 0 or self.min_free > 0) or self._make_room(None, 0)
 
+    def forget_all(self) -> None:
+        """The evictor's ``clear`` that forgets writes in flight too (a choice V leaves open, O3)."""
+        self.lru, self.more, self.published, self.resting = [], {}, set(), {}
+
     def forget_committed(self) -> None:
         """The evictor's ``clear``: writes in flight keep their entries."""
         self.lru = [e for e in self.lru if e[2]]
@@ -425,6 +439,8 @@ class FileStoreModel:
 
     def _make_room(self, keep: str | None, size: int) -> bool:
         unremovable, resting = self._unremovable(), self._resting()
+        if self.own_counted:
+            keep = None
         own = sum(e[1] for e in self.lru if e[0] == keep)
         if self.cap > 0:
             if size > self.cap:

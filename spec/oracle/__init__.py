@@ -30,6 +30,11 @@ report.  Time: a target that takes a ``clock`` gets the fake one; otherwise the
 oracle patches ``time.monotonic``/``time.time`` as the modules of the target and
 of its instance's classes (MRO) see them, for the run, and the report says which;
 with no reference to the time in any of them it stops with a usage error.
+Filesystem (``file-evictor``, ``file-store``): a target that takes ``fs`` gets the
+machine's fake one; otherwise ``os``, ``os.path``, ``shutil`` and ``open``, as those
+modules (and what a factory reaches through its closure) see them, are the fake for
+the run (``spec/oracle/_fs.py``); a target that never calls it, or reaches the real
+disk, is a usage error.  ``file-evictor`` is SEMANTICS V's factory interface.
 ``seconds`` and the progress line act at the start of every example.
 
 How a failure is explained: for M, E and P the proxy in front of the target

@@ -54,6 +54,7 @@ class OracleResult:
     left_out: dict[str, str]
     adapter: dict[str, Any]
     declared: dict[str, str] = field(default_factory=dict)
+    fs_control: str = ""  # O4: how the oracle controlled the target's filesystem (file components)
     clauses: list[str] = field(default_factory=list)
     message: str = ""
     counterexample: list[str] = field(default_factory=list)
@@ -93,6 +94,8 @@ class OracleResult:
             f" {f['seconds']} s (seed {self.seed})",
             f"  time: {self.time_control}",
         ]
+        if self.fs_control:
+            lines.append(f"  filesystem: {self.fs_control}")
         if self.declared:
             lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
         lines += [f"  left out: {why}" for why in self.left_out.values()]
@@ -246,6 +249,7 @@ def _prepare(
     if not callable(target_obj):
         raise OracleUsageError(f"target {target_path} is not callable")
     spec_component = COMPONENTS[component]
+    target_obj = spec_component.wrapped(target_obj)  # the project's own evictor behind SEMANTICS V's factory
     session = Session(spec_component, target_obj, adapter)  # probes the target: OracleUsageError if unusable
     session.declare(declare or {})
     return spec_component, session, target_path
@@ -262,7 +266,24 @@ def machine_for(
     target, following the declared choices.  Reproduction files of the file components drive it step
     by step."""
     spec_component, session, _path = _prepare(component, target, adapter, declare)
-    return _machine_class(spec_component, session)
+    machine = _machine_class(spec_component, session)
+    if session.fs_control.mode != "interposed":
+        return machine
+
+    class Interposed(machine):  # type: ignore[valid-type,misc]
+        """O4: the fake filesystem is interposed in the target's modules from __init__ to teardown."""
+
+        def __init__(self) -> None:
+            self._undo_interposition = session.patch()
+            super().__init__()
+
+        def teardown(self) -> None:
+            try:
+                super().teardown()
+            finally:
+                self._undo_interposition()
+
+    return Interposed
 
 
 def check(
@@ -422,8 +443,11 @@ def _check(
         budget.active = False
         totals.seconds = budget.elapsed()
         _verify_time(session, failures[0].failure if failures else None, totals)
+        session.fs_control.verify(totals.examples)  # O4, the filesystem half (spec/oracle/_fs.py)
         result = _found(spec_component, session, target_path, seed, None, [])
         result.figures = totals.as_dict()
+        if session.fs_control.mode != "none":
+            result.figures["fs_calls"] = session.fs_control.calls()
         if session.time_control != "none":
             result.figures["clock_reads"] = session.holder.reads
         if failures:
@@ -434,6 +458,7 @@ def _check(
             result.failures = [f.failure_dict() for f in failures]
         failed = {c for f in failures for c in f.clauses}
         not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+        not_run |= {d for c in not_run for d in spec_component.depends.get(c, ())}
         result.passed_clauses = [c for c in spec_component.clauses if c not in failed | not_run]
         return result
     finally:
@@ -463,6 +488,7 @@ def _found(
         left_out=dict(session.left_out),
         adapter=session.adapter.as_dict(),
         declared=dict(session.declared),
+        fs_control="" if session.fs_control.mode == "none" else session.fs_control.describe(),
     )
     if failure is not None:
         result.failure = failure
@@ -521,7 +547,7 @@ def _explain_refusal(result: OracleResult, refused: ConstructorRefused, target_p
     )
 
 
-CLAUSE_ID = re.compile(r"\b([MEPFVCB][1-9])\b")
+CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9])\b")
 
 
 def _explain_program(

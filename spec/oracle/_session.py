@@ -22,6 +22,7 @@ from hypothesis import reject
 
 from spec.oracle._adapter import Adapter
 from spec.oracle._errors import OracleUsageError, one_line
+from spec.oracle._fs import FsControl
 from spec.oracle._time import ClockHolder, FakeClock, bound_clocks, control_time, time_modules
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class Session:
         self._patched = False
         self._accepts = self._accepted_parameters()
         self._decide_time_control()
+        self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self._probe()
 
     # -- set-up --------------------------------------------------------------
@@ -191,6 +193,7 @@ class Session:
                 raise OracleUsageError("the per-pool form needs a pool(name) method on the target")
             pooled = pooled("probe")
         self._add_time_modules(obj, child, pooled)
+        self.fs_control.add_modules(obj)
         for method, why in self.component.optional_methods.items():
             holder = child if method in self.component.child_methods else obj
             if pooled is not None and method in self.component.pooled:
@@ -250,6 +253,16 @@ class Session:
         return "not applicable (the component has no time)"
 
     def patch(self) -> Callable[[], None]:
+        """Patch the time and interpose the filesystem in the target's modules, as controlled; the undo."""
+        undo_time, undo_fs = self._patch_time(), self.fs_control.patch()
+
+        def undo() -> None:
+            undo_fs()
+            undo_time()
+
+        return undo
+
+    def _patch_time(self) -> Callable[[], None]:
         """Patch the time in ``modules`` (only when time control is 'patched'); returns the undo."""
         if self.time_control != "patched" or self._patched:
             return lambda: None
@@ -296,6 +309,7 @@ class Session:
         """A fresh target for the spec constructor arguments ``init``."""
         if clock is not None:
             self.holder.clock = clock
+        init = self.fs_control.take(dict(init))
         call = self.constructor_call(init, self.holder if clock is not None else None)
         obj = self.target(*call.args, **call.kwargs)
         child = self.component.child

@@ -104,6 +104,8 @@ CORRECT: list[Variant] = [
     *(Variant("pool-beliefs", n, c, "P2") for n, c in oracle_p.CORRECT.items()),
     Variant("pool-beliefs", "benchmark textbook per-pool class", TextbookPoolBeliefs, "P4"),
     Variant("file-evictor", "production", LRUFileEvictor, "V3"),
+    # SEMANTICS V's interface, calling os itself: the oracle interposes its fake filesystem (O4)
+    *(Variant("file-evictor", n, c, "V3") for n, c in oracle_f.CORRECT.items()),
     Variant("file-store", "production", HiCacheFile, "F3"),
 ]
 

@@ -112,11 +112,23 @@ FILE_CASES = [
         "hicache.file_evictor:LRUFileEvictor",
     ),
     ("file-store", "tests.variants.file_store:KeepsTempOnFailure", "hicache.file_store:HiCacheFile"),
+    # O4: a target that calls os itself; the reproduction interposes the fake as the run did (about 7 s:
+    # the run goes on after V6 to look for other clauses, then two pytest processes)
+    pytest.param(
+        "file-evictor",
+        "spec.oracle.variants.file_evictor:CallbackAfterUnlink",
+        "spec.oracle.variants.file_evictor:OsEvictor",
+        marks=pytest.mark.verify_tier,
+    ),
 ]
 
 
-@pytest.mark.clauses("V4", "C3", "F3", "B2")
-@pytest.mark.parametrize(("component", "target", "correct"), FILE_CASES, ids=[c[0] for c in FILE_CASES])
+@pytest.mark.clauses("V4", "C3", "F3", "B2", "V6", "O4")
+@pytest.mark.parametrize(
+    ("component", "target", "correct"),
+    FILE_CASES,
+    ids=[f"{v[0]}:{str(v[1]).rsplit(':')[-1]}" for v in (getattr(c, "values", c) for c in FILE_CASES)],
+)
 def test_a_file_component_reproduction_replays_the_machine_steps_and_passes_on_the_fixed_class(
     tmp_path: Path, component: str, target: str, correct: str
 ) -> None:

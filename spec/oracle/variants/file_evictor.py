@@ -1,22 +1,46 @@
-"""LRUFileEvictor (and HiCacheFile) variants with one mistake each, on top of the production classes.
+"""File evictor (and HiCacheFile) variants with one mistake each.
 
 The catalogue of the oracle's tests adds these to the evictor and store variants of
-``tests/variants/file_store.py``.  Each overrides one method of
-``hicache.file_evictor.LRUFileEvictor`` the way an optimizer plausibly might.
+``tests/variants/file_store.py``.  Two kinds:
+
+* subclasses of ``hicache.file_evictor.LRUFileEvictor`` (the project's API, which the
+  oracle puts behind SEMANTICS V's factory), each overriding one method the way an
+  optimizer plausibly might;
+* :class:`OsEvictor`, written here from scratch in SEMANTICS V's interface
+  (``OsEvictor(directory, *, max_size, min_free_space, eviction_ratio, on_evict)``),
+  that calls ``os`` itself, as engines' evictors do: the oracle interposes its fake
+  filesystem in this module (O4).  It is correct (its choices where V leaves room:
+  inert, it tracks nothing; ``commit`` makes the key the most recently used; ``clear``
+  keeps writes in flight; a victim that could not be removed rests until its entry
+  changes, the machine's clock never reaching S7's back-off).  Its subclasses
+  re-create, each with one mistake, the defects known in engines' evictors: eviction
+  that stops at an unremovable victim and keeps it at the front (V5), ``on_evict``
+  called after the unlink (V6), a victim whose file vanished forgotten without
+  giving its bytes back (V5).
 """
 
 from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from collections.abc import Callable
 
 from hicache.file_evictor import LRUFileEvictor, _Entry
 from hicache.file_store import HiCacheFile
 
 __all__ = [
+    "CORRECT",
     "WRONG",
+    "CallbackAfterUnlink",
     "CommitKeepsReservationOrder",
     "DiscardDropsWritesInFlight",
+    "OsEvictor",
     "RatioIgnored",
     "RatioIgnoredStore",
+    "StopsAtUnremovable",
     "TouchAdoptsWithoutSize",
+    "VanishedNotRefunded",
 ]
 
 
@@ -76,8 +100,186 @@ class RatioIgnoredStore(HiCacheFile):
     _evictor_class = RatioIgnored
 
 
+class OsEvictor:
+    """A correct LRU file evictor in SEMANTICS V's interface that calls ``os`` itself (V1-V6).
+
+    ``entries``: key -> [size, writers in flight, published by one of them], least recently used first.
+    """
+
+    def __init__(
+        self,
+        directory: str,
+        *,
+        max_size: int,
+        min_free_space: int,
+        eviction_ratio: float,
+        on_evict: Callable[[str], object],
+    ) -> None:
+        self.directory = directory
+        self.cap, self.floor, self.ratio = max_size, min_free_space, eviction_ratio
+        self.on_evict = on_evict
+        self.entries: OrderedDict[str, list[int]] = OrderedDict()
+        self.resting: set[str] = set()
+        self.total = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.cap > 0 or self.floor > 0
+
+    def path(self, key: str) -> str:
+        return os.path.join(self.directory, key + ".bin")
+
+    def free(self) -> int:
+        st = os.statvfs(self.directory)
+        return st.f_bavail * st.f_frsize
+
+    def reserve(self, key: str, nbytes: int) -> bool:
+        if not self.enabled:
+            return True  # inert: nothing to enforce, nothing tracked (V1)
+        old = self.entries.get(key)
+        others = self.total - (old[0] if old else 0)
+        if self.cap > 0:
+            if nbytes > self.cap:
+                return False
+            if others + nbytes > self.cap:
+                target, start = math.floor(self.cap * self.ratio) - nbytes, others
+                others -= self.evict_while(key, lambda freed: start - freed > target)
+                if others + nbytes > self.cap:
+                    return False
+        if self.floor > 0:
+            free = self.free()
+            if free - nbytes < self.floor:
+                self.evict_while(key, lambda freed: free + freed - nbytes < self.floor)
+                if self.free() - nbytes < self.floor:
+                    return False
+        writers, published = (old[1] + 1, old[2]) if old and old[1] else (1, 0)
+        if old:
+            self.drop(key)
+        self.entries[key] = [nbytes, writers, published]
+        self.total += nbytes
+        return True
+
+    def evict_while(self, keep: str, more: Callable[[int], bool]) -> int:
+        """Evict least recently used entries while ``more(bytes freed)``; the bytes freed."""
+        freed = 0
+        for key, (size, writers, _published) in list(self.entries.items()):
+            if not more(freed):
+                break
+            if writers or key == keep or key in self.resting:
+                continue
+            outcome = self.remove(key)
+            if outcome == "stop":
+                break
+            if outcome == "removed":
+                self.drop(key)
+                freed += size
+            elif outcome == "gone":
+                freed += self.forget_vanished(key, size)
+        return freed
+
+    def remove(self, key: str) -> str:
+        """One victim: ``removed``, ``gone`` (already), ``skipped`` (cannot be removed) or ``stop``."""
+        self.on_evict(key)
+        try:
+            os.remove(self.path(key))
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            self.resting.add(key)
+            return "skipped"
+        return "removed"
+
+    def forget_vanished(self, key: str, size: int) -> int:
+        """A victim whose file was already gone counts as evicted: its bytes come back (V5)."""
+        self.drop(key)
+        return size
+
+    def drop(self, key: str) -> None:
+        self.total -= self.entries.pop(key)[0]
+        self.resting.discard(key)
+
+    def commit(self, key: str) -> None:
+        entry = self.entries.get(key)
+        if entry is None:
+            return
+        if entry[1]:
+            entry[1] -= 1
+            entry[2] = int(entry[1] > 0)
+        self.entries.move_to_end(key)
+
+    def abort(self, key: str) -> None:
+        entry = self.entries.get(key)
+        if entry is None:
+            return
+        if entry[1] > 1:
+            entry[1] -= 1
+        elif entry[1] == 1 and entry[2]:
+            entry[1], entry[2] = 0, 0
+        else:
+            self.drop(key)
+
+    def touch(self, key: str) -> None:
+        if not self.enabled:
+            return
+        if key in self.entries:
+            self.entries.move_to_end(key)
+            return
+        try:
+            size = os.path.getsize(self.path(key))
+        except OSError:
+            return
+        self.entries[key] = [size, 0, 0]
+        self.total += size
+
+    def clear(self) -> None:
+        for key in [k for k, e in self.entries.items() if not e[1]]:
+            self.drop(key)
+
+
+class StopsAtUnremovable(OsEvictor):
+    """V5: a victim that cannot be removed stops the pass and keeps its place at the front: the victims
+    after it are not tried, so the write is refused while room could be made.  (It rests, as the base
+    does: the mistake is the stop alone.)"""
+
+    def remove(self, key: str) -> str:
+        outcome = super().remove(key)
+        return "stop" if outcome == "skipped" else outcome
+
+
+class CallbackAfterUnlink(OsEvictor):
+    """V6: ``on_evict`` is called after the unlink, so a reader can still believe a file already gone."""
+
+    def remove(self, key: str) -> str:
+        try:
+            os.remove(self.path(key))
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            self.resting.add(key)
+            return "skipped"
+        finally:
+            self.on_evict(key)
+        return "removed"
+
+
+class VanishedNotRefunded(OsEvictor):
+    """V5: a victim whose file had vanished is forgotten without giving its bytes back (nothing was freed,
+    so the total keeps them): capacity leaks, and the next passes evict more than they need to."""
+
+    def forget_vanished(self, key: str, size: int) -> int:
+        del self.entries[key]
+        self.resting.discard(key)
+        return 0
+
+
+# name -> a correct variant (the oracle must PASS it)
+CORRECT: dict[str, type] = {"OsEvictor": OsEvictor}
+
 # name -> (variant, clause, component)
 WRONG: dict[str, tuple[type, str, str]] = {
+    "StopsAtUnremovable": (StopsAtUnremovable, "V5", "file-evictor"),
+    "CallbackAfterUnlink": (CallbackAfterUnlink, "V6", "file-evictor"),
+    "VanishedNotRefunded": (VanishedNotRefunded, "V5", "file-evictor"),
     "CommitKeepsReservationOrder": (CommitKeepsReservationOrder, "V4", "file-evictor"),
     "TouchAdoptsWithoutSize": (TouchAdoptsWithoutSize, "V4", "file-evictor"),
     "DiscardDropsWritesInFlight": (DiscardDropsWritesInFlight, "V4", "file-evictor"),

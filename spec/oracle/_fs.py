@@ -1,0 +1,629 @@
+"""The filesystem under the oracle's control (O4): inject the machine's fake one, or interpose it as ``os``.
+
+A file-evictor or file-store target whose constructor takes ``fs`` gets the
+machine's :class:`~spec.fake_fs.FakeFileSystem` (``injected``).  A target that
+calls ``os``, ``os.path``, ``open`` or ``shutil`` itself gets, for the duration
+of the run, stand-ins for those names in the globals of every module that may
+touch the disk for it (the factory's module and the modules of the classes in
+the instance's MRO, the standard library left out, as :mod:`spec.oracle._time`
+does for the clock): ``os`` and ``os.path`` bound as modules, functions bound by
+name (``from os import remove``), ``shutil``, and the builtin ``open`` (a global
+``open`` shadows it).  The stand-ins act on the fake filesystem of the example
+under way (:class:`FakeOS` reads it from its ``fs`` attribute, which the oracle
+points at each example's), so the machine's faults (an unremovable file, a file
+gone behind the target's back, a full disk) reach the target as real
+``OSError``s.  The real modules are never touched.
+
+It is verified, not assumed: :class:`FakeOS` counts every call it receives, an
+audit hook records every real filesystem call the process makes under the fake
+directories while the run is under way, and a function of ``os`` the fake does
+not provide raises and is named.  A run in which the target never called the
+fake, touched the real disk under the fake's directories, or called an
+unsupported function is a usage error (exit 2), never a verdict reported as
+controlled.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os as real_os
+import posixpath
+import shutil as real_shutil
+import stat as stat_module
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+from spec.fake_fs import FakeFileSystem
+
+__all__ = ["FakeOS", "RealDiskWatch", "interpose_fs", "unsupported_call"]
+
+_KIND_BITS = {
+    "file": stat_module.S_IFREG,
+    "dir": stat_module.S_IFDIR,
+    "symlink": stat_module.S_IFLNK,
+    "fifo": stat_module.S_IFIFO,
+    "socket": stat_module.S_IFSOCK,
+    "device": stat_module.S_IFCHR,
+}
+
+# Functions of ``os`` that reach the filesystem; those FakeOS does not implement raise in the fake ``os``.
+_OS_FS_FUNCTIONS = [
+    "access",
+    "chdir",
+    "chmod",
+    "chown",
+    "chroot",
+    "link",
+    "listdir",
+    "lstat",
+    "makedirs",
+    "mkdir",
+    "mkfifo",
+    "mknod",
+    "open",
+    "readlink",
+    "remove",
+    "removedirs",
+    "rename",
+    "renames",
+    "replace",
+    "rmdir",
+    "scandir",
+    "stat",
+    "statvfs",
+    "symlink",
+    "truncate",
+    "unlink",
+    "utime",
+    "walk",
+    "getcwd",
+    "fwalk",
+    "lchown",
+]
+_PATH_FS_FUNCTIONS = [
+    "exists",
+    "lexists",
+    "isfile",
+    "isdir",
+    "islink",
+    "getsize",
+    "getmtime",
+    "getatime",
+    "getctime",
+    "realpath",
+    "samefile",
+]
+_SHUTIL_FS_FUNCTIONS = ["rmtree", "copyfile", "copy", "copy2", "move", "disk_usage", "copytree"]
+
+
+class FakeOS:
+    """``os``, ``os.path``, ``shutil`` and ``open`` over a :class:`FakeFileSystem`, counting their calls.
+
+    ``fs`` is the fake filesystem the calls act on (the oracle points it at each example's);
+    ``calls`` counts the calls by name (``os.remove``, ``os.path.getsize``, ``open``, ...);
+    ``unsupported`` the names of functions the target called that the fake does not provide.
+
+    >>> from spec.fakes import FakeClock
+    >>> fake = FakeOS(FakeFileSystem(FakeClock(0.0)))
+    >>> fake.os.makedirs("/d", exist_ok=True)
+    >>> with fake.open("/d/a.bin", "wb") as f:
+    ...     _ = f.write(b"abc")
+    >>> fake.os.listdir("/d"), fake.os.path.getsize("/d/a.bin"), fake.os.stat("/d/a.bin").st_size
+    (['a.bin'], 3, 3)
+    >>> fake.os.remove("/d/a.bin"); fake.os.path.exists("/d/a.bin"), fake.calls["os.remove"]
+    (False, 1)
+    """
+
+    def __init__(self, fs: FakeFileSystem | None = None) -> None:
+        self.fs: FakeFileSystem | None = fs
+        self.calls: Counter[str] = Counter()
+        self.unsupported: list[str] = []
+        self.os = self._make_os()
+        self.path = self.os.path
+        self.shutil = self._make_shutil()
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+    # -- the world ----------------------------------------------------------
+
+    def _fs(self, name: str) -> FakeFileSystem:
+        self.calls[name] += 1
+        if self.fs is None:
+            raise OSError(errno.EIO, "the oracle's fake filesystem is not set up")
+        return self.fs
+
+    def _stat_result(self, path: str, name: str) -> os_stat_result:
+        st = self._fs(name).stat(path)
+        mode = _KIND_BITS.get(st.kind, stat_module.S_IFREG) | st.mode
+        return real_os.stat_result((mode, 0, 0, 1, st.uid, st.gid, st.size, st.mtime, st.mtime, st.mtime))
+
+    def _unsupported(self, qualified: str) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.unsupported.append(qualified)
+            raise NotImplementedError(unsupported_call(qualified))
+
+        call.__name__ = qualified.rsplit(".", 1)[-1]
+        return call
+
+    # -- os -----------------------------------------------------------------
+
+    def _make_os(self) -> ModuleType:
+        fake = ModuleType("os", "the oracle's controlled view of the os module (a fake filesystem)")
+        fake.__dict__.update({k: v for k, v in vars(real_os).items() if not k.startswith("__")})
+        for name in _OS_FS_FUNCTIONS:
+            if hasattr(real_os, name):
+                setattr(fake, name, self._unsupported(f"os.{name}"))
+
+        def remove(path: str, *, dir_fd: Any = None) -> None:
+            self._fs("os.remove").unlink(real_os.fspath(path))
+
+        def unlink(path: str, *, dir_fd: Any = None) -> None:
+            self._fs("os.unlink").unlink(real_os.fspath(path))
+
+        def stat(path: str, *, dir_fd: Any = None, follow_symlinks: bool = True) -> os_stat_result:
+            return self._stat_result(real_os.fspath(path), "os.stat")
+
+        def lstat(path: str, *, dir_fd: Any = None) -> os_stat_result:
+            return self._stat_result(real_os.fspath(path), "os.lstat")
+
+        def listdir(path: str = ".") -> list[str]:
+            return [entry.name for entry in self._fs("os.listdir").scandir(real_os.fspath(path))]
+
+        def scandir(path: str = ".") -> _ScanDir:
+            directory = real_os.fspath(path)
+            entries = list(self._fs("os.scandir").scandir(directory))
+            return _ScanDir([_FakeDirEntry(self, directory, e) for e in entries])
+
+        def statvfs(path: str) -> Any:
+            fs = self._fs("os.statvfs")
+            free, blocks = fs.free_bytes(real_os.fspath(path)), fs.capacity_bytes(real_os.fspath(path))
+            return real_os.statvfs_result((1, 1, blocks, free, free, 1 << 20, 1 << 20, 1 << 20, 0, 255))
+
+        def makedirs(name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+            path = posixpath.normpath(real_os.fspath(name))
+            fs = self._fs("os.makedirs")
+            if path in fs.dirs and not exist_ok:
+                raise FileExistsError(errno.EEXIST, "File exists", path)
+            fs.mkdir(path, mode & 0o777)
+
+        def mkdir(path: str, mode: int = 0o777, *, dir_fd: Any = None) -> None:
+            name = posixpath.normpath(real_os.fspath(path))
+            fs = self._fs("os.mkdir")
+            if name in fs.dirs or name in fs.files:
+                raise FileExistsError(errno.EEXIST, "File exists", name)
+            if posixpath.dirname(name) not in fs.dirs:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+            fs.mkdir(name, mode & 0o777)
+
+        def replace(src: str, dst: str, **_: Any) -> None:
+            self._fs("os.replace").replace(real_os.fspath(src), real_os.fspath(dst))
+
+        def rename(src: str, dst: str, **_: Any) -> None:
+            self._fs("os.rename").replace(real_os.fspath(src), real_os.fspath(dst))
+
+        for function in (
+            remove,
+            unlink,
+            stat,
+            lstat,
+            listdir,
+            scandir,
+            statvfs,
+            makedirs,
+            mkdir,
+            replace,
+            rename,
+        ):
+            setattr(fake, function.__name__, function)
+        fake.path = self._make_path()  # type: ignore[attr-defined]
+        return fake
+
+    def _make_path(self) -> ModuleType:
+        fake = ModuleType("posixpath", "the oracle's controlled view of os.path (a fake filesystem)")
+        fake.__dict__.update({k: v for k, v in vars(posixpath).items() if not k.startswith("__")})
+        for name in _PATH_FS_FUNCTIONS:
+            setattr(fake, name, self._unsupported(f"os.path.{name}"))
+
+        def _try_stat(name: str, path: str) -> Any:
+            try:
+                return self._fs(name).stat(real_os.fspath(path))
+            except (OSError, ValueError):
+                return None
+
+        def exists(path: str) -> bool:
+            st = _try_stat("os.path.exists", path)
+            return st is not None and st.kind != "symlink"
+
+        def lexists(path: str) -> bool:
+            return _try_stat("os.path.lexists", path) is not None
+
+        def isfile(path: str) -> bool:
+            st = _try_stat("os.path.isfile", path)
+            return st is not None and st.kind == "file"
+
+        def isdir(path: str) -> bool:
+            st = _try_stat("os.path.isdir", path)
+            return st is not None and st.kind == "dir"
+
+        def islink(path: str) -> bool:
+            st = _try_stat("os.path.islink", path)
+            return st is not None and st.kind == "symlink"
+
+        def getsize(path: str) -> int:
+            return self._fs("os.path.getsize").stat(real_os.fspath(path)).size
+
+        def getmtime(path: str) -> float:
+            return self._fs("os.path.getmtime").stat(real_os.fspath(path)).mtime
+
+        def realpath(path: str, *, strict: bool = False) -> str:
+            return self._fs("os.path.realpath").resolve(posixpath.abspath(real_os.fspath(path)))
+
+        for function in (exists, lexists, isfile, isdir, islink, getsize, getmtime, realpath):
+            setattr(fake, function.__name__, function)
+        return fake
+
+    # -- shutil -------------------------------------------------------------
+
+    def _make_shutil(self) -> ModuleType:
+        fake = ModuleType("shutil", "the oracle's controlled view of shutil (a fake filesystem)")
+        fake.__dict__.update({k: v for k, v in vars(real_shutil).items() if not k.startswith("__")})
+        for name in _SHUTIL_FS_FUNCTIONS:
+            setattr(fake, name, self._unsupported(f"shutil.{name}"))
+
+        def rmtree(path: str, ignore_errors: bool = False, onerror: Any = None, **_: Any) -> None:
+            fs = self._fs("shutil.rmtree")
+            root = posixpath.normpath(real_os.fspath(path))
+            for name in [p for p in fs.files if p == root or p.startswith(root + "/")]:
+                try:
+                    fs.unlink(name)
+                except OSError:
+                    if not ignore_errors:
+                        raise
+
+        def move(src: str, dst: str, **_: Any) -> str:
+            self._fs("shutil.move").replace(real_os.fspath(src), real_os.fspath(dst))
+            return dst
+
+        def disk_usage(path: str) -> Any:
+            fs = self._fs("shutil.disk_usage")
+            total, free = fs.capacity_bytes(path), fs.free_bytes(path)
+            return real_shutil._ntuple_diskusage(total, total - free, free)
+
+        for function in (rmtree, move, disk_usage):
+            setattr(fake, function.__name__, function)
+        return fake
+
+    # -- open ---------------------------------------------------------------
+
+    def open(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        """The builtin ``open`` on the fake: whole-file reads and writes (``r``, ``w``, ``x``, ``a``)."""
+        path = posixpath.normpath(real_os.fspath(file))
+        fs = self._fs("open")
+        binary = "b" in mode
+        if "r" in mode and "+" not in mode:
+            _size, data = fs.read_file(path)
+            return io.BytesIO(data) if binary else io.StringIO(data.decode(kwargs.get("encoding") or "utf-8"))
+        if not any(m in mode for m in "wxa"):
+            self.unsupported.append(f"open(mode={mode!r})")
+            raise NotImplementedError(unsupported_call(f"open(mode={mode!r})"))
+        exists = path in fs.files
+        if "x" in mode and exists:
+            raise FileExistsError(errno.EEXIST, "File exists", path)
+        initial = fs.read_file(path)[1] if "a" in mode and exists else b""
+        return _WriteOnClose(fs, path, initial, binary, kwargs.get("encoding") or "utf-8")
+
+
+os_stat_result = real_os.stat_result
+
+
+class _FakeDirEntry:
+    """What ``os.scandir`` yields, on the fake."""
+
+    def __init__(self, owner: FakeOS, directory: str, entry: Any) -> None:
+        self._owner, self._entry = owner, entry
+        self.name = entry.name
+        self.path = posixpath.join(directory, entry.name)
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return bool(self._entry.kind == "file")
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return bool(self._entry.kind == "dir")
+
+    def is_symlink(self) -> bool:
+        return bool(self._entry.kind == "symlink")
+
+    def stat(self, *, follow_symlinks: bool = True) -> os_stat_result:
+        return self._owner._stat_result(self.path, "os.DirEntry.stat")
+
+    def inode(self) -> int:
+        return 0
+
+
+class _ScanDir:
+    def __init__(self, entries: list[_FakeDirEntry]) -> None:
+        self._entries = iter(entries)
+
+    def __iter__(self) -> Iterator[_FakeDirEntry]:
+        return self._entries
+
+    def __next__(self) -> _FakeDirEntry:
+        return next(self._entries)
+
+    def __enter__(self) -> _ScanDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class _WriteOnClose(io.BytesIO):
+    """A file opened for writing on the fake: the bytes land (through a temp file and a rename) on close."""
+
+    def __init__(self, fs: FakeFileSystem, path: str, initial: bytes, binary: bool, encoding: str) -> None:
+        super().__init__()
+        self._fs, self._path, self._binary, self._encoding = fs, path, binary, encoding
+        super().write(initial)
+
+    def write(self, data: Any) -> int:
+        super().write(data if self._binary else str(data).encode(self._encoding))
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            data = self.getvalue()
+            temp = posixpath.join(posixpath.dirname(self._path), f".oracle-{id(self):x}.part")
+            self._fs.write_new(temp, memoryview(data))
+            self._fs.replace(temp, self._path)
+        super().close()
+
+
+def unsupported_call(name: str) -> str:
+    return (
+        f"the target called {name}, which the oracle's fake filesystem does not provide: the run cannot "
+        "control it. Give the target an fs parameter, or keep to os.remove/unlink/stat/lstat/listdir/"
+        "scandir/statvfs/makedirs/mkdir/replace/rename, os.path, open and shutil.rmtree/move/disk_usage"
+    )
+
+
+_FS_MODULES = {id(real_os): "os", id(posixpath): "path", id(real_shutil): "shutil"}
+
+
+def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
+    """Point ``module``'s view of ``os``, ``os.path``, ``shutil``, their filesystem functions bound by name,
+    and ``open`` at ``fake``.  Returns the globals it replaced (name -> original; a missing ``open`` global
+    is recorded as :data:`MISSING`) so the caller can restore them."""
+    import builtins
+
+    stand_ins: dict[int, Any] = {id(real_os): fake.os, id(posixpath): fake.path, id(real_shutil): fake.shutil}
+    functions: dict[int, Any] = {}
+    for real, stand_in, names in (
+        (real_os, fake.os, _OS_FS_FUNCTIONS),
+        (posixpath, fake.path, _PATH_FS_FUNCTIONS),
+        (real_shutil, fake.shutil, _SHUTIL_FS_FUNCTIONS),
+    ):
+        for name in names:
+            if hasattr(real, name):
+                functions[id(getattr(real, name))] = getattr(stand_in, name)
+    replaced: dict[str, Any] = {}
+    namespace = vars(module)
+    for name, value in list(namespace.items()):
+        if name.startswith("__"):
+            continue
+        stand = stand_ins.get(id(value)) or functions.get(id(value))
+        if stand is not None:
+            replaced[name] = value
+            namespace[name] = stand
+    if namespace.get("open", builtins.open) is builtins.open:
+        replaced["open"] = namespace.get("open", MISSING)
+        namespace["open"] = fake.open
+    return replaced
+
+
+MISSING: Any = object()
+
+
+def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
+    namespace = vars(module)
+    for name, value in replaced.items():
+        if value is MISSING:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = value
+
+
+def refers_to_fs(replaced: dict[str, Any]) -> list[str]:
+    """The names of ``replaced`` that are the target's own references to the filesystem (not the ``open``
+    global the oracle adds to every module)."""
+    return sorted(n for n, v in replaced.items() if not (n == "open" and v is MISSING))
+
+
+class RealDiskWatch:
+    """Records the real filesystem calls the process makes under ``roots`` while ``active`` (an audit hook,
+    installed once per process: audit hooks cannot be removed, so it is switched off instead)."""
+
+    _installed: RealDiskWatch | None = None
+
+    def __init__(self) -> None:
+        self.active = False
+        self.roots: Callable[[], tuple[str, ...]] = tuple  # the fake's directories, asked at each event
+        self.seen: list[str] = []
+
+    @classmethod
+    def shared(cls) -> RealDiskWatch:
+        if cls._installed is None:
+            watch = cls()
+            sys.addaudithook(watch._hook)
+            cls._installed = watch
+        return cls._installed
+
+    def _hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if not self.active or not args:
+            return
+        if not (event == "open" or event.startswith(("os.", "shutil."))):
+            return
+        path = args[0]
+        if isinstance(path, bytes):
+            path = path.decode(errors="replace")
+        if not isinstance(path, str):
+            return
+        normal = posixpath.normpath(path) if path else path
+        if any(normal == root or normal.startswith(root + "/") for root in self.roots()):
+            self.seen.append(f"{event} {path}")
+
+
+def _reached_modules(target: Any) -> list[ModuleType]:
+    """The non-standard-library modules a factory function reaches through its closure and the globals its
+    code names: modules themselves, and the modules of classes (a class target's own are time_modules')."""
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return []
+    namespace = getattr(target, "__globals__", {})
+    values = [cell.cell_contents for cell in getattr(target, "__closure__", None) or ()]
+    values += [namespace[name] for name in code.co_names if name in namespace]
+    found: list[ModuleType] = []
+    for value in values:
+        module: Any = value if isinstance(value, ModuleType) else None
+        if isinstance(value, type):
+            module = sys.modules.get(value.__module__)
+        name = getattr(module, "__name__", "")
+        if module is None or name.partition(".")[0] in sys.stdlib_module_names or name == "builtins":
+            continue
+        if module is not sys.modules.get(__name__) and module not in found:
+            found.append(module)
+    return found
+
+
+class FsControl:
+    """How one session controls its target's filesystem: ``injected`` (the constructor takes ``fs``),
+    ``interposed`` (the target's modules see :class:`FakeOS`), or ``none`` (the component has no disk)."""
+
+    def __init__(self, session: Any) -> None:
+        from spec.oracle._time import time_modules
+
+        self.mode = "none"
+        self.fake = FakeOS()
+        self.modules: list[ModuleType] = []
+        self.patched_names: dict[str, list[str]] = {}
+        self.worlds: list[FakeFileSystem] = []  # every fake filesystem a target was given or shown
+        self._patched = False
+        if "fs" not in session.component.constructor:
+            return
+        if session.accepts("fs"):
+            self.mode = "injected"
+        else:
+            self.mode = "interposed"
+            self.modules = time_modules(session.target)
+            # A factory's class may live in a module it reaches through a closure or a global: interposed
+            # before the probe builds one, so that even the probe never reaches the real disk.
+            self.modules += [m for m in _reached_modules(session.target) if m not in self.modules]
+
+    def take(self, init: dict[str, Any]) -> dict[str, Any]:
+        """The constructor arguments to pass on: ``fs`` kept when injected, else taken out and shown to the
+        target's modules through the fake ``os``."""
+        fs = init.get("fs")
+        if isinstance(fs, FakeFileSystem) and (not self.worlds or self.worlds[-1] is not fs):
+            self.worlds.append(fs)
+        if self.mode != "interposed" or "fs" not in init:
+            return init
+        init = dict(init)
+        self.fake.fs = init.pop("fs")
+        return init
+
+    def add_modules(self, *instances: Any) -> None:
+        """Interposed: also the modules of the instances' classes; a usage error when none of the modules
+        refers to ``os``, ``os.path``, ``shutil`` or their functions (the target's disk is out of reach)."""
+        from spec.oracle._errors import OracleUsageError
+        from spec.oracle._time import time_modules
+
+        if self.mode != "interposed":
+            return
+        RealDiskWatch.shared().seen.clear()  # the probe ran before its instance's modules were interposed
+        for obj in instances:
+            if obj is not None:
+                self.modules += [m for m in time_modules(obj) if m not in self.modules]
+        self.patch()()  # learns patched_names
+        if not any(refers_to_fs(dict.fromkeys(names)) for names in self.patched_names.values()):
+            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
+            raise OracleUsageError(
+                "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
+                f"or of its classes ({searched}) refers to os, os.path or shutil. Give its constructor an fs "
+                'parameter or map the one it has with an adapter, e.g. --adapter \'{"arguments": '
+                '{"__init__": {"fs": "its_name"}}}\''
+            )
+
+    def patch(self) -> Callable[[], None]:
+        """Interpose the fake in ``modules`` (interposed only) and watch the real disk; returns the undo."""
+        if self.mode != "interposed" or self._patched:
+            return lambda: None
+        done = [(module, interpose_fs(module, self.fake)) for module in self.modules]
+        self.patched_names = {
+            module.__name__: sorted(n for n, v in names.items() if v is not MISSING) for module, names in done
+        }
+        self.patched_names = {m: n for m, n in self.patched_names.items() if n}
+        watch = RealDiskWatch.shared()
+        watch.roots = self._roots
+        watch.active = True
+        self._patched = True
+
+        def undo() -> None:
+            watch.active = False
+            for module, replaced in reversed(done):
+                restore(module, replaced)
+            self._patched = False
+
+        return undo
+
+    def _roots(self) -> tuple[str, ...]:
+        """The directories of the fake filesystem under way (and of the probe's)."""
+        worlds = [*self.worlds[:1], *([self.fake.fs] if self.fake.fs is not None else [])]
+        return tuple({d for fs in worlds for d in fs.dirs if d != "/"})
+
+    def calls(self) -> int:
+        """The filesystem calls the target made on the fakes (through the fake ``os``, or the port)."""
+        if self.mode == "interposed":
+            return self.fake.total_calls
+        return sum(sum(fs.calls.values()) for fs in self.worlds)
+
+    def describe(self) -> str:
+        if self.mode == "injected":
+            return "injected: the machine's fake filesystem is passed as fs="
+        if self.mode == "interposed":
+            where = "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.patched_names.items())
+            counted = ", ".join(f"{name} {count}" for name, count in sorted(self.fake.calls.items()))
+            calls = counted or "no calls"
+            return f"interposed: the names {where} (and open) reach the fake filesystem ({calls})"
+        return "not applicable (the component has no filesystem)"
+
+    def verify(self, examples: int) -> None:
+        """O4: a usage error unless the target used the fake filesystem, only it, and what it provides."""
+        from spec.oracle._errors import OracleUsageError
+
+        if self.mode == "none" or examples == 0:
+            return
+        watch = RealDiskWatch.shared()
+        if self.mode == "interposed" and watch.seen:
+            seen = ", ".join(dict.fromkeys(watch.seen[:5]))
+            watch.seen.clear()
+            raise OracleUsageError(
+                f"the target touched the real filesystem under the fake one's directories ({seen}): a module "
+                "the oracle did not interpose reaches the disk, so a verdict would be one on the real disk. "
+                "Give the target an fs parameter, or make that module's os the one its class's module uses"
+            )
+        if self.fake.unsupported:
+            raise OracleUsageError(unsupported_call(self.fake.unsupported[0]))
+        if self.calls() == 0:
+            how = "passed as fs=" if self.mode == "injected" else "interposed as os, os.path, shutil and open"
+            raise OracleUsageError(
+                f"the target never called the filesystem the oracle controls ({how}) in {examples} examples: "
+                "it reaches the disk some other way, so a verdict would be one on the real disk"
+            )
