@@ -9,7 +9,6 @@ values overflow makes eviction (and so the LRU order) part of every answer.
 
 from __future__ import annotations
 
-import inspect
 import random
 import threading
 import time
@@ -42,11 +41,6 @@ __all__ = [
     "forced_history",
     "forced_run",
 ]
-
-
-def model_keys(keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """``keys=`` for a ``FileStoreModel`` that recognizes its files by the keys in use (newer models)."""
-    return {"keys": keys} if "keys" in inspect.signature(FileStoreModel).parameters else {}
 
 
 DIRECTORY = "/cache"
@@ -151,7 +145,6 @@ class FileStoreHistorySpec:
             ttl=-1,
             temp_max_age=3600.0,
             clock=self.clock,
-            **model_keys(KEYS),
         )
         model.files, model.lru = dict(files), list(lru)
         model.beliefs = dict.fromkeys(believed, 1000.0)

@@ -22,7 +22,6 @@ armed faults), so CI explores a depth bound rather than a fixpoint.
 from __future__ import annotations
 
 import errno
-import inspect
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -33,11 +32,6 @@ from spec.file_store import FileStoreModel
 from spec.modelcheck.explorer import Configuration, Op, Pair
 
 __all__ = ["FileStorePair", "configurations", "domain"]
-
-
-def model_keys(keys: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
-    """``keys=`` for a ``FileStoreModel`` that recognizes its files by the keys in use (newer models)."""
-    return {"keys": keys} if "keys" in inspect.signature(FileStoreModel).parameters else {}
 
 
 DIRECTORY = "/cache"
@@ -83,7 +77,6 @@ class FileStorePair(Pair):
             ttl=ttl,
             temp_max_age=TEMP_MAX_AGE,
             clock=self.clock,
-            **model_keys(KEYS),
         )
         self.model.restart()
 

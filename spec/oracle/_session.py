@@ -346,7 +346,11 @@ class Session:
     def now(self) -> float | None:
         if "clock" not in self.component.constructor:
             return None
-        return self.holder.clock()  # the oracle's own reading: not one of the target's
+        # The oracle's own reading, not one of the target's: a machine's FakeClock is read without a
+        # call, so a machine counting the target's readings (M9: one per batch) does not count it.
+        clock = self.holder.clock
+        now = getattr(clock, "now", None)
+        return now if isinstance(now, float) else clock()
 
     def bind(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Bound:
         names = self.component.methods.get(method) or tuple(f"_{i}" for i in range(len(args)))
