@@ -126,6 +126,8 @@ class Session:
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
         self.current_model: Any = None
         self.recording: Recording | None = None
+        self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
+        self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
         self.modules: list[ModuleType] = []  # patched time control: the modules whose time is the fake one
         self.time_control = "none"
         self.patched_names: dict[str, list[str]] = {}  # module name -> the names in it that read the clock
@@ -325,10 +327,6 @@ class Session:
                 return projections[method]
         return self.component.projections.get(method)
 
-    def classify(self, found: Replay, init: Mapping[str, Any]) -> list[str]:
-        """The clauses a divergence breaks, named under the declared choices."""
-        return self.component.classify(found, {**init, **self.declared})
-
     def now(self) -> float | None:
         if "clock" not in self.component.constructor:
             return None
@@ -484,7 +482,7 @@ def _resolve(root: Any, receiver: tuple[Step, ...]) -> Any:
     return obj
 
 
-# -- replay and minimization -------------------------------------------------
+# -- replay ------------------------------------------------------------------
 
 
 @dataclass
@@ -512,8 +510,15 @@ def _identity(value: Any) -> Any:
     return value
 
 
+def _diverges(got: Outcome, want: Outcome | None) -> bool:
+    raised_alone = got[0] == "raised" and (want is None or want[0] != "raised")
+    return raised_alone or (want is not None and got != want)
+
+
 def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Replay:
-    """Run ``calls`` on a fresh target and a fresh spec; stop at the first divergence."""
+    """Run ``calls`` on a fresh target and a fresh spec.  The divergence is the last call's (the machine
+    fails at the call whose answer is wrong); an earlier call that diverges is one of a clause the run
+    set aside (O2), which the machine let pass: it is not compared."""
     component = session.component
     timed = recording.start is not None
     clock = FakeClock(recording.start if recording.start is not None else 0.0)
@@ -525,7 +530,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
         )
         got: list[Outcome] = []
         want: list[Outcome | None] = []
-        for index, call in enumerate(calls):
+        for call in calls:
             if call.now is not None:
                 clock.now = call.now
             projection = session.projection(call.method)
@@ -547,25 +552,18 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             )
             got.append(actual)
             want.append(expected)
-            raised_alone = actual[0] == "raised" and (expected is None or expected[0] != "raised")
-            if raised_alone or (expected is not None and actual != expected):
-                found = Replay(list(calls[: index + 1]), got, want, index)
-                if expected is not None and _set_aside(session, found, recording):
-                    continue  # a divergence of a clause already reported (O2): look past it
-                return found
-        return Replay(list(calls), got, want, None)
+        for index in range(len(calls) - 1):
+            if _diverges(got[index], want[index]):
+                want[index] = None
+        last = len(calls) - 1
+        found = last if calls and _diverges(got[last], want[last]) else None
+        return Replay(list(calls), got, want, found)
     finally:
         undo()
 
 
-def _set_aside(session: Session, found: Replay, recording: Recording) -> bool:
-    """Whether the divergence ``found`` is one of a clause the run has set aside after its failure."""
-    clauses = session.classify(found, recording.init)
-    return bool(clauses) and clauses[0] in session.set_aside
-
-
 def minimize(session: Session, recording: Recording) -> Replay | None:
-    """The fewest calls of ``recording`` that still diverge (greedy one-call deletion), or None."""
+    """The fewest calls of ``recording`` whose last still diverges (greedy one-call deletion), or None."""
     best = replay(session, recording, recording.calls)
     if best.divergence is None:
         return None
