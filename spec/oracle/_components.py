@@ -43,13 +43,11 @@ class Component:
     rules_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
     pooled: frozenset[str] = frozenset()  # methods whose first argument is the pool (per-pool form)
-    model_attribute: str = "model"
     probe: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
     probe_text: str = ""  # how the target is built, for the usage error when the probe fails
     replayable: bool = True  # False: the machine acts on a world beside the target (a fake filesystem)
     child: str | None = None  # the registry method that hands out per-pool objects
     child_methods: frozenset[str] = frozenset()  # methods of those per-pool objects
-    mirrored: frozenset[str] = frozenset()  # queries that the spec answers when the target has none
     # Methods the machine also calls on the registry itself: method -> why, when the registry lacks one
     # that its pools have (the group "registry <method>" is left out; its rules in ``rules_for``).
     registry_methods: Mapping[str, str] = field(default_factory=dict)
@@ -120,14 +118,13 @@ METADATA_CACHE = Component(
     optional_methods={
         "remove": "M5 remove: no remove()",
         "clear": "M5 clear: no clear()",
-        "__len__": "M5 len: no __len__ (the spec's answer stands in)",
+        "__len__": "M5 len: no __len__",
         "stats": "M8 counters: no stats()",
     },
-    rules_for={"remove": ("remove",), "clear": ("clear",)},
+    rules_for={"remove": ("remove",), "clear": ("clear",), "__len__": ("length",)},
     projections={"stats": Projection(_stats_impl, _stats_spec, "({r}.hits, {r}.misses, {r}.evictions)")},
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
-    mirrored=frozenset({"__len__"}),
 )
 
 
@@ -186,10 +183,11 @@ EXISTENCE_CACHE = Component(
         "covers_all": "E5 covers_all: no covers_all()",
         "invalidate_beyond": "E6 invalidate_beyond: no invalidate_beyond()",
         "clear": "E7 clear: no clear()",
-        "__len__": "E7 len: no __len__ (the spec's answer stands in)",
+        "__len__": "E7 len: no __len__",
         "snapshot": "LRU order: no snapshot(), only the answers are compared",
     },
     rules_for={
+        "__len__": ("length",),
         "contains": ("contains",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
@@ -208,7 +206,6 @@ EXISTENCE_CACHE = Component(
     pooled=frozenset({"add", "contains", "contains_all", "covers_all", "invalidate_beyond"}),
     probe={"max_entries": 4},
     probe_text="target(max_entries)",
-    mirrored=frozenset({"__len__", "snapshot"}),
 )
 
 
@@ -258,10 +255,11 @@ POOL_BELIEFS = Component(
         "invalidate_beyond": "P2 invalidate_beyond: no invalidate_beyond()",
         "clear": "P5 clear: no clear()",
         "clear_inflight": "P5 clear_inflight: no clear_inflight()",
-        "__len__": "P2 len: no __len__ (the spec's answer stands in)",
+        "__len__": "P2 len: no __len__",
         "snapshot": "LRU order and reference counts: no snapshot(), only the answers are compared",
     },
     rules_for={
+        "__len__": ("length",),
         "contains": ("contains",),
         "covered": ("covered",),
         "track_inflight": (
@@ -302,7 +300,6 @@ POOL_BELIEFS = Component(
             "snapshot",
         }
     ),
-    mirrored=frozenset({"__len__", "snapshot"}),
 )
 
 

@@ -178,7 +178,6 @@ class RunBudget:
         self.figures = figures
         self.start = clock()
         self.last_report = self.start
-        self.active = True  # off once the run is over
         self.shrinking = False  # an example of this Hypothesis run failed: what follows is its shrinking
         self.shrinks = 0  # the examples Hypothesis has run to shrink it
         # The last failing example: the error, the calls the target received, the machine steps (recorded
@@ -198,8 +197,6 @@ class RunBudget:
             self.shrinks += 1
             if self.shrinks > SHRINK_EXAMPLES and self.complete:
                 raise _ShrunkEnough
-            return
-        if not self.active:
             return
         now = self.clock()
         elapsed = now - self.start
@@ -274,10 +271,6 @@ def _machine_class(
     codes = _rule_codes(base)
     stop: list[Callable[[], None]] = []
 
-    def check_step(self: LockstepMachine) -> None:
-        session.current_model = getattr(self, component.model_attribute, None)
-        base.check_step(self)
-
     def __init__(self: LockstepMachine) -> None:
         if budget is not None:
             budget.example_started()
@@ -301,7 +294,6 @@ def _machine_class(
 
     members = {
         **hidden,
-        "check_step": check_step,
         "__init__": __init__,
         "teardown": teardown,
         "set_aside": frozenset(session.left_out),
@@ -469,9 +461,7 @@ def check(
                 ):
                     break
                 session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
-                session.set_aside.add(aside)
                 machine = _machine_class(spec_component, session, budget)
-        budget.active = False
         totals.seconds = budget.elapsed()
         _verify_time(session, errors[0] if errors else None, totals)
         covered = totals.as_dict()

@@ -4,9 +4,9 @@ The machines call what they believe is an implementation; the oracle hands them
 a ``TargetProxy`` instead.  The proxy translates every spec-level call into the
 target's API (through the :class:`~spec.oracle.Adapter`), reads the fake time,
 and records ``Call``s: the trace of the current example.  When a machine fails,
-the trace of the failing (shrunk) example is replayed against a fresh target and
-a fresh spec, call by call, to find the first diverging answer, and cut down to
-the fewest calls that still diverge.  The reproduction file is written from it.
+the trace of the example Hypothesis shrank it to is replayed against a fresh
+target and a fresh spec, and cut down to the fewest calls whose last still
+diverges.  The reproduction file is written from it.
 """
 
 from __future__ import annotations
@@ -121,10 +121,8 @@ class Session:
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
-        self.set_aside: set[str] = set()  # clauses set aside after their failure (O2)
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
-        self.current_model: Any = None
         self.recording: Recording | None = None
         self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
         self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
@@ -429,9 +427,7 @@ class TargetProxy:
         if name.startswith("_"):
             raise AttributeError(name)
         session = self._session
-        if name in session.left_out:
-            if name in session.component.mirrored and session.current_model is not None:
-                return lambda *args: getattr(_resolve(session.current_model, self._receiver), name)(*args)
+        if name in session.left_out:  # not checked: the machine skips what the target lacks
             raise AttributeError(f"{name} is left out for this target")
         if not (session.adapter.form == "per-pool" and name in session.component.pooled):
             value = getattr(self._obj, session.adapter.name_of(name))
@@ -444,9 +440,6 @@ class TargetProxy:
         return call
 
     def __len__(self) -> int:
-        session = self._session
-        if "__len__" in session.left_out and session.current_model is not None:
-            return len(_resolve(session.current_model, self._receiver))  # left out: the spec stands in
         return int(self._call("__len__", (), {}))
 
     def _call(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
