@@ -511,7 +511,7 @@ def _diverges(got: Outcome, want: Outcome | None) -> bool:
 def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Replay:
     """Run ``calls`` on a fresh target and a fresh spec.  The divergence is the last call's (the machine
     fails at the call whose answer is wrong); an earlier call that diverges is one of a clause the run
-    set aside (O2), which the machine let pass: it is not compared."""
+    set aside (O2), which the machine let pass: it is not compared in the reproduction."""
     component = session.component
     timed = recording.start is not None
     clock = FakeClock(recording.start if recording.start is not None else 0.0)
@@ -545,12 +545,16 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             )
             got.append(actual)
             want.append(expected)
-        for index in range(len(calls) - 1):
-            if _diverges(got[index], want[index]):
+        diverging = [i for i in range(len(calls)) if _diverges(got[i], want[i])]
+        if not diverging:
+            return Replay(list(calls), got, want, None)
+        # The last call, when it diverges; else the first that does (the machine failed later, on
+        # something it compares its own way): the calls end there.
+        end = diverging[-1] if diverging[-1] == len(calls) - 1 else diverging[0]
+        for index in diverging:
+            if index < end:
                 want[index] = None
-        last = len(calls) - 1
-        found = last if calls and _diverges(got[last], want[last]) else None
-        return Replay(list(calls), got, want, found)
+        return Replay(list(calls[: end + 1]), got[: end + 1], want[: end + 1], end)
     finally:
         undo()
 
