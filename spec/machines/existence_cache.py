@@ -69,6 +69,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
         def __init__(self) -> None:
             super().__init__()
             self.ready = False
+            self.clause = "E2"  # the clause of the step just run: what a wrong snapshot after it breaks
 
         @initialize(max_entries=st.sampled_from(CAPACITIES))
         def build(self, max_entries: int) -> None:
@@ -79,18 +80,21 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
         @rule(pool=pools, chain=batches, shape=shapes)
         def add(self, pool: str, chain: list[str], shape: str) -> None:
             """E2, E8."""
+            self.clause = "E1" if self.model.max_entries == 0 else "E2"
             self.impl.add(pool, shaped(chain, shape))
             self.model.add(pool, chain)
 
         @rule(pool=pools, chain=chains)
         def add_maybe_empty(self, pool: str, chain: list[str]) -> None:
             """E2: an empty batch changes nothing."""
+            self.clause = "E1" if self.model.max_entries == 0 else "E2"
             self.impl.add(pool, chain)
             self.model.add(pool, chain)
 
         @rule(pool=pools, page=hashes)
         def contains(self, pool: str, page: str) -> None:
             """E3."""
+            self.clause = "E3"
             assert self.impl.contains(pool, page) == self.model.contains(pool, page), (
                 f"E3: contains{pool, page}"
             )
@@ -98,6 +102,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
         @rule(pool=pools, chain=chains, shape=shapes)
         def contains_all(self, pool: str, chain: list[str], shape: str) -> None:
             """E4, E8."""
+            self.clause = "E8" if shape == "generator" else "E4"
             got = self.impl.contains_all(pool, shaped(chain, shape))
             assert got == self.model.contains_all(pool, chain), f"E4: contains_all{pool, chain}"
 
@@ -106,6 +111,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             self, pool: str, chain: list[str], shape: str, cover: frozenset[str], as_set: bool
         ) -> None:
             """E5, E8."""
+            self.clause = "E8" if shape == "generator" else "E5"
             extra = set(cover) if as_set else cover
             got = self.impl.covers_all(pool, shaped(chain, shape), extra)
             assert got == self.model.covers_all(pool, chain, cover), (
@@ -115,12 +121,14 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
         @rule(pool=pools, chain=chains)
         def covers_all_without_extra_cover(self, pool: str, chain: list[str]) -> None:
             """E5: the default ``extra_cover`` is empty."""
+            self.clause = "E5"
             got = self.impl.covers_all(pool, chain)
             assert got == self.model.covers_all(pool, chain), f"E5: covers_all{pool, chain}"
 
         @rule(pool=pools, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
         def invalidate_beyond(self, pool: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
             """E6 (``keep_pages`` past the end included)."""
+            self.clause = "E6"
             self.impl.invalidate_beyond(pool, tuple(chain) if as_tuple else list(chain), keep_pages)
             self.model.invalidate_beyond(pool, chain, keep_pages)
 
@@ -130,6 +138,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             self, pool: str, chain: list[str], keep_pages: int
         ) -> None:
             """E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
+            self.clause = "B1"
             before = self.model.snapshot()
             for cache in (self.impl, self.model):
                 try:
@@ -138,9 +147,9 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
                     pass
                 else:
                     raise AssertionError(
-                        f"E6: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
+                        f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (E6)"
                     )
-            assert self.model.snapshot() == before, "E6: a refused invalidate_beyond changed the beliefs"
+            assert self.model.snapshot() == before, "B1: a refused invalidate_beyond changed the beliefs (E6)"
 
         @precondition(lambda self: self.ready and self.model.max_entries > 0)
         @rule(pool=pools)
@@ -155,9 +164,11 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             """E4: a chain query, then the probe above: which pages ``contains_all`` touched (the
             believed prefix, in chain order, nothing past the first miss) decides the victim."""
             self.contains_all(pool, chain, shape)
+            self.check_step()  # a snapshot, where the target has one, shows the order at once (E4)
             self._evict_one(pool, "E4")
 
         def _evict_one(self, pool: str, clause: str) -> None:
+            self.clause = "E2"  # adds: what a wrong snapshot after them breaks
             for page in HASHES:
                 if (pool, page) in self.model.beliefs:
                     continue
@@ -179,6 +190,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
         @rule()
         def clear(self) -> None:
             """E7."""
+            self.clause = "E7"
             self.impl.clear()
             self.model.clear()
 
@@ -199,7 +211,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
                 want: Any = self.model.snapshot()
                 if bound == "per-pool":
                     got, want = by_pool(got), by_pool(want)
-                assert got == want, f"E2: LRU order: {got} != {want}"
+                assert got == want, f"{self.clause}: LRU order: {got} != {want}"
 
         def abstract_state(self) -> Hashable:
             if not self.ready:

@@ -40,6 +40,7 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
             super().__init__()
             self.ready = False
             self.pools: dict[str, Any] = {}  # the pools the steps have asked for, by name
+            self.clause = "P2"  # the clause of the step just run: what a wrong snapshot after it breaks
 
         @initialize(max_entries=st.sampled_from(CAPACITIES))
         def build(self, max_entries: int) -> None:
@@ -50,36 +51,42 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         @rule(name=names, chain=batches, shape=shapes)
         def add(self, name: str, chain: list[str], shape: str) -> None:
             """P2 (as E2), E8."""
+            self.clause = "P2"
             self._pool(name).add(shaped(chain, shape))
             self.model.pool(name).add(chain)
 
         @rule(name=names, page=hashes)
         def contains(self, name: str, page: str) -> None:
             """P2 (as E3)."""
+            self.clause = "P2"
             got = self._pool(name).contains(page)
             assert got == self.model.pool(name).contains(page), f"P2: {name}.contains({page!r})"
 
         @rule(name=names, chain=chains, shape=shapes)
         def contains_all(self, name: str, chain: list[str], shape: str) -> None:
             """P2 (as E4): in-flight pages do not count here."""
+            self.clause = "P2"
             got = self._pool(name).contains_all(shaped(chain, shape))
             assert got == self.model.pool(name).contains_all(chain), f"P2: {name}.contains_all({chain})"
 
         @rule(name=names, chain=walks, shape=shapes)
         def covered(self, name: str, chain: list[str], shape: str) -> None:
             """P4."""
+            self.clause = "P4"
             got = self._pool(name).covered(shaped(chain, shape))
             assert got == self.model.pool(name).covered(chain), f"P4: {name}.covered({chain})"
 
         @rule(name=names, chain=batches, shape=shapes)
         def track_inflight(self, name: str, chain: list[str], shape: str) -> None:
             """P3: one reference per occurrence."""
+            self.clause = "P3"
             self._pool(name).track_inflight(shaped(chain, shape))
             self.model.pool(name).track_inflight(chain)
 
         @rule(name=names, chain=chains, shape=shapes)
         def untrack_inflight(self, name: str, chain: list[str], shape: str) -> None:
             """P3: untracking more often than tracked is a no-op past zero."""
+            self.clause = "P3"
             self._pool(name).untrack_inflight(shaped(chain, shape))
             self.model.pool(name).untrack_inflight(chain)
 
@@ -88,7 +95,10 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
             """P3: a chain in flight names ``page`` twice, one occurrence is acknowledged, and
             ``page`` must still be covered: one reference per occurrence."""
             self.track_inflight(name, [page, page], shape)
+            self.check_step()  # a snapshot, where the target has one, after each call (O1 allows it)
             self.untrack_inflight(name, [page], shape)
+            self.check_step()
+            self.clause = "P4"  # the step run last: what a wrong snapshot after the rule breaks
             got = self._pool(name).covered(shaped([page], shape))
             assert got == self.model.pool(name).covered([page]), f"P3: {name}.covered([{page!r}])"
 
@@ -96,6 +106,8 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         def clear_pool_with_a_write_in_flight(self, name: str, page: str) -> None:
             """P5: a pool's clear drops its in-flight references too: the page is no longer covered."""
             self.track_inflight(name, [page], "list")
+            self.check_step()
+            self.clause = "P5"
             self._clear_pool(name)
             self._covered_after_clear(name, page, "P5")
 
@@ -103,6 +115,8 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         def clear_registry_with_a_write_in_flight(self, name: str, page: str) -> None:
             """P1, P5: the registry's clear reaches every pool's in-flight references."""
             self.track_inflight(name, [page], "list")
+            self.check_step()
+            self.clause = "P1"
             self.impl.clear()
             self.model.clear()
             self._covered_after_clear(name, page, "P1")
@@ -112,6 +126,8 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
             self.model.pool(name).clear()
 
         def _covered_after_clear(self, name: str, page: str, clause: str) -> None:
+            self.check_step()
+            self.clause = "P4"
             got = self._pool(name).covered([page])
             assert got == self.model.pool(name).covered([page]), (
                 f"{clause}: {name}.covered([{page!r}]) after clear"
@@ -120,6 +136,7 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         @rule(name=names, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
         def invalidate_beyond(self, name: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
             """P2 (as E6), ``keep_pages`` past the end included."""
+            self.clause = "P2"
             self._pool(name).invalidate_beyond(tuple(chain) if as_tuple else list(chain), keep_pages)
             self.model.pool(name).invalidate_beyond(chain, keep_pages)
 
@@ -129,6 +146,7 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
             self, name: str, chain: list[str], keep_pages: int
         ) -> None:
             """P2, E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
+            self.clause = "B1"
             before = self.model.pool(name).snapshot()
             for pool in (self._pool(name), self.model.pool(name)):
                 try:
@@ -137,21 +155,23 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
                     pass
                 else:
                     raise AssertionError(
-                        f"P2: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError"
+                        f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (P2, E6)"
                     )
             assert self.model.pool(name).snapshot() == before, (
-                "P2: a refused invalidate_beyond changed the pool"
+                "B1: a refused invalidate_beyond changed the pool"
             )
 
         @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)
         @rule(name=names)
         def clear_pool(self, name: str) -> None:
             """P5: beliefs and in-flight references."""
+            self.clause = "P5"
             self._clear_pool(name)
 
         @rule(name=names)
         def clear_pool_inflight(self, name: str) -> None:
             """P5: only the in-flight references."""
+            self.clause = "P5"
             self._pool(name).clear_inflight()
             self.model.pool(name).clear_inflight()
 
@@ -159,12 +179,14 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
         @rule()
         def clear_registry(self) -> None:
             """P1: every pool."""
+            self.clause = "P5"
             self.impl.clear()
             self.model.clear()
 
         @rule()
         def clear_registry_inflight(self) -> None:
             """P1: every pool."""
+            self.clause = "P5"
             self.impl.clear_inflight()
             self.model.clear_inflight()
 
@@ -194,7 +216,7 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
                 beliefs, inflight = pool.snapshot()
                 want = self.model.pool(name).snapshot()
                 assert (list(beliefs), dict(inflight)) == want, (
-                    f"P2/P3: {name}: {beliefs, inflight} != {want}"
+                    f"{self.clause}: {name}: {beliefs, inflight} != {want}"
                 )
 
         def abstract_state(self) -> Hashable:

@@ -37,19 +37,16 @@ the run (``spec/oracle/_fs.py``); a target that never calls it, or reaches the r
 disk, is a usage error.  ``file-evictor`` is SEMANTICS V's factory interface.
 ``seconds`` and the progress line act at the start of every example.
 
-How a failure is explained: for M, E and P the proxy in front of the target
-records every call; the failing example's calls are replayed on a fresh target
-and a fresh spec and cut down one call at a time while they still diverge, so the
-counterexample and the reproduction are calls in the target's own API.  The file
-components' machines also act on a fake filesystem beside the target, so there
-the counterexample is Hypothesis's shrunk machine steps, replayed by
-:func:`machine_for` in the reproduction.
+How a failure is explained: Hypothesis shrinks the failing example; the clause is the one the
+machine's assertion begins with (``"M3: ..."``).  For M, E and P the proxy in front of the target
+records every call, so the counterexample and the reproduction are the calls in the target's own API,
+with the spec's answers.  The file components' machines also act on a fake filesystem beside the
+target, so there the counterexample is the machine's steps, replayed by :func:`machine_for`.
 
-Determinism: a seed and a budget fix the run in a given process.  Hypothesis
-labels stateful rules by object hashes, so another process layout (the CLI
+Determinism: a seed and a budget fix the run in a given process (``hypothesis.seed``).
+Hypothesis labels stateful rules by object hashes, so another process layout (the CLI
 against pytest, say) may take another search path and find a divergence after
-more or fewer examples; the minimized counterexample of a divergence does not
-depend on it.
+more or fewer examples.
 """
 
 from spec.oracle._adapter import Adapter

@@ -2,8 +2,8 @@
 
 Each component names the lock-step machine of the project's own tests (the
 oracle runs that machine, never a copy), the spec class it replays against,
-the spec-level interface (constructor and method parameters), the groups a
-target may leave out, and how to name the clause a divergence breaks.
+the spec-level interface (constructor and method parameters) and the groups a
+target may leave out.  A divergence names its own clause: the machine's assertion begins with it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.fakes import FakeClock
-from spec.oracle._session import Call, OneShot, Replay, live
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 
@@ -39,20 +38,16 @@ class Component:
     constructor: tuple[str, ...]
     methods: Mapping[str, tuple[str, ...]]
     required: tuple[str, ...]
-    classify: Callable[[Replay, Mapping[str, Any]], list[str]]
     optional_parameters: Mapping[str, str] = field(default_factory=dict)
     optional_methods: Mapping[str, str] = field(default_factory=dict)
     rules_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
     pooled: frozenset[str] = frozenset()  # methods whose first argument is the pool (per-pool form)
-    model_attribute: str = "model"
     probe: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
     probe_text: str = ""  # how the target is built, for the usage error when the probe fails
     replayable: bool = True  # False: the machine acts on a world beside the target (a fake filesystem)
-    rule_clauses: Mapping[str, str] = field(default_factory=dict)  # machine rule -> clause (not replayable)
     child: str | None = None  # the registry method that hands out per-pool objects
     child_methods: frozenset[str] = frozenset()  # methods of those per-pool objects
-    mirrored: frozenset[str] = frozenset()  # queries that the spec answers when the target has none
     # Methods the machine also calls on the registry itself: method -> why, when the registry lacks one
     # that its pools have (the group "registry <method>" is left out; its rules in ``rules_for``).
     registry_methods: Mapping[str, str] = field(default_factory=dict)
@@ -92,62 +87,6 @@ class Component:
 
     def spec_factory(self) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.spec_module), self.spec_class)  # type: ignore[no-any-return]
-
-
-def _args(call: Call) -> dict[str, Any]:
-    return {k: live(v) for k, v in call.bound}
-
-
-def _classify_metadata(result: Replay, init: Mapping[str, Any]) -> list[str]:
-    """Name the M clauses a metadata-cache divergence implicates, the most specific first."""
-    from spec.metadata_cache import MetadataCacheSpec
-
-    last = result.calls[-1]
-    if last.method == "stats":
-        return ["M8"]
-    ttl = float(init["ttl_seconds"])
-    clock = FakeClock(result.calls[0].now or 0.0)
-    model = MetadataCacheSpec(
-        ttl, max_entries=init.get("max_entries"), clock=clock, eviction=init.get("eviction", "birth")
-    )
-    found: list[str] = []
-    seen: set[Any] = set()
-    for call in result.calls[:-1]:
-        clock.set(max(clock(), call.now or 0.0))
-        if call.method == "add":
-            key = _args(call)["key"]
-            if key in seen and key in model.births:
-                found.append("M3")
-            seen.add(key)
-            model.add(key)
-        elif call.method == "contains":  # under M6-lru a hit changes the eviction order
-            model.contains(_args(call)["key"])
-        elif call.method == "remove":
-            model.remove(_args(call)["key"])
-        elif call.method == "clear":
-            model.clear()
-    now = last.now or 0.0
-    bound = init.get("max_entries")
-    added = {_args(c)["key"] for c in result.calls if c.method == "add"}
-    key = _args(last).get("key")
-    asked = [model.births.get(key)] if last.method == "contains" else list(model.births.values())
-    if any(birth is not None and now - birth == ttl for birth in asked):
-        found.append("M2")  # the query (a contains, or a len over every key) sits on a boundary
-    if model.evictions or (bound is not None and len(added) > bound):
-        found.append("M6")
-    if last.method == "__len__" or any(c.method in ("remove", "clear") for c in result.calls):
-        found.append("M5")
-    if not found:
-        found.append("M2")  # liveness itself: nothing else is involved
-    if last.method == "contains":
-        found.append("M4")
-    return list(dict.fromkeys(found)) or ["M4"]
-
-
-def _bad_input(call: Call) -> list[str]:
-    """B1 for a call with a negative ``keep_pages`` (the spec's answer: ValueError)."""
-    keep = _args(call).get("keep_pages")
-    return ["B1"] if isinstance(keep, int) and keep < 0 else []
 
 
 def _stats_spec(model: Any) -> tuple[int, int, int]:
@@ -191,12 +130,11 @@ METADATA_CACHE = Component(
         "remove_many": ("keys",),
     },
     required=("add", "contains"),
-    classify=_classify_metadata,
     optional_parameters={"max_entries": "M6 bounded size: no max_entries parameter, unbounded runs only"},
     optional_methods={
         "remove": "M5 remove: no remove()",
         "clear": "M5 clear: no clear()",
-        "__len__": "M5 len: no __len__ (the spec's answer stands in)",
+        "__len__": "M5 len: no __len__",
         "stats": "M8 counters: no stats()",
         "add_many": "M9 add_many: no add_many()",
         "contains_many": "M9 contains_many: no contains_many()",
@@ -206,6 +144,7 @@ METADATA_CACHE = Component(
     rules_for={
         "remove": ("remove",),
         "clear": ("clear",),
+        "__len__": ("length",),
         "add_many": ("add_many",),
         "contains_many": ("contains_many",),
         "contains_prefix": ("contains_prefix",),
@@ -214,49 +153,7 @@ METADATA_CACHE = Component(
     projections={"stats": Projection(_stats_impl, _stats_spec, "({r}.hits, {r}.misses, {r}.evictions)")},
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
-    mirrored=frozenset({"__len__"}),
 )
-
-
-def _touching(calls: list[Call]) -> list[str]:
-    """The clauses of the calls that move beliefs in the LRU order, in the order they first appear."""
-    named = {
-        "contains": "E3",
-        "contains_all": "E4",
-        "covers_all": "E5",
-        "invalidate_beyond": "E6",
-        "clear": "E7",
-    }
-    return [named[c.method] for c in calls if c.method in named]
-
-
-def _classify_existence(result: Replay, init: Mapping[str, Any]) -> list[str]:
-    """Name the E clauses an existence-cache divergence implicates, the most specific first."""
-    calls = result.calls
-    last = calls[-1]
-    if _bad_input(last):
-        return ["B1"]
-    found: list[str] = []
-    if any(c.method == "covers_all" and _args(c).get("extra_cover") for c in calls):
-        found.append("E5")
-    if any(c.method == "invalidate_beyond" for c in calls):
-        found.append("E6")
-    capacity = int(init.get("max_entries", 0))
-    added = {(_args(c)["pool"], h) for c in calls if c.method == "add" for h in _values(c, "hashes")}
-    if capacity == 0:
-        found.append("E1")
-    own = {"contains": "E3", "contains_all": "E4", "covers_all": "E5", "__len__": "E7", "clear": "E7"}
-    if last.method in own:
-        found.append(own[last.method])
-    found += _touching(calls)
-    if len(added) > capacity or any(c.method == "add" for c in calls):
-        found.append("E2")
-    return list(dict.fromkeys(found)) or ["E2"]
-
-
-def _values(call: Call, name: str) -> tuple[Any, ...]:
-    value = dict(call.bound).get(name, ())
-    return value.values if isinstance(value, OneShot) else tuple(value)
 
 
 def _snapshot_impl(answer: Any) -> list[tuple[Any, ...]]:
@@ -309,16 +206,16 @@ EXISTENCE_CACHE = Component(
         "check_invariants": (),
     },
     required=("add", "contains_all"),
-    classify=_classify_existence,
     optional_methods={
         "contains": "E3 contains: no contains()",
         "covers_all": "E5 covers_all: no covers_all()",
         "invalidate_beyond": "E6 invalidate_beyond: no invalidate_beyond()",
         "clear": "E7 clear: no clear()",
-        "__len__": "E7 len: no __len__ (the spec's answer stands in)",
+        "__len__": "E7 len: no __len__",
         "snapshot": "LRU order: no snapshot(), only the answers are compared",
     },
     rules_for={
+        "__len__": ("length",),
         "contains": ("contains",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
@@ -337,65 +234,7 @@ EXISTENCE_CACHE = Component(
     pooled=frozenset({"add", "contains", "contains_all", "covers_all", "invalidate_beyond"}),
     probe={"max_entries": 4},
     probe_text="target(max_entries)",
-    mirrored=frozenset({"__len__", "snapshot"}),
 )
-
-
-_POOL_CLAUSES = {
-    "add": "P2",
-    "contains": "P2",
-    "contains_all": "P2",
-    "invalidate_beyond": "P2",
-    "covered": "P4",
-    "track_inflight": "P3",
-    "untrack_inflight": "P3",
-    "clear": "P5",
-    "clear_inflight": "P5",
-}
-# Calls that answer with the state and change nothing.
-_POOL_QUERIES = frozenset({"snapshot", "__len__", "check_invariants"})
-
-
-def _pool_of(call: Call) -> Any:
-    """The pool name a call acts on, or None for a call on the registry itself."""
-    return dict(call.receiver[0][1]).get("name") if call.receiver else None
-
-
-def _classify_pools(result: Replay, init: Mapping[str, Any]) -> list[str]:
-    """Name the P clauses a pool-beliefs divergence implicates, the most specific first.
-
-    The culprit is the diverging call when it answers wrong itself (``covered``: P4), else the last
-    call that changed the state the diverging ``snapshot``/``len`` shows; a pool that disagrees though
-    only other pools were touched is P1 (one pool per name).
-    """
-    calls = result.calls
-    last = calls[-1]
-    before = [c for c in calls[:-1] if c.method not in _POOL_QUERIES]
-    if _bad_input(last):
-        return ["B1"]
-    found: list[str] = []
-    pool = _pool_of(last)
-    if last.receiver and before and all(_pool_of(c) not in (None, pool) for c in before):
-        found.append("P1")
-    if last.method not in _POOL_QUERIES and last.method in _POOL_CLAUSES:
-        found.append(_POOL_CLAUSES[last.method])
-    for call in reversed(before):
-        if call.method in _POOL_CLAUSES:
-            found.append(_POOL_CLAUSES[call.method])
-            if not call.receiver:
-                found.append("P1")  # the registry's clear / clear_inflight apply to every pool
-            break
-    methods = {c.method for c in calls}
-    if methods & {"track_inflight", "untrack_inflight"}:
-        found.append("P3")
-    if "covered" in methods:
-        found.append("P4")
-    if methods & {"clear", "clear_inflight"}:
-        found.append("P5")
-    if len({_pool_of(c) for c in calls} - {None}) > 1:
-        found.append("P1")
-    found.append("P2")
-    return list(dict.fromkeys(found))
 
 
 def _pool_snapshot_impl(answer: Any) -> tuple[list[Any], dict[Any, int]]:
@@ -442,7 +281,6 @@ POOL_BELIEFS = Component(
         "check_invariants": (),
     },
     required=("add", "contains_all"),
-    classify=_classify_pools,
     # Checked on a pool (``clear`` and ``clear_inflight`` too: a per-pool class gets the oracle's registry).
     optional_methods={
         "contains": "P2 contains: no contains()",
@@ -452,10 +290,11 @@ POOL_BELIEFS = Component(
         "invalidate_beyond": "P2 invalidate_beyond: no invalidate_beyond()",
         "clear": "P5 clear: no clear()",
         "clear_inflight": "P5 clear_inflight: no clear_inflight()",
-        "__len__": "P2 len: no __len__ (the spec's answer stands in)",
+        "__len__": "P2 len: no __len__",
         "snapshot": "LRU order and reference counts: no snapshot(), only the answers are compared",
     },
     rules_for={
+        "__len__": ("length",),
         "contains": ("contains",),
         "covered": (
             "covered",
@@ -509,12 +348,7 @@ POOL_BELIEFS = Component(
             "snapshot",
         }
     ),
-    mirrored=frozenset({"__len__", "snapshot"}),
 )
-
-
-def _no_replay(result: Replay, init: Mapping[str, Any]) -> list[str]:
-    return []
 
 
 def _evictor_probe() -> dict[str, Any]:
@@ -585,25 +419,7 @@ FILE_EVICTOR = Component(
     },
     wrap="project_factory",
     depends={"V5": ("S7",)},
-    classify=_no_replay,
     probe=_evictor_probe,
-    rule_clauses={
-        "reserve": "V3",
-        "write": "V3",
-        "evict": "V3",
-        "publish": "V4",
-        "commit": "V4",
-        "abort": "V4",
-        "touch": "V4",
-        "discard": "V4",
-        "clear": "V6",
-        "another_process_deletes": "V5",
-        "file_becomes_unremovable": "V5",
-        "heal": "V5",
-        "evict_past_an_unremovable_file": "V5",
-        "evict_a_file_that_vanished": "V5",
-        "other_files_take_disk_space": "V3",
-    },
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
     replayable=False,
 )
@@ -642,40 +458,12 @@ FILE_STORE = Component(
         "check_invariants": (),
     },
     required=("set", "get", "get_into", "exists", "batch_set", "delete", "clear"),
-    classify=_no_replay,
     optional_methods={
         "batch_get": "F5 batch_get: no batch_get()",
         "batch_exists": "F5 batch_exists: no batch_exists()",
     },
     rules_for={"batch_get": ("batch_get",), "batch_exists": ("batch_exists",)},
     probe=_store_probe,
-    rule_clauses={
-        "set": "F3",
-        "batch_set": "F5",
-        "write_every_key": "F3",
-        "get": "F4",
-        "get_into": "F4",
-        "batch_get": "F5",
-        "exists": "F6",
-        "batch_exists": "F5",
-        "delete": "F7",
-        "clear": "F7",
-        "another_process_deletes": "C2",
-        "revisit_a_vanished_file": "F4",
-        "another_process_writes": "F1",
-        "another_user_plants_a_node": "S3",
-        "another_writer_leaves_a_temp_file": "F8",
-        "fault": "B2",
-        "file_becomes_unremovable": "V5",
-        "evict_a_file_that_vanished": "V6",
-        "evict_past_an_unremovable_file": "V5",
-        "heal": "V5",
-        "advance": "C2",
-        "restart": "F8",
-        "crash_during_set": "C4",
-        "crash_during_removal": "C4",
-        "crash_during_start_up": "C4",
-    },
     probe_text="target(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)",
     replayable=False,
 )

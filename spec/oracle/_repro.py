@@ -13,21 +13,18 @@ import inspect
 from typing import Any
 
 from spec.clauses import CLAUSES
-from spec.oracle._session import Call, OneShot, PerPoolRegistry, Replay, Session
+from spec.oracle._session import Call, PerPoolRegistry, Replay, Session
 from spec.oracle._time import FakeClock, control_time, time_modules
 
-__all__ = ["render_call", "render_calls", "render_program_repro", "render_repro"]
+__all__ = ["divergence", "render_call", "render_calls", "render_program_repro", "render_repro"]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
 
 def _repr(value: Any) -> str:
-    if isinstance(value, OneShot):
-        return repr(value)
-    if isinstance(value, frozenset):
-        return f"frozenset({sorted(value, key=repr)!r})" if value else "frozenset()"
-    if isinstance(value, float) and value.is_integer():
-        return repr(value)
+    """``repr``, with a frozenset's members in a stable order."""
+    if isinstance(value, frozenset) and value:
+        return f"frozenset({sorted(value, key=repr)!r})"
     return repr(value)
 
 
@@ -73,6 +70,18 @@ def _declared(session: Session) -> str:
     return ", ".join(f"{name}={value}" for name, value in session.declared.items())
 
 
+def divergence(session: Session, result: Replay) -> str:
+    """The diverging call (the last) and both answers, e.g. ``cache.has('a') answered False; ...``."""
+    got, want = result.got[-1], result.want[-1]
+    call = render_call(session, result.calls[-1])
+    if want is None:
+        return f"{call} raised {got[1]}"
+    answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
+    return (
+        f"{call} {answer}; the spec {f'answers {want[1]!r}' if want[0] == 'value' else f'raises {want[1]}'}"
+    )
+
+
 def render_repro(
     session: Session,
     result: Replay,
@@ -83,15 +92,7 @@ def render_repro(
 ) -> str:
     """The text of a pytest file that reproduces ``result``'s divergence."""
     component = session.component
-    index = result.divergence if result.divergence is not None else len(result.calls) - 1
-    got, want = result.got[index], result.want[index]
-    divergent = render_call(session, result.calls[index])
-    if want is None:
-        what = f"{divergent} raised {got[1]}"
-    else:
-        answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
-        spec = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
-        what = f"{divergent} {answer}; the spec {spec}"
+    what = divergence(session, result)
     timed = start is not None
     lines = [
         f'"""Reproduction from the HiCache regression oracle: {component.name}, {len(result.calls)} calls.',

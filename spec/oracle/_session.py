@@ -4,9 +4,9 @@ The machines call what they believe is an implementation; the oracle hands them
 a ``TargetProxy`` instead.  The proxy translates every spec-level call into the
 target's API (through the :class:`~spec.oracle.Adapter`), reads the fake time,
 and records ``Call``s: the trace of the current example.  When a machine fails,
-the trace of the failing (shrunk) example is replayed against a fresh target and
-a fresh spec, call by call, to find the first diverging answer, and cut down to
-the fewest calls that still diverge.  The reproduction file is written from it.
+the trace of the example Hypothesis shrank it to is replayed against a fresh
+target and a fresh spec, and cut down to the fewest calls whose last still
+diverges.  The reproduction file is written from it.
 """
 
 from __future__ import annotations
@@ -122,11 +122,11 @@ class Session:
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
-        self.set_aside: set[str] = set()  # clauses set aside after their failure (O2)
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
-        self.current_model: Any = None
         self.recording: Recording | None = None
+        self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
+        self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
         self.modules: list[ModuleType] = []  # patched time control: the modules whose time is the fake one
         self.time_control = "none"
         self.patched_names: dict[str, list[str]] = {}  # module name -> the names in it that read the clock
@@ -339,10 +339,6 @@ class Session:
                 return projections[method]
         return self.component.projections.get(method)
 
-    def classify(self, found: Replay, init: Mapping[str, Any]) -> list[str]:
-        """The clauses a divergence breaks, named under the declared choices."""
-        return self.component.classify(found, {**init, **self.declared})
-
     def now(self) -> float | None:
         if "clock" not in self.component.constructor:
             return None
@@ -449,9 +445,7 @@ class TargetProxy:
         if name.startswith("_"):
             raise AttributeError(name)
         session = self._session
-        if name in session.left_out:
-            if name in session.component.mirrored and session.current_model is not None:
-                return lambda *args: getattr(_resolve(session.current_model, self._receiver), name)(*args)
+        if name in session.left_out:  # not checked: the machine skips what the target lacks
             raise AttributeError(f"{name} is left out for this target")
         if not (session.adapter.form == "per-pool" and name in session.component.pooled):
             value = getattr(self._obj, session.adapter.name_of(name))
@@ -464,9 +458,6 @@ class TargetProxy:
         return call
 
     def __len__(self) -> int:
-        session = self._session
-        if "__len__" in session.left_out and session.current_model is not None:
-            return len(_resolve(session.current_model, self._receiver))  # left out: the spec stands in
         return int(self._call("__len__", (), {}))
 
     def _call(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
@@ -502,7 +493,7 @@ def _resolve(root: Any, receiver: tuple[Step, ...]) -> Any:
     return obj
 
 
-# -- replay and minimization -------------------------------------------------
+# -- replay ------------------------------------------------------------------
 
 
 @dataclass
@@ -530,8 +521,15 @@ def _identity(value: Any) -> Any:
     return value
 
 
+def _diverges(got: Outcome, want: Outcome | None) -> bool:
+    raised_alone = got[0] == "raised" and (want is None or want[0] != "raised")
+    return raised_alone or (want is not None and got != want)
+
+
 def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Replay:
-    """Run ``calls`` on a fresh target and a fresh spec; stop at the first divergence."""
+    """Run ``calls`` on a fresh target and a fresh spec.  The divergence is the last call's (the machine
+    fails at the call whose answer is wrong); an earlier call that diverges is one of a clause the run
+    set aside (O2), which the machine let pass: it is not compared in the reproduction."""
     component = session.component
     timed = recording.start is not None
     clock = FakeClock(recording.start if recording.start is not None else 0.0)
@@ -543,7 +541,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
         )
         got: list[Outcome] = []
         want: list[Outcome | None] = []
-        for index, call in enumerate(calls):
+        for call in calls:
             if call.now is not None:
                 clock.now = call.now
             projection = session.projection(call.method)
@@ -565,25 +563,22 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             )
             got.append(actual)
             want.append(expected)
-            raised_alone = actual[0] == "raised" and (expected is None or expected[0] != "raised")
-            if raised_alone or (expected is not None and actual != expected):
-                found = Replay(list(calls[: index + 1]), got, want, index)
-                if expected is not None and _set_aside(session, found, recording):
-                    continue  # a divergence of a clause already reported (O2): look past it
-                return found
-        return Replay(list(calls), got, want, None)
+        diverging = [i for i in range(len(calls)) if _diverges(got[i], want[i])]
+        if not diverging:
+            return Replay(list(calls), got, want, None)
+        # The last call, when it diverges; else the first that does (the machine failed later, on
+        # something it compares its own way): the calls end there.
+        end = diverging[-1] if diverging[-1] == len(calls) - 1 else diverging[0]
+        for index in diverging:
+            if index < end:
+                want[index] = None
+        return Replay(list(calls[: end + 1]), got[: end + 1], want[: end + 1], end)
     finally:
         undo()
 
 
-def _set_aside(session: Session, found: Replay, recording: Recording) -> bool:
-    """Whether the divergence ``found`` is one of a clause the run has set aside after its failure."""
-    clauses = session.classify(found, recording.init)
-    return bool(clauses) and clauses[0] in session.set_aside
-
-
 def minimize(session: Session, recording: Recording) -> Replay | None:
-    """The fewest calls of ``recording`` that still diverge (greedy one-call deletion), or None."""
+    """The fewest calls of ``recording`` whose last still diverges (greedy one-call deletion), or None."""
     best = replay(session, recording, recording.calls)
     if best.divergence is None:
         return None

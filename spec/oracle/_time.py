@@ -15,12 +15,11 @@ generated reproduction files (they are self-contained on purpose).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ClockHolder", "FakeClock", "bound_clocks", "control_time", "patched_time", "time_modules"]
+__all__ = ["ClockHolder", "FakeClock", "bound_clocks", "control_time", "time_modules"]
 
 
 class FakeClock:
@@ -109,14 +108,3 @@ def bound_clocks(target: Any) -> list[str]:
         for p in parameters
         if any(p.default is clock for clock in clocks)
     ]
-
-
-@contextmanager
-def patched_time(module: ModuleType, holder: ClockHolder) -> Iterator[list[str]]:
-    """Patch ``module`` for the duration of the block; yields the names it replaced."""
-    replaced = control_time(module, holder)
-    try:
-        yield sorted(replaced)
-    finally:
-        for name, value in replaced.items():
-            setattr(module, name, value)
