@@ -46,6 +46,8 @@ class Component:
     probe: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
     probe_text: str = ""  # how the target is built, for the usage error when the probe fails
     replayable: bool = True  # False: the machine acts on a world beside the target (a fake filesystem)
+    # Methods that are one instant (M9's batches): at most one clock reading each, in replays too.
+    one_instant: frozenset[str] = frozenset()
     child: str | None = None  # the registry method that hands out per-pool objects
     child_methods: frozenset[str] = frozenset()  # methods of those per-pool objects
     # Methods the machine also calls on the registry itself: method -> why, when the registry lacks one
@@ -107,6 +109,7 @@ METADATA_CACHE = Component(
         "M6": (),
     },
     group_parameters={"M6": "max_entries"},
+    one_instant=frozenset({"add_many", "contains_many", "contains_prefix", "remove_many"}),
     choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",

@@ -76,6 +76,8 @@ def divergence(session: Session, result: Replay) -> str:
     call = render_call(session, result.calls[-1])
     if want is None:
         return f"{call} raised {got[1]}"
+    if got[0] == "clock readings":
+        return f"{call} read the clock {got[1]} times; one instant reads it once (M9)"
     answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
     return (
         f"{call} {answer}; the spec {f'answers {want[1]!r}' if want[0] == 'value' else f'raises {want[1]}'}"
@@ -158,7 +160,10 @@ def render_repro(
         expected = result.want[i]
         projection = session.projection(call.method)
         note = f"{', '.join(clauses) or 'invariants'}: the spec answers"
-        if expected is None:
+        if expected is not None and expected[0] == "clock readings":  # one instant, one reading (M9)
+            body += ["reads = clock.reads", expression]
+            body.append(f"assert clock.reads - reads <= 1, {'M9: one instant reads the clock once'!r}")
+        elif expected is None:
             body.append(expression)
         elif expected[0] == "raised":
             body.append(f"with pytest.raises({expected[1]}):")

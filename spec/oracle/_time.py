@@ -23,12 +23,14 @@ __all__ = ["ClockHolder", "FakeClock", "bound_clocks", "control_time", "time_mod
 
 
 class FakeClock:
-    """A clock that only moves when told to (the reproduction files' copy)."""
+    """A clock that only moves when told to, and counts its readings (the reproduction files' copy)."""
 
     def __init__(self, now: float) -> None:
         self.now = now
+        self.reads = 0
 
     def __call__(self) -> float:
+        self.reads += 1
         return self.now
 
 

@@ -132,8 +132,11 @@ def test_the_engine_release_evictor_fails_v5_and_v6_on_the_interposed_fake_files
     first = {failure["clauses"][0]: failure for failure in reversed(result.failures)}
     assert result.verdict == "FAIL", result.summary()
     assert {"V5", "V6"} <= set(first), result.summary()
-    # V6: on_evict after the unlink, seen inside the callback; V5: eviction stopped at an unremovable file
-    assert "called after its file was unlinked" in first["V6"]["message"], first["V6"]
+    # V6: the engine calls on_evict after the unlink (seen inside the callback), and not at all for a victim
+    # whose file is already gone; whichever the search meets first is V6's report (its group is then set
+    # aside).  V5: eviction stopped at an unremovable file.
+    v6 = first["V6"]["message"]
+    assert "called after its file was unlinked" in v6 or "V6: on_evict" in v6, first["V6"]
     assert any("unremovable" in step for step in first["V5"]["counterexample"]), first["V5"]
     assert "machine_for('file-evictor'" in first["V5"]["repro"] and "'own': 'counted'" in first["V5"]["repro"]
     assert result.fs_control.startswith("interposed:"), result.fs_control

@@ -43,13 +43,19 @@ class BothProductionForms:
 
     stats_enabled = True
 
-    def __init__(self, ttl: float, **kwargs: Any) -> None:
-        self.counters = MetadataCache(ttl, stats=True, **kwargs)
-        self.plain = MetadataCache(ttl, **kwargs)
+    def __init__(self, ttl: float, *, clock: Callable[[], float], **kwargs: Any) -> None:
+        # Each form reads the machine's clock through its own counter (the machine, seeing none of
+        # them, counts no readings of the pair); _both checks each form's: one per call (M9's instant).
+        self.readings = {"counters": ReadingsOf(clock), "plain": ReadingsOf(clock)}
+        self.counters = MetadataCache(ttl, stats=True, clock=self.readings["counters"], **kwargs)
+        self.plain = MetadataCache(ttl, clock=self.readings["plain"], **kwargs)
 
     def _both(self, method: str, *args: Any) -> Any:
+        before = {form: readings.count for form, readings in self.readings.items()}
         answer = getattr(self.counters, method)(*args)
         other = getattr(self.plain, method)(*args)
+        reads = max(readings.count - before[form] for form, readings in self.readings.items())
+        assert reads <= 1, f"M9: {method}{args!r} read the clock {reads} times in one form (one instant)"
         clause = _CLAUSE_OF.get(method, "M4")
         assert answer == other, (
             f"{clause}: {method}{args!r} answers {answer!r} with counters and {other!r} without"
@@ -95,6 +101,20 @@ class BothProductionForms:
 
 
 # name -> (factory, the eviction order it declares: M6 "birth" or M6-lru "lru")
+class ReadingsOf:
+    """A view of the machine's FakeClock that counts its own readings (and reads ``now`` without
+    calling the clock, so the machine's own count is not doubled by the pair of forms)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.count = 0
+
+    def __call__(self) -> float:
+        self.count += 1
+        now = getattr(self.clock, "now", None)
+        return now if isinstance(now, float) else self.clock()
+
+
 IMPLEMENTATIONS: dict[str, tuple[Callable[..., Any], str]] = {
     "production": (BothProductionForms, "birth"),
     "production lru": (partial(BothProductionForms, eviction="lru"), "lru"),
