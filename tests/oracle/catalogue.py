@@ -118,6 +118,9 @@ _AUTHORS: dict[str, frozenset[str]] = {
     **{n: _also_of(c) for n, (c, _clause, _component) in oracle_f.WRONG.items()},
 }
 _CONSEQUENCES: dict[str, frozenset[str]] = {
+    # re-adding a live key restarts its life and moves it to the young end (M3), so a full cache evicts
+    # another key first (M6): with the rule that fills the cache, that is the shorter counterexample
+    "RefreshOnReAdd": frozenset({"M6"}),
     # reads the chain twice (E8), and on a miss touches nothing of the believed prefix (E4)
     "ContainsAllReadsTheChainTwice": frozenset({"E4"}),
     # re-adds an expired key by rewriting its birth in place (M3), so the bound evicts a fresh key (M6)
@@ -155,24 +158,11 @@ ALSO_NAMED: dict[str, frozenset[str]] = {
     if _AUTHORS.get(name) or _CONSEQUENCES.get(name)
 }
 
-# The seed of each variant whose mistake seed 0 takes the machine hundreds of examples to stumble on
-# (seed 0, 15 steps: 170-1050 examples; 220-280 for the heavier evictor machine).  With its seed each is
-# caught in at most ~130 examples (a few seconds): measured in one process, and the count varies with
-# the process layout (spec/oracle/__init__.py on determinism), so FIND_EXAMPLES stays the cap.
-SEEDS: dict[str, int] = {
-    "RefreshOnReAdd": 1,
-    "ReAddKeepsPosition": 5,
-    "EvictNewest": 1,
-    "LenCountsExpired": 5,
-    "ExtraCoverCheckedFirst": 7,
-    "InvalidateBeyondOffByOne": 2,
-    "CoveredStopsAtInflight": 1,
-    "RegistryClearSkipsInflight": 7,
-    "callback skipped when the file is already gone": 5,
-    "store: callback skipped when the file is already gone": 1,
-    "eviction wedged on EPERM": 4,
-    "RatioIgnored": 7,
-}
+# The seed of a variant that seed 0 finds only after hundreds of examples: none since the machines' rules
+# that reach the sequences a defect needs (issue 11 item 6); every variant runs with seed 0.
+SEEDS: dict[str, int] = {}
 
-# Variants still too slow to find for ``make test`` (none at the moment): run under ``make verify`` only.
-SLOW: frozenset[str] = frozenset()
+# Variants that take the machine more than a few seconds to find at seed 0 and 15 steps (100-400
+# examples, measured): run under ``make verify`` only (and by test_default_budget.py there, at the default
+# budget without a snapshot).
+SLOW: frozenset[str] = frozenset({"CoveredStopsAtInflight", "InvalidateBeyondOffByOne"})
