@@ -370,7 +370,7 @@ def check(
     target: str | Callable[..., Any],
     *,
     seed: int = 0,
-    max_examples: int = 300,
+    max_examples: int = 500,  # the CLI's default too
     steps: int = 40,
     seconds: float | None = None,
     adapter: Adapter | Mapping[str, Any] | None = None,
