@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 
@@ -68,9 +69,12 @@ def test_the_project_venv_holds_exactly_the_locked_versions() -> None:
         pytest.skip(f"not running in the Makefile's {venv} (sys.prefix is {sys.prefix}): nothing to compare")
     if (venv / "bin" / "mutmut").exists() or (venv / "bin" / "uv").exists():
         pytest.skip("this .venv also has the mutation or lock extra (make mutation / make lock added it)")
+    # The venv's own site-packages only: once setuptools is imported (the build hook), its vendored
+    # packages' metadata (setuptools/_vendor) is on sys.path too, and is not what pip installed.
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     installed = {
         canonicalize_name(d.metadata["Name"]): d.version
-        for d in metadata.distributions()
+        for d in metadata.distributions(path=site)
         if canonicalize_name(d.metadata["Name"]) not in NOT_LOCKED
     }
     assert installed == pins(LOCK.read_text())
