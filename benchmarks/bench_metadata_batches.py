@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 
 from benchmarks._harness import compare
+from benchmarks.bench_metadata_cache import _probe
 from hicache import HiCacheFile, MetadataCache
 
 BATCH = 64
@@ -81,18 +82,6 @@ def batch_exists_before_issue_13(store: HiCacheFile, keys: Iterable[str]) -> int
 
 def _keys(n: int, tag: str = "") -> list[str]:
     return [f"{tag}{i:064x}"[-64:] for i in range(n)]
-
-
-def _contains_loop(contains: Callable[[str], bool], keys: list[str], calls: int) -> Callable[[], object]:
-    def run() -> object:
-        n = len(keys)
-        hits = 0
-        for i in range(calls):
-            hits += contains(keys[i % n])
-        assert hits == calls
-        return hits
-
-    return run
 
 
 def _add_loop(add: Callable[[str], None], keys: list[str], calls: int) -> Callable[[], object]:
@@ -206,9 +195,9 @@ def _bench_lru(quick: bool) -> tuple[list[str], dict[str, float]]:
     )
     hits = compare(
         {
-            b_name: _contains_loop(birth.contains, keys, calls),
-            l_name: _contains_loop(lru.contains, keys, calls),
-            t_name: _contains_loop(textbook.contains, keys, calls),
+            b_name: _probe(birth.contains, keys, calls),
+            l_name: _probe(lru.contains, keys, calls),
+            t_name: _probe(textbook.contains, keys, calls),
         },
         calls,
         baseline=b_name,

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from hicache import HiCacheFile, MetadataCache
 from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.fakes import CountingClock, FakeClock
 from spec.metadata_cache import MetadataCacheSpec
 from tests.unit._store import DIR, NS, calls_during, store
 
@@ -61,16 +61,16 @@ def built_with_counting_lock(make: Callable[[], Any], monkeypatch: pytest.Monkey
         return make()
 
 
-class CountingClock(FakeClock):
-    """A fake clock that counts its readings (and may step after each)."""
+class SteppingClock(CountingClock):
+    """spec.fakes' CountingClock that also steps on after each reading (``step`` seconds)."""
+
+    __slots__ = ("step",)
 
     def __init__(self, start: float = 100.0) -> None:
         super().__init__(start)
-        self.reads = 0
-        self.step = 0.0  # time moves this far on after each reading
+        self.step = 0.0
 
     def __call__(self) -> float:
-        self.reads += 1
         now = super().__call__()
         self.advance(self.step)
         return now
@@ -106,7 +106,7 @@ WRONG = [ClockPerKey, LockPerKey]
 
 
 def clock_reads_of_contains_many(cls: type[MetadataCache]) -> int:
-    clock = CountingClock()
+    clock = SteppingClock()
     cache = cls(10, clock=clock)
     cache.add_many(KEYS)
     clock.reads = 0
@@ -117,7 +117,7 @@ def clock_reads_of_contains_many(cls: type[MetadataCache]) -> int:
 def answers_on_a_clock_that_steps_per_reading(cls: type[MetadataCache]) -> list[bool]:
     """The keys are born at 100 with TTL 1 and asked at exactly 101 (alive: the boundary is inclusive);
     then every clock reading moves time one tick on, so a second reading in the batch sees them dead."""
-    clock = CountingClock(100.0)
+    clock = SteppingClock(100.0)
     cache = cls(1, clock=clock)
     cache.add_many(KEYS)
     clock.set(101.0)
@@ -132,7 +132,7 @@ def answers_on_a_clock_that_steps_per_reading(cls: type[MetadataCache]) -> list[
 @pytest.mark.parametrize("eviction", ["birth", "lru"])
 @pytest.mark.parametrize("ttl", [-1, 10])
 def test_each_batch_reads_the_clock_at_most_once(eviction: str, ttl: float) -> None:
-    clock = CountingClock()
+    clock = SteppingClock()
     cache = MetadataCache(ttl, max_entries=3, clock=clock, eviction=eviction, stats=True)
     keys = [*KEYS, "a", "b"]
     for name, batch in (
