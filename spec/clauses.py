@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["CLAUSES", "COMPONENTS", "Clause", "clause_ids"]
+__all__ = ["CLAUSES", "COMPONENT_OF_LETTER", "Clause", "clause_ids"]
 
 
 class Clause(NamedTuple):
@@ -17,7 +17,7 @@ class Clause(NamedTuple):
     title: str
 
 
-COMPONENTS: dict[str, str] = {
+COMPONENT_OF_LETTER: dict[str, str] = {
     "M": "MetadataCache",
     "E": "StorageExistenceCache",
     "P": "PooledExistenceCache / PoolExistenceBeliefs",
@@ -91,7 +91,9 @@ _TITLES: dict[str, str] = {
     "O5": "exit 0 PASS, 1 FAIL, 2 usage; a refused constructor argument is a FAIL, a signature exit 2",
 }
 
-CLAUSES: tuple[Clause, ...] = tuple(Clause(cid, COMPONENTS[cid[0]], title) for cid, title in _TITLES.items())
+CLAUSES: tuple[Clause, ...] = tuple(
+    Clause(cid, COMPONENT_OF_LETTER[cid[0]], title) for cid, title in _TITLES.items()
+)
 
 
 def clause_ids() -> frozenset[str]:

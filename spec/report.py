@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from spec.clauses import CLAUSES, COMPONENTS
+from spec.clauses import CLAUSES, COMPONENT_OF_LETTER
 
 __all__ = ["CrosshairCondition", "StepResult", "render_report"]
 
@@ -225,7 +225,7 @@ def render_report(
         lines.append(f"  FAIL {nodeid}")
     evidenced = set(tests_by_clause) | set(contracts_by_clause) | set(checked_by_clause)
     unchecked = [c.id for c in CLAUSES if c.id not in evidenced]
-    by_component = sorted({COMPONENTS[c[0]] for c in unchecked})
+    by_component = sorted({COMPONENT_OF_LETTER[c[0]] for c in unchecked})
     ok = counts["FAIL"] == 0 and all(s.ok for s in steps) and not failed_untagged
     lines.append(
         f"\nClauses: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['UNCHECKED']} UNCHECKED"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from spec.modelcheck.explorer import Configuration
 
-__all__ = ["COMPONENTS", "Component", "available"]
+__all__ = ["MODEL_CHECKED", "Component", "available"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Component:
         return build(wide)
 
 
-COMPONENTS: dict[str, Component] = {
+MODEL_CHECKED: dict[str, Component] = {
     c.name: c
     for c in (
         Component(

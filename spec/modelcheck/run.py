@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spec.modelcheck.components import COMPONENTS, Component, available
+from spec.modelcheck.components import MODEL_CHECKED, Component, available
 from spec.modelcheck.explorer import Progress, Result, explore
 
 __all__ = ["ComponentSummary", "check_component", "format_table"]
@@ -104,7 +104,7 @@ def format_table(summaries: list[ComponentSummary]) -> list[str]:
 
 def components_named(names: list[str]) -> list[Component]:
     """The components asked for (all when none is named); an unknown name is a ValueError."""
-    unknown = [n for n in names if n not in COMPONENTS]
+    unknown = [n for n in names if n not in MODEL_CHECKED]
     if unknown:
-        raise ValueError(f"unknown component(s) {unknown}; known: {sorted(COMPONENTS)}")
-    return [COMPONENTS[n] for n in names] if names else list(COMPONENTS.values())
+        raise ValueError(f"unknown component(s) {unknown}; known: {sorted(MODEL_CHECKED)}")
+    return [MODEL_CHECKED[n] for n in names] if names else list(MODEL_CHECKED.values())
