@@ -1,6 +1,7 @@
 # make test    - the test suite (unit, stateful, concurrency), on every core (pytest-xdist; JOBS=N to change)
 # make verify  - lint, types, tests under the larger verify profile, CrossHair, conformance report
 # make lock    - recompile requirements-dev.lock (the exact dev toolchain) from pyproject.toml
+# make docs    - build/docs/: the HTML API reference of hicache from its docstrings (pdoc)
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
@@ -18,7 +19,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: test verify verify-quick bench chart hitrate lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: test verify verify-quick docs bench chart hitrate lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -69,6 +70,11 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/python -m mypy
+
+# make docs: pdoc renders hicache and hicache.fs (tools/docs.py) into build/docs (gitignored); open
+# build/docs/index.html.  tests/unit/test_docs.py builds the same pages.
+docs: $(STAMP)
+	$(BIN)/python -m tools.docs build/docs
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -63,6 +63,7 @@ must not wait for another thread that needs the lock.
 
 from __future__ import annotations
 
+import _thread
 import errno
 import logging
 import math
@@ -155,7 +156,8 @@ class LRUFileEvictor:
         min_free_space: int = 0,
         eviction_ratio: float = 0.9,
         on_evict: Callable[[str], object] | None = None,
-        lock: threading.RLock | None = None,
+        # _thread.RLock is the class; threading.RLock is a factory function, which pdoc cannot evaluate
+        lock: _thread.RLock | None = None,
         accept: Callable[[FileStat], bool] | None = None,
     ) -> None:
         self._max_size = check_bytes_limit("max_size", check_int("max_size", max_size, minimum=0) or 0)
@@ -180,7 +182,7 @@ class LRUFileEvictor:
         self._directory = directory
         self._on_evict = on_evict
         self._accept = accept
-        self.lock: threading.RLock = lock if lock is not None else threading.RLock()
+        self.lock: _thread.RLock = lock if lock is not None else threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
         self._commits = 0  # bumped by every commit and adoption (read by committed_since)

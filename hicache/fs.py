@@ -1,7 +1,7 @@
 """The filesystem port of the file store: the few operations it needs, and the OS implementation.
 
-What it is for: :class:`~hicache.file_store.HiCacheFile` and
-:class:`~hicache.file_evictor.LRUFileEvictor` touch the disk only through a
+What it is for: :class:`hicache.HiCacheFile` and
+:class:`hicache.LRUFileEvictor` touch the disk only through a
 :class:`FileSystem`, so tests can put an in-memory fake behind them that fails
 on demand (ENOSPC, EIO, EPERM, short reads) and crashes between any two
 operations (``spec/fake_fs.py``).  Every operation is one call, so counting

@@ -1,0 +1,183 @@
+"""The import rules of docs/ARCHITECTURE.md: which room of the repository may import which.
+
+Every ``import`` and ``from ... import`` of every module is read with ``ast`` (those inside functions and
+under ``TYPE_CHECKING`` too) and classified by the room of the module it names.  The rules are the ones
+the code keeps today: production (``hicache``) imports only the standard library and itself; the models
+import only the standard library and each other; the fake filesystem knows production only through the
+port it implements; the reporting machinery reads results, not code; nothing but the tests imports the
+tests.  ``import_violations`` is shown to fail on planted wrong imports, in synthetic modules and in a
+copy of the real tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("hicache", "spec", "tests", "benchmarks", "tools")
+
+# room -> the module prefixes it holds; the first room with a matching prefix wins, so the specific
+# rooms come before the catch-all ``checkers`` (every other module of spec/).
+ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("port", ("hicache.fs",)),
+    ("hicache", ("hicache",)),
+    ("models", ("spec.metadata_cache", "spec.existence_cache", "spec.pool_beliefs", "spec.file_store")),
+    ("world", ("spec.fakes", "spec.fake_fs")),
+    ("variants", ("spec.variants", "spec.oracle.variants")),
+    (
+        "reporting",
+        (
+            "spec.clauses",
+            "spec.contract_names",
+            "spec.report",
+            "spec.verify",
+            "spec.mutation",
+            "spec.pytest_plugin",
+        ),
+    ),
+    ("checkers", ("spec",)),
+    ("tests", ("tests",)),
+    ("benchmarks", ("benchmarks",)),
+    ("tools", ("tools",)),
+)
+ANY = frozenset({"*"})
+# room -> (the rooms it may import besides its own, the third-party top-level packages it may import)
+RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "port": (frozenset(), frozenset()),
+    "hicache": (frozenset({"port"}), frozenset()),
+    "models": (frozenset(), frozenset()),
+    "world": (frozenset({"port"}), frozenset()),
+    "variants": (frozenset({"hicache", "port", "models", "world"}), frozenset()),
+    "reporting": (frozenset(), frozenset({"pytest"})),
+    "checkers": (
+        frozenset({"hicache", "port", "models", "world", "variants", "reporting"}),
+        frozenset({"hypothesis", "pytest"}),
+    ),
+    "tests": (ANY, ANY),
+    "benchmarks": (frozenset({"hicache", "port", "models"}), frozenset()),
+    "tools": (frozenset(), ANY),
+}
+
+
+def room_of(module: str) -> str | None:
+    """The room of a dotted module name of this project, or None for a name outside it."""
+    for room, prefixes in ROOMS:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return room
+    return None
+
+
+def module_of(path: str) -> str:
+    """``spec/oracle/_run.py`` -> ``spec.oracle._run``; ``spec/oracle/__init__.py`` -> ``spec.oracle``."""
+    parts = path.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: str, source: str) -> list[tuple[int, str]]:
+    """(line, dotted name) of every import in the module at ``path``; ``from a import b`` names ``a.b``
+    (a module or a name in ``a``: either way it lies in ``a``'s room or in a room inside it)."""
+    package = module_of(path) if path.endswith("__init__.py") else module_of(path).rpartition(".")[0]
+    names: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, ast.Import):
+            names.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names.extend(
+                (node.lineno, base if alias.name == "*" else f"{base}.{alias.name}") for alias in node.names
+            )
+    return names
+
+
+def import_violations(sources: Mapping[str, str]) -> list[str]:
+    """Every import in ``sources`` (repository-relative path -> source) that breaks ``RULES``."""
+    problems = []
+    for path, source in sorted(sources.items()):
+        room = room_of(module_of(path))
+        if room is None:
+            problems.append(f"{path}: in no room of ROOMS")
+            continue
+        rooms, third_party = RULES[room]
+        for line, name in imported(path, source):
+            top = name.split(".")[0]
+            if top in sys.stdlib_module_names:
+                continue
+            if top in PACKAGES:
+                target = room_of(name)
+                if target != room and rooms is not ANY and target not in rooms:
+                    problems.append(f"{path}:{line}: {room} imports {name} ({target})")
+            elif third_party is not ANY and top not in third_party:
+                problems.append(f"{path}:{line}: {room} imports the third-party {top}")
+    return problems
+
+
+def tree() -> dict[str, str]:
+    return {
+        path.relative_to(ROOT).as_posix(): path.read_text()
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def test_the_repository_keeps_the_import_rules() -> None:
+    sources = tree()
+    assert len(sources) > 100 and "hicache/file_store.py" in sources and "spec/machines/_base.py" in sources
+    assert import_violations(sources) == []
+
+
+def test_every_room_is_on_the_architecture_page() -> None:
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    missing = [room for room in RULES if not re.search(rf"\|\s*{room}\s*\|", page)]
+    assert missing == [], f"rooms without a row in docs/ARCHITECTURE.md's import table: {missing}"
+
+
+def test_the_checker_finds_wrong_imports_in_synthetic_modules() -> None:
+    sources = {
+        "hicache/ok.py": "import os\nfrom . import fs\nfrom .fs import Fs\nfrom .x import y\n",
+        "hicache/cheat.py": "def f():\n    from spec.machines import _base\n    import hypothesis\n",
+        "spec/metadata_cache.py": "from spec import existence_cache\nfrom hicache import MetadataCache\n",
+        "spec/fake_fs.py": "from hicache.fs import FileStat\nfrom hicache.file_store import HiCacheFile\n",
+        "spec/report.py": "import spec.machines.metadata_cache\n",
+        "spec/oracle/_run.py": "from ..machines import _base\nfrom tests.unit import _store\nimport numpy\n",
+        "spec/variants/file_store.py": "from hicache.fs import FileStat\nfrom spec.oracle import check\n",
+        "benchmarks/x.py": "from spec.existence_cache import Spec\nfrom tests import conftest\n",
+        "tests/unit/anything.py": "import spec.verify, hicache, benchmarks, tools.docs, numpy\n",
+        "elsewhere/x.py": "import os\n",
+    }
+    assert import_violations(sources) == [
+        "benchmarks/x.py:2: benchmarks imports tests.conftest (tests)",
+        "elsewhere/x.py: in no room of ROOMS",
+        "hicache/cheat.py:2: hicache imports spec.machines._base (checkers)",
+        "hicache/cheat.py:3: hicache imports the third-party hypothesis",
+        "spec/fake_fs.py:2: world imports hicache.file_store.HiCacheFile (hicache)",
+        "spec/metadata_cache.py:2: models imports hicache.MetadataCache (hicache)",
+        "spec/oracle/_run.py:2: checkers imports tests.unit._store (tests)",
+        "spec/oracle/_run.py:3: checkers imports the third-party numpy",
+        "spec/report.py:1: reporting imports spec.machines.metadata_cache (checkers)",
+        "spec/variants/file_store.py:2: variants imports spec.oracle.check (checkers)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "planted"),
+    [
+        ("hicache/metadata_cache.py", "from spec.machines import metadata_cache as _planted\n"),
+        ("spec/existence_cache.py", "import hicache.existence_cache as _planted\n"),
+        ("spec/machines/_base.py", "from tests.variants import file_store as _planted\n"),
+    ],
+)
+def test_a_wrong_import_planted_in_a_copy_of_the_tree_is_found(path: str, planted: str) -> None:
+    sources = tree()
+    lines = sources[path].splitlines(keepends=True)
+    sources[path] = "".join([*lines, planted])
+    found = import_violations(sources)
+    assert len(found) == 1 and found[0].startswith(f"{path}:{len(lines) + 1}: "), found
