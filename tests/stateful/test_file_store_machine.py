@@ -58,7 +58,7 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     assert figures.examples > 0
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3", "S3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
     variant, _clause = WRONG[name]
@@ -129,6 +129,11 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
         SMALL_CAP,
         [("another_user_plants_a_node", {"key": "a", "kind": "fifo"}), ("exists", {"key": "a"})],
     ),
+    # the fourth write needs room: eviction goes down to floor(10 * 0.5) - 3 = 2 bytes, not to 10 - 3
+    "eviction ratio ignored": (
+        {**SMALL_CAP, "cap": 10, "ratio": 0.5},
+        [("set", {"key": key, "value": b"abc"}) for key in "abcd"],
+    ),
 }
 
 
@@ -142,7 +147,7 @@ def run_pinned(factory: Callable[..., Any], name: str) -> None:
         machine.check_step()
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3", "S3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_pinned_scenario_exposes_the_variant_and_passes_on_production(name: str) -> None:
     run_pinned(HiCacheFile, name)
