@@ -1,20 +1,11 @@
-"""StorageExistenceCache variants: the textbook LRU, the spec with one mistake, and correct alternatives.
+"""StorageExistenceCache variants (E1-E8).
 
-Two registries of wrong variants, by what they are written against (each value is
-``(variant, the clause its mistake breaks)``, the docstring opening with that clause
-and any other it breaks, ``"E2: ..."``):
-
-* ``WRONG``: subclasses of ``TextbookExistenceLRU`` (or ``ExistenceLRUAnswersOnly``), the
-  benchmark's textbook LRU (E1-E8: one OrderedDict keyed by ``(pool, hash)``, touched with
-  ``move_to_end`` page by page), each overriding one method with a mistake an optimizer
-  could plausibly make: targets for the oracle (tests/oracle/catalogue.py);
-* ``WRONG_MODEL``: subclasses of the spec (``spec.existence_cache``) with one mistake each, so
-  the lock-step machine (tests/stateful/test_existence_machines_catch_wrong_variants.py) and
-  the model checker (tests/modelcheck/test_existence_caches.py) must tell them apart from the
-  spec; the oracle's catalogue runs them too.
-
-``CORRECT``: name -> a class the oracle must pass.  To add a variant, write the class here
-with a docstring naming its mistake and clause, and list it in the registry of its kind.
+* ``WRONG``: ``TextbookExistenceLRU`` (correct, the benchmark's textbook LRU: one OrderedDict keyed
+  by ``(pool, hash)``, touched with ``move_to_end`` page by page) with one method overridden by a
+  mistake an optimizer could plausibly make: oracle targets.
+* ``WRONG_MODEL``: the spec (``spec.existence_cache``) with one mistake each, which the lock-step
+  machine and the model checker must tell apart from the spec.
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations

@@ -1,29 +1,19 @@
-"""File evictor variants: a correct evictor that calls ``os`` itself, and evictors with one mistake each.
+"""File evictor variants (V1-V6, S7, C3).
 
-Two registries of wrong variants, by what they are written against (each value is
-``(variant, the clause its mistake breaks)``, the docstring opening with that clause
-and any other it breaks, ``"V4/C3 broken: ..."``); the oracle's catalogue
-(tests/oracle/catalogue.py) runs both:
-
-* ``WRONG_PRODUCTION``: subclasses of ``hicache.file_evictor.LRUFileEvictor`` (the project's
-  API, which the oracle puts behind SEMANTICS V's factory), each overriding one method the
-  way an optimizer plausibly might, or re-creating a mistake the project itself once made;
-  the evictor's lock-step machine must catch every one
-  (tests/stateful/test_file_evictor_machine.py), and the store variants of
-  ``spec.variants.file_store`` are built on some of them;
-* ``WRONG``: subclasses of :class:`OsEvictor`, written here from scratch in SEMANTICS V's
+* ``WRONG_PRODUCTION``: ``hicache.file_evictor.LRUFileEvictor`` (which the oracle puts behind
+  SEMANTICS V's factory) with one method overridden the way an optimizer plausibly might, or as
+  the project itself once had it; the evictor's lock-step machine catches every one, and the
+  store variants of ``spec.variants.file_store`` are built on some.
+* ``WRONG``: :class:`OsEvictor` with one mistake each.  ``OsEvictor``, written from scratch in V's
   interface (``OsEvictor(directory, *, max_size, min_free_space, eviction_ratio, on_evict)``),
-  that calls ``os`` itself, as engines' evictors do: the oracle interposes its fake
-  filesystem in this module (O4).  ``OsEvictor`` is correct (its choices where V leaves room:
-  inert, it tracks nothing; ``commit`` makes the key the most recently used; ``clear`` keeps
-  writes in flight; a victim that could not be removed rests until its entry changes, the
-  machine's clock never reaching S7's back-off).  Its subclasses re-create, each with one
-  mistake, the defects known in engines' evictors: eviction that stops at an unremovable
-  victim and keeps it at the front (V5), ``on_evict`` called after the unlink (V6), a victim
-  whose file vanished forgotten without giving its bytes back (V5).
-
-``CORRECT``: name -> a class the oracle must pass.  To add a variant, write the class here
-with a docstring naming its mistake and clause, and list it in the registry of its kind.
+  calls ``os`` itself, as engines' evictors do: the oracle interposes its fake filesystem in this
+  module (O4).  It is correct (where V leaves room: inert, it tracks nothing; ``commit`` makes the
+  key the most recently used; ``clear`` keeps writes in flight; a victim that could not be removed
+  rests until its entry changes, the machine's clock never reaching S7's back-off).  Its
+  subclasses re-create the defects known in engines' evictors: eviction that stops at an
+  unremovable victim (V5), ``on_evict`` after the unlink (V6), a vanished victim's bytes never
+  given back (V5).
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations

@@ -1,19 +1,16 @@
-"""File store variants: subclasses of ``hicache.HiCacheFile`` that each break one clause.
+"""File store variants (F1-F8, V, C1, C3, S3): ``hicache.HiCacheFile`` with one mistake each.
 
-Each has one mistake that real file backends have made (several are built on an evictor
-variant of ``spec.variants.file_evictor``), and its docstring opens with the clauses it
-breaks.  ``WRONG``: name -> ``(variant, the first clause it breaks)``; the oracle's
-catalogue (tests/oracle/catalogue.py) runs every one, the store's lock-step machine
-(tests/stateful/test_file_store_machine.py, with a pinned scenario each) and the model
-checker (tests/modelcheck/test_file_store_modelcheck.py) those in ``CAUGHT_BY_MACHINE``
-and the machine those in ``NEEDS_OVERLAPPING_NAMESPACES`` and ``NEEDS_PLANTED_NODES``, in
-the worlds they name.  ``RACES``: the variants whose mistake only a race between threads
-shows, which no sequential machine can catch: the deterministic race tests
-(tests/concurrency/test_file_store_threads.py, tests/modelcheck/test_c1_schedules.py) and
-the linearizability check of forced histories
-(tests/concurrency/test_file_store_linearizability.py) must.  To add a variant, write the
-class here with a docstring naming its mistake and clauses, and list it in ``WRONG`` (and
-in ``CAUGHT_BY_MACHINE`` with a pinned scenario) or in ``RACES``.
+Mistakes that real file backends have made, several built on an evictor variant of
+``spec.variants.file_evictor``.
+
+* ``WRONG``: every one the oracle's catalogue runs; the store's lock-step machine (with a pinned
+  scenario each, tests/stateful/test_file_store_machine.py) and the model checker catch those in
+  ``CAUGHT_BY_MACHINE``, the machine those in ``NEEDS_OVERLAPPING_NAMESPACES`` and
+  ``NEEDS_PLANTED_NODES`` in the worlds they name.
+* ``RACES``: mistakes only a race between threads shows, which no sequential machine can: the
+  deterministic race tests (tests/concurrency/test_file_store_threads.py,
+  tests/modelcheck/test_c1_schedules.py) and the linearizability check of forced histories
+  (tests/concurrency/test_file_store_linearizability.py) catch them.
 """
 
 from __future__ import annotations

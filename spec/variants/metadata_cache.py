@@ -1,20 +1,12 @@
-"""MetadataCache variants: a textbook hard-TTL cache, production, each with one mistake, and alternatives.
+"""MetadataCache variants (M2-M9).
 
-Two registries of wrong variants, by what they are written against (each value is
-``(variant, the clause its mistake breaks)``, the docstring opening with that clause):
-
-* ``WRONG``: subclasses of ``TextbookHardTTL`` (an OrderedDict of births in birth order,
-  the expired prefix purged before an add and a len) and of the other correct classes
-  here, each overriding one method with a mistake somebody optimizing it could plausibly
-  make: targets for the oracle (tests/oracle/catalogue.py, the README's "Check your own
-  variant": ``python -m spec.oracle metadata-cache spec.variants.metadata_cache:BoundaryExclusive``);
-* ``WRONG_PRODUCTION``: subclasses of ``hicache.MetadataCache`` with one mistake each, which the
-  model checker must find at a known depth (tests/modelcheck/test_explorer.py), and
-  ``forgets_the_nth_live_key(n)``, a factory of caches whose mistake needs exactly ``n``
-  operations to show.
-
-``CORRECT``: name -> a class the oracle must pass.  To add a variant, write the class here
-with a docstring naming its mistake and clause, and list it in the registry of its kind.
+* ``WRONG``: ``TextbookHardTTL`` (correct: an OrderedDict of births in birth order, the expired
+  prefix purged before an add and a len) and the other correct classes here, each with one
+  method overridden by a mistake somebody optimizing it could plausibly make: oracle targets.
+* ``WRONG_PRODUCTION``: ``hicache.MetadataCache`` with one mistake each, which the model checker
+  finds at a known depth (tests/modelcheck/test_explorer.py), as it does the caches of
+  ``forgets_the_nth_live_key(n)``, whose mistake needs exactly ``n`` operations to show.
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
-"""PoolExistenceBeliefs variants: a textbook per-pool class, the spec with one mistake, correct alternatives.
+"""PoolExistenceBeliefs variants (P1-P5).
 
-Two registries of wrong variants, by what they are written against (each value is
-``(variant, the clause its mistake breaks)``, the docstring opening with that clause
-and any other it breaks, ``"P1, P5: ..."``):
-
-* ``WRONG``: subclasses of ``TextbookPoolBeliefs`` (or ``PoolBeliefsAnswersOnly``), a correct
-  per-pool class (P2-P5: an OrderedDict of hashes and a Counter of in-flight references)
-  without a registry, the oracle keeping one per pool name (P1), each with one plausible
-  mistake: targets for the oracle (tests/oracle/catalogue.py);
-* ``WRONG_MODEL``: factories ``f(max_entries)`` of the spec registry (``spec.pool_beliefs``)
-  whose pools (or whose registry) carry one mistake, for the lock-step machine
-  (tests/stateful/test_existence_machines_catch_wrong_variants.py), the model checker
-  (tests/modelcheck/test_existence_caches.py) and the oracle's catalogue.
-
-``CORRECT``: name -> a class the oracle must pass.  To add a variant, write the class here
-with a docstring naming its mistake and clause, and list it in the registry of its kind
-(a per-pool class of the model goes behind ``_registry_of``).
+* ``WRONG``: ``TextbookPoolBeliefs`` (correct: an OrderedDict of hashes and a Counter of in-flight
+  references; a per-pool class, the oracle keeping one per pool name, P1) with one mistake each:
+  oracle targets.
+* ``WRONG_MODEL``: factories ``f(max_entries)`` of the spec registry (``spec.pool_beliefs``) whose
+  pools (through ``_registry_of``) or whose registry carry one mistake, for the lock-step machine
+  and the model checker.
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations
