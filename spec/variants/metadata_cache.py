@@ -113,15 +113,7 @@ class Counters(NamedTuple):
 class CountingTextbook(TextbookHardTTL):
     """Correct: the textbook cache with the M8 counters."""
 
-    def __init__(
-        self,
-        ttl_seconds: float,
-        *,
-        max_entries: int | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        super().__init__(ttl_seconds, max_entries=max_entries, clock=clock)
-        self.hits = self.misses = self.evictions = 0
+    hits = misses = evictions = 0  # each instance's own from its first count
 
     def contains(self, key: Hashable) -> bool:
         found = super().contains(key)
