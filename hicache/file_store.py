@@ -152,7 +152,7 @@ class HiCacheFile:
     (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
-    # The evictor class; a subclass may substitute a variant (tests/variants/file_store.py does).
+    # The evictor class; a subclass may substitute a variant (spec/variants/file_store.py does).
     _evictor_class: ClassVar[type[LRUFileEvictor]] = LRUFileEvictor
 
     def __init__(

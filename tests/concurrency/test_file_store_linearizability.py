@@ -25,7 +25,7 @@ from spec.linearizability.file_store import (
     forced_run,
 )
 from spec.linearizability.file_store import check_file_store_history as check
-from tests.variants.file_store import EvictsWritesInFlight
+from spec.variants.file_store import EvictsWritesInFlight
 
 pytestmark = pytest.mark.threads
 

@@ -12,7 +12,7 @@ sleeping:
   unlinked the file when the whole probe runs (reentrantly, in the unlink hook).
 
 Each is run on the production store, which must hold C1, and on ``NoC1Guard``
-(tests/variants/file_store.py), which must break it: the test can fail.
+(spec/variants/file_store.py), which must break it: the test can fail.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from hicache.fs import FileSystem, OSFileSystem
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
-from tests.variants.file_store import NoC1Guard
+from spec.variants.file_store import NoC1Guard
 
 DIR = "/cache"
 IMPLEMENTATIONS: dict[str, tuple[type[HiCacheFile], bool]] = {

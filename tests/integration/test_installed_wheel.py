@@ -65,8 +65,8 @@ MODULES = own_modules(SPEC)
         ("from spec.oracle import check\n", "from hicache_spec.oracle import check\n"),
         ("from spec import clauses, fakes\n", "from hicache_spec import clauses, fakes\n"),
         (
-            "import spec.oracle.variants.metadata_cache as v\n",
-            "import hicache_spec.oracle.variants.metadata_cache as v\n",
+            "import spec.variants.metadata_cache as v\n",
+            "import hicache_spec.variants.metadata_cache as v\n",
         ),
         ("import os, spec.fakes as f\n", "import os, hicache_spec.fakes as f\n"),
         (
@@ -280,6 +280,8 @@ def test_the_wheel_has_no_top_level_spec(installed: tuple[Path, Path]) -> None:
     expected = {str(p.relative_to(SPEC)) for p in SPEC.rglob("*.py")}
     shipped = {name.split("/", 1)[1] for name in names if name.startswith(INSTALLED + "/")}
     assert expected <= shipped, sorted(expected - shipped)
+    # the variants' one home, which the README's "Check your own variant" names as targets
+    assert {f"variants/{m}.py" for m in ("__init__", "metadata_cache", "file_store")} <= shipped
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert (
         "hicache-oracle = hicache_spec.oracle_entry:main"
@@ -340,7 +342,7 @@ def test_the_installed_oracle_runs_in_a_project_with_its_own_spec(
         [
             str(script),
             "file-evictor",
-            f"{INSTALLED}.oracle.variants.file_evictor:CommitKeepsReservationOrder",
+            f"{INSTALLED}.variants.file_evictor:CommitKeepsReservationOrder",
             "--repro",
             str(repro),
         ],

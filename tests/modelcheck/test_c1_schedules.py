@@ -9,7 +9,7 @@ import pytest
 from hicache.file_store import HiCacheFile
 from spec.modelcheck.c1_race import SCENARIOS, Scenario, accounting_scenario, check_scenario
 from spec.modelcheck.interleavings import ScheduledLock, Scheduler, explore_schedules
-from tests.variants.file_store import NoC1Guard
+from spec.variants.file_store import NoC1Guard
 
 pytestmark = pytest.mark.threads
 

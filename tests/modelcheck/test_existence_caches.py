@@ -1,5 +1,6 @@
 """Exhaustive refinement of the existence caches (E, P): production passes its domain to the fixpoint,
-and every deliberately wrong variant of ``tests/variants`` is caught with a shortest counterexample."""
+and every deliberately wrong variant of the model (``WRONG_MODEL`` of ``spec/variants``) is caught with a
+shortest counterexample."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pytest
 
 from spec.modelcheck import existence_cache, pool_beliefs
 from spec.modelcheck.explorer import Configuration, Counterexample, Result, explore
-from tests.variants.existence_cache import VARIANTS as E_VARIANTS
-from tests.variants.pool_beliefs import VARIANTS as P_VARIANTS
+from spec.variants.existence_cache import WRONG_MODEL as E_VARIANTS
+from spec.variants.pool_beliefs import WRONG_MODEL as P_VARIANTS
 
 
 def _first_counterexample(configs: list[Configuration], depth: int) -> Counterexample | None:
@@ -52,7 +53,7 @@ def test_production_pool_beliefs_pass_every_bound_to_the_fixpoint(
 @pytest.mark.clauses("E1", "E2", "E3", "E4", "E5", "E6", "E8")
 @pytest.mark.parametrize("name", sorted(E_VARIANTS))
 def test_every_wrong_existence_cache_variant_is_caught_by_the_model_checker(name: str) -> None:
-    factory: Callable[[int], Any] = E_VARIANTS[name]
+    factory: Callable[[int], Any] = E_VARIANTS[name][0]
     found = _first_counterexample(existence_cache.configurations(factory), 4)
     assert found is not None, f"{name} passed the model checker"
     assert 1 <= len(found.trace) <= 4
@@ -79,5 +80,5 @@ def _variant_configurations(factory: Callable[[int], Any]) -> list[Configuration
 @pytest.mark.clauses("P1", "P2", "P3", "P4", "P5")
 @pytest.mark.parametrize("name", sorted(P_VARIANTS))
 def test_every_wrong_pool_beliefs_variant_is_caught_by_the_model_checker(name: str) -> None:
-    found = _first_counterexample(_variant_configurations(P_VARIANTS[name]), 4)
+    found = _first_counterexample(_variant_configurations(P_VARIANTS[name][0]), 4)
     assert found is not None, f"{name} passed the model checker"

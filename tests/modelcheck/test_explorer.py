@@ -10,7 +10,7 @@ import pytest
 from hicache import MetadataCache
 from spec.modelcheck.explorer import Configuration, Result, explore
 from spec.modelcheck.metadata_cache import MetadataCachePair, configurations
-from tests.modelcheck.broken_metadata_caches import (
+from spec.variants.metadata_cache import (
     EvictsTheNewest,
     ExclusiveBoundary,
     KeepsStaleBirth,

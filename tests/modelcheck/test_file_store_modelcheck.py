@@ -1,5 +1,5 @@
 """Exhaustive refinement of the file store (F, V, C): production passes every sequence up to a depth in
-every configuration; each wrong variant of ``tests/variants/file_store.py`` is caught, except the C1 race,
+every configuration; each wrong variant of ``spec/variants/file_store.py`` is caught, except the C1 race,
 which no sequential exploration can show (``test_c1_schedules.py`` explores its interleavings)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from spec.modelcheck import file_store
 from spec.modelcheck.explorer import explore
-from tests.variants.file_store import CAUGHT_BY_MACHINE, VARIANTS
+from spec.variants.file_store import CAUGHT_BY_MACHINE, RACES, WRONG
 
 
 @pytest.mark.clauses("F3", "F4", "F5", "F6", "F7", "F8", "V3", "V4", "V5", "V6", "C3", "B2")
@@ -25,10 +25,10 @@ def test_production_file_store_refines_the_model_over_every_sequence_of_two_oper
     record_property("transitions", sum(r.transitions for r in results))
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3")
 @pytest.mark.parametrize("name", CAUGHT_BY_MACHINE)
 def test_every_sequential_file_store_bug_is_caught_with_a_shortest_counterexample(name: str) -> None:
-    factory, _clauses = VARIANTS[name]
+    factory, _clause = WRONG[name]
     found = None
     for config in file_store.configurations(factory):
         found = explore(config, 4).counterexample
@@ -40,5 +40,5 @@ def test_every_sequential_file_store_bug_is_caught_with_a_shortest_counterexampl
 @pytest.mark.clauses("C1")
 def test_the_missing_c1_guard_is_invisible_to_any_sequential_exploration() -> None:
     """Without concurrency a probe never overlaps a removal, so the variant refines the model."""
-    factory, _clauses = VARIANTS["no C1 guard"]
+    factory, _clause = RACES["no C1 guard"]
     assert all(explore(config, 2).ok for config in file_store.configurations(factory))

@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from time import monotonic
 
-from spec.oracle.variants.existence_cache import TextbookExistenceLRU
-from spec.oracle.variants.metadata_cache import TextbookHardTTL
+from spec.variants.existence_cache import TextbookExistenceLRU
+from spec.variants.metadata_cache import TextbookHardTTL
 
 __all__ = [
     "ClockInAClassAttribute",

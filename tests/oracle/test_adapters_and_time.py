@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-import spec.oracle.variants.metadata_cache as variants
+import spec.variants.metadata_cache as variants
 from spec.oracle import Adapter, check
-from spec.oracle.variants.existence_cache import TextbookExistenceLRU, TrimBeforeInsert
+from spec.variants.existence_cache import TextbookExistenceLRU, TrimBeforeInsert
 
 
 class RenamedTTLCache:

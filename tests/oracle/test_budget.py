@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import spec.oracle.variants.metadata_cache as variants
+import spec.variants.metadata_cache as variants
 from spec.metadata_cache import MetadataCacheSpec
 from spec.oracle import OracleResult, check
 

@@ -13,7 +13,7 @@ import pytest
 from spec.oracle.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
-VARIANTS = "spec.oracle.variants.metadata_cache"
+VARIANTS = "spec.variants.metadata_cache"
 SMALL = ["--max-examples", "300", "--steps", "15"]
 
 
@@ -61,7 +61,7 @@ def test_json_report_carries_verdict_clauses_counterexample_and_figures(
         (["metadata-cache", f"{VARIANTS}:NoSuchClass"], "has no attribute"),
         (["metadata-cache", f"{VARIANTS}:WRONG"], "not a class or a factory"),
         (["existence-cache", f"{VARIANTS}:TextbookHardTTL"], "has no method 'contains_all'"),
-        (["metadata-cache", "spec.oracle.variants.existence_cache:TextbookExistenceLRU"], "cannot build"),
+        (["metadata-cache", "spec.variants.existence_cache:TextbookExistenceLRU"], "cannot build"),
         (["metadata-cache", f"{VARIANTS}:TextbookHardTTL", "--adapter", "{not json"], "not valid JSON"),
         (["metadata-cache", f"{VARIANTS}:TextbookHardTTL", "--adapter", '{"rename": {}}'], "unknown keys"),
         (["metadata-cache", f"{VARIANTS}:TextbookHardTTL", "--max-examples", "0"], "max_examples"),
@@ -79,7 +79,7 @@ def test_usage_and_import_errors_exit_2_with_a_clear_message(
 def test_a_target_without_a_required_method_is_a_usage_error_that_suggests_an_adapter(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["pool-beliefs", "spec.oracle.variants.metadata_cache:Counters"]) == 2
+    assert main(["pool-beliefs", "spec.variants.metadata_cache:Counters"]) == 2
     assert "cannot build" in capsys.readouterr().err
 
 

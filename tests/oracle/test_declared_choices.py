@@ -3,18 +3,17 @@
 behind E's API).  The target declares which (``--declare eviction=lru``, ``check(..., declare=...)``),
 the spec follows the declaration, and the report prints it.  A hit never lengthens a life under either.
 
-The two recency-ordered caches are written here: an OrderedDict of births, least recently used first,
-where a ``contains`` hit moves the key to the newest end and keeps its birth; the second keeps the
-stale birth of an expired entry on re-add (the seed's M3 defect), so whatever order is declared it
-breaks M3, and with ``lru`` declared M3 alone.
+The two recency-ordered caches are written here on spec/variants' ``TextbookHardTTL``: an OrderedDict of
+births, least recently used first, where a ``contains`` hit moves the key to the newest end and keeps
+its birth; the second keeps the stale birth of an expired entry on re-add (the seed's M3 defect), so
+whatever order is declared it breaks M3, and with ``lru`` declared M3 alone.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
 
 import pytest
 
@@ -23,30 +22,15 @@ from spec.fakes import FakeClock
 from spec.metadata_cache import MetadataCacheSpec
 from spec.oracle import OracleResult, check
 from spec.oracle.__main__ import main
-from spec.oracle.variants.existence_cache import TextbookExistenceLRU
-from spec.oracle.variants.metadata_cache import TextbookHardTTL
+from spec.variants.existence_cache import TextbookExistenceLRU
+from spec.variants.metadata_cache import TextbookHardTTL
 
 EXAMPLES, STEPS = 200, 15  # the machine reaches the sequences these need in tens of examples
 
 
-class RecencyHardTTL:
-    """Correct under M6-lru: births in an OrderedDict, least recently used first; a full cache drops
-    its expired entries, then the least recently used one."""
-
-    def __init__(
-        self,
-        ttl_seconds: float,
-        *,
-        max_entries: int | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.ttl = ttl_seconds
-        self.max_entries = max_entries
-        self.clock = clock
-        self.births: OrderedDict[Hashable, float] = OrderedDict()
-
-    def live(self, birth: float, now: float) -> bool:
-        return self.ttl == -1 or now - birth <= self.ttl
+class RecencyHardTTL(TextbookHardTTL):
+    """Correct under M6-lru: the textbook's births in an OrderedDict, least recently used first; a full
+    cache drops its expired entries, then the least recently used one."""
 
     def add(self, key: Hashable) -> None:
         now = self.clock()
@@ -61,7 +45,7 @@ class RecencyHardTTL:
             for stale in [k for k, b in self.births.items() if not self.live(b, now)]:
                 del self.births[stale]
             if len(self.births) >= self.max_entries:
-                self.births.popitem(last=False)
+                self.evict()
         self.births[key] = now
 
     def contains(self, key: Hashable) -> bool:
@@ -70,12 +54,6 @@ class RecencyHardTTL:
             return False
         self.births.move_to_end(key)  # most recently used; the birth stays
         return True
-
-    def remove(self, key: Hashable) -> None:
-        self.births.pop(key, None)
-
-    def clear(self) -> None:
-        self.births.clear()
 
     def __len__(self) -> int:
         now = self.clock()

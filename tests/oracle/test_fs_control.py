@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import spec.oracle.variants.file_evictor as variants
+import spec.variants.file_evictor as variants
 import tests.oracle._fs_targets as targets
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock

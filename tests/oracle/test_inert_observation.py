@@ -18,9 +18,9 @@ import pytest
 from spec.oracle import check
 from spec.oracle._repro import _repr
 from spec.oracle._session import OneShot
-from spec.oracle.variants import existence_cache as oracle_e
-from spec.oracle.variants import metadata_cache as oracle_m
-from spec.oracle.variants import pool_beliefs as oracle_p
+from spec.variants import existence_cache as oracle_e
+from spec.variants import metadata_cache as oracle_m
+from spec.variants import pool_beliefs as oracle_p
 
 
 def _arguments(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], str]:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from spec.oracle import OracleUsageError, check
-from spec.oracle.variants.pool_beliefs import InflightAsASet, TextbookPoolBeliefs
+from spec.variants.pool_beliefs import InflightAsASet, TextbookPoolBeliefs
 
 
 class PoolWithout:

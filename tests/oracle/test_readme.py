@@ -54,6 +54,6 @@ def test_the_readme_example_runs_and_its_reproduction_fails_then_passes_on_a_fix
     assert out.startswith("FAIL: ") and "PASS: " in out
     repro = tmp_path / "test_repro.py"
     assert _pytest(repro, {}).returncode == 1
-    fixed = {"HICACHE_ORACLE_TARGET": "spec.oracle.variants.metadata_cache:TextbookHardTTL"}
+    fixed = {"HICACHE_ORACLE_TARGET": "spec.variants.metadata_cache:TextbookHardTTL"}
     run = _pytest(repro, fixed)
     assert run.returncode == 0, run.stdout + run.stderr

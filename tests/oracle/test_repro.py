@@ -19,42 +19,42 @@ ROOT = Path(__file__).resolve().parents[2]
 CASES = [
     (
         "metadata-cache",
-        "spec.oracle.variants.metadata_cache:BoundaryExclusive",
+        "spec.variants.metadata_cache:BoundaryExclusive",
         0,
-        "spec.oracle.variants.metadata_cache:TextbookHardTTL",
+        "spec.variants.metadata_cache:TextbookHardTTL",
         "clock=clock",
     ),
     (
         "metadata-cache",
-        "spec.oracle.variants.metadata_cache:MonotonicBoundaryExclusive",
+        "spec.variants.metadata_cache:MonotonicBoundaryExclusive",
         0,
-        "spec.oracle.variants.metadata_cache:MonotonicHardTTL",
+        "spec.variants.metadata_cache:MonotonicHardTTL",
         "control_time(module",
     ),
     (
         "metadata-cache",
-        "spec.oracle.variants.metadata_cache:HitOnExpiredEntry",
+        "spec.variants.metadata_cache:HitOnExpiredEntry",
         1,
-        "spec.oracle.variants.metadata_cache:CountingTextbook",
+        "spec.variants.metadata_cache:CountingTextbook",
         "answer.hits",
     ),
     (
         "existence-cache",
-        "spec.oracle.variants.existence_cache:ContainsAllSizesTheChain",
+        "spec.variants.existence_cache:ContainsAllSizesTheChain",
         0,
         "hicache:StorageExistenceCache",
         "iter([",
     ),
     (
         "existence-cache",
-        "tests.variants.existence_cache:NegativeKeepPagesSlicesFromTheEnd",
+        "spec.variants.existence_cache:NegativeKeepPagesSlicesFromTheEnd",
         0,
         "spec.existence_cache:StorageExistenceCacheSpec",
         "pytest.raises(ValueError)",
     ),
     (
         "pool-beliefs",
-        "spec.oracle.variants.pool_beliefs:InflightAsASet",
+        "spec.variants.pool_beliefs:InflightAsASet",
         0,
         "hicache:PoolExistenceBeliefs",
         "PerPoolRegistry(lambda",
@@ -108,16 +108,16 @@ def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correc
 FILE_CASES = [
     (
         "file-evictor",
-        "spec.oracle.variants.file_evictor:TouchAdoptsWithoutSize",
+        "spec.variants.file_evictor:TouchAdoptsWithoutSize",
         "hicache.file_evictor:LRUFileEvictor",
     ),
-    ("file-store", "tests.variants.file_store:KeepsTempOnFailure", "hicache.file_store:HiCacheFile"),
+    ("file-store", "spec.variants.file_store:KeepsTempOnFailure", "hicache.file_store:HiCacheFile"),
     # O4: a target that calls os itself; the reproduction interposes the fake as the run did (about 7 s:
     # the run goes on after V6 to look for other clauses, then two pytest processes)
     pytest.param(
         "file-evictor",
-        "spec.oracle.variants.file_evictor:CallbackAfterUnlink",
-        "spec.oracle.variants.file_evictor:OsEvictor",
+        "spec.variants.file_evictor:CallbackAfterUnlink",
+        "spec.variants.file_evictor:OsEvictor",
         marks=pytest.mark.verify_tier,
     ),
 ]

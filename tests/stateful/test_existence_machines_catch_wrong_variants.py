@@ -15,8 +15,8 @@ from hypothesis import Phase, settings
 from spec.machines import run_machine
 from spec.machines.existence_cache import existence_cache_machine
 from spec.machines.pool_beliefs import pool_beliefs_machine
-from tests.variants.existence_cache import VARIANTS as E_VARIANTS
-from tests.variants.pool_beliefs import VARIANTS as P_VARIANTS
+from spec.variants.existence_cache import WRONG_MODEL as E_VARIANTS
+from spec.variants.pool_beliefs import WRONG_MODEL as P_VARIANTS
 
 # Finding is enough: skip shrinking and the example database to keep this fast and repeatable.
 CATCH = settings(
@@ -41,8 +41,9 @@ def _caught(machine: Any) -> bool:
 def test_existence_cache_machine_catches_the_wrong_variant(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
-    machine = existence_cache_machine(E_VARIANTS[name])
-    assert _caught(machine), f"{name} ({E_VARIANTS[name].__doc__}) passed the machine"
+    variant, clause = E_VARIANTS[name]
+    machine = existence_cache_machine(variant)
+    assert _caught(machine), f"{name} ({clause}: {variant.__doc__}) passed the machine"
     record_property("examples_to_catch", machine.figures.examples)
 
 
@@ -51,6 +52,7 @@ def test_existence_cache_machine_catches_the_wrong_variant(
 def test_pool_beliefs_machine_catches_the_wrong_variant(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
-    machine = pool_beliefs_machine(P_VARIANTS[name])
-    assert _caught(machine), f"{name} ({P_VARIANTS[name].__doc__}) passed the machine"
+    variant, clause = P_VARIANTS[name]
+    machine = pool_beliefs_machine(variant)
+    assert _caught(machine), f"{name} ({clause}: {variant.__doc__}) passed the machine"
     record_property("examples_to_catch", machine.figures.examples)

@@ -2,7 +2,7 @@
 
 Every step compares the directory, the evictor's entries (C3) and the beliefs;
 the rules check C1, C2, C4, F5 and F6 as properties.  The deliberately wrong
-variants in ``tests/variants/file_store.py`` show that this machine fails when
+variants in ``spec/variants/file_store.py`` show that this machine fails when
 it should.
 """
 
@@ -18,11 +18,11 @@ from hypothesis import Phase, settings
 from hicache import HiCacheFile
 from spec.machines import run_machine
 from spec.machines.file_store import file_store_machine
-from tests.variants.file_store import (
+from spec.variants.file_store import (
     CAUGHT_BY_MACHINE,
     NEEDS_OVERLAPPING_NAMESPACES,
     NEEDS_PLANTED_NODES,
-    VARIANTS,
+    WRONG,
 )
 
 CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
@@ -58,10 +58,10 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     assert figures.examples > 0
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3", "S3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
-    variant, _broken = VARIANTS[name]
+    variant, _clause = WRONG[name]
     budget = settings(
         settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
     )
@@ -129,6 +129,11 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
         SMALL_CAP,
         [("another_user_plants_a_node", {"key": "a", "kind": "fifo"}), ("exists", {"key": "a"})],
     ),
+    # the fourth write needs room: eviction goes down to floor(10 * 0.5) - 3 = 2 bytes, not to 10 - 3
+    "eviction ratio ignored": (
+        {**SMALL_CAP, "cap": 10, "ratio": 0.5},
+        [("set", {"key": key, "value": b"abc"}) for key in "abcd"],
+    ),
 }
 
 
@@ -142,9 +147,9 @@ def run_pinned(factory: Callable[..., Any], name: str) -> None:
         machine.check_step()
 
 
-@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V4", "V5", "V6", "C3", "S3")
+@pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_pinned_scenario_exposes_the_variant_and_passes_on_production(name: str) -> None:
     run_pinned(HiCacheFile, name)
     with pytest.raises(AssertionError):
-        run_pinned(VARIANTS[name][0], name)
+        run_pinned(WRONG[name][0], name)

@@ -1,9 +1,11 @@
-"""StorageExistenceCache variants: the benchmark's textbook LRU, and the same with one mistake each.
+"""StorageExistenceCache variants (E1-E8).
 
-``TextbookExistenceLRU`` is correct (E1-E8): one OrderedDict keyed by
-``(pool, hash)``, touched with ``move_to_end`` page by page.  Each wrong variant
-overrides one method with a mistake an optimizer could plausibly make.  The
-catalogue of the oracle's tests adds these to ``tests/variants/existence_cache.py``.
+* ``WRONG``: ``TextbookExistenceLRU`` (correct, the benchmark's textbook LRU: one OrderedDict keyed
+  by ``(pool, hash)``, touched with ``move_to_end`` page by page) with one method overridden by a
+  mistake an optimizer could plausibly make: oracle targets.
+* ``WRONG_MODEL``: the spec (``spec.existence_cache``) with one mistake each, which the lock-step
+  machine and the model checker must tell apart from the spec.
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations
@@ -11,19 +13,32 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Iterable, Sequence
 
+from spec.existence_cache import StorageExistenceCacheSpec, touch, trim
+
 __all__ = [
     "CORRECT",
     "WRONG",
+    "WRONG_MODEL",
+    "AddKeepsTheOldPositionOfAKnownPage",
     "BatchEvictionCountsKnownPages",
+    "Belief",
+    "BoundPerPool",
+    "ContainsAllReadsTheChainTwice",
     "ContainsAllSizesTheChain",
     "ContainsAllTouchesInReverse",
+    "ContainsAllTouchesNothingOnAMiss",
+    "ContainsAllTouchesPastTheFirstMiss",
+    "ContainsDoesNotTouch",
     "ExistenceLRUAnswersOnly",
     "ExtraCoverCheckedFirst",
+    "ExtraCoverIsAdded",
     "InvalidateBeyondOffByOne",
     "InvalidateBeyondTouchesKeptPages",
+    "NegativeKeepPagesSlicesFromTheEnd",
     "TextbookExistenceLRU",
     "TrimBeforeInsert",
     "TrimmedInLen",
+    "ZeroCapacityRemembersOne",
 ]
 
 Belief = tuple[Hashable, Hashable]
@@ -206,4 +221,111 @@ WRONG: dict[str, tuple[type, str]] = {
 CORRECT: dict[str, type] = {
     "TextbookExistenceLRU": TextbookExistenceLRU,
     "ExistenceLRUAnswersOnly": ExistenceLRUAnswersOnly,
+}
+
+
+# -- wrong variants of the model -------------------------------------------------
+
+
+class AddKeepsTheOldPositionOfAKnownPage(StorageExistenceCacheSpec):
+    """E2: re-adding a believed page does not make it most recently used (set-style ``add``)."""
+
+    def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        for h in hashes:
+            if (pool, h) not in self.beliefs:
+                self.beliefs = [*self.beliefs, (pool, h)]
+        self.beliefs = trim(self.beliefs, self.max_entries)
+
+
+class BoundPerPool(StorageExistenceCacheSpec):
+    """E2: each pool is bounded on its own, instead of one global LRU over all pools."""
+
+    def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        for h in hashes:
+            self.beliefs = touch(self.beliefs, (pool, h))
+        mine = [b for b in self.beliefs if b[0] == pool]
+        dropped = set(mine[: max(0, len(mine) - self.max_entries)])
+        self.beliefs = [b for b in self.beliefs if b not in dropped]
+
+
+class ContainsDoesNotTouch(StorageExistenceCacheSpec):
+    """E3: a hit answers True but leaves the LRU order alone."""
+
+    def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        return (pool, page_hash) in self.beliefs
+
+
+class ContainsAllTouchesNothingOnAMiss(StorageExistenceCacheSpec):
+    """E4: all-or-nothing: when a page is missing, the believed prefix is not touched either."""
+
+    def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        chain = list(hashes)
+        if all((pool, h) in self.beliefs for h in chain):
+            return super().contains_all(pool, chain)
+        return False
+
+
+class ContainsAllTouchesPastTheFirstMiss(StorageExistenceCacheSpec):
+    """E4: every believed page is touched, even those after the first miss."""
+
+    def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        answer = True
+        for h in hashes:
+            if (pool, h) in self.beliefs:
+                self.beliefs = touch(self.beliefs, (pool, h))
+            else:
+                answer = False
+        return answer
+
+
+class ContainsAllReadsTheChainTwice(StorageExistenceCacheSpec):
+    """E8: checks the chain, then walks it again to touch: a one-shot generator is empty the second time."""
+
+    def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        if not all((pool, h) in self.beliefs for h in hashes):
+            return False
+        for h in hashes:
+            self.beliefs = touch(self.beliefs, (pool, h))
+        return True
+
+
+class ExtraCoverIsAdded(StorageExistenceCacheSpec):
+    """E5: a page covered only by ``extra_cover`` is added as a belief."""
+
+    def covers_all(
+        self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
+    ) -> bool:
+        for h in hashes:
+            if (pool, h) in self.beliefs or h in extra_cover:
+                self.beliefs = trim(touch(self.beliefs, (pool, h)), self.max_entries)
+            else:
+                return False
+        return True
+
+
+class NegativeKeepPagesSlicesFromTheEnd(StorageExistenceCacheSpec):
+    """E6: a negative ``keep_pages`` is used as a Python slice bound instead of being a ValueError."""
+
+    def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
+        dropped = list(hashes)[keep_pages:]
+        self.beliefs = [b for b in self.beliefs if not (b[0] == pool and b[1] in dropped)]
+
+
+class ZeroCapacityRemembersOne(StorageExistenceCacheSpec):
+    """E1: ``max_entries=0`` is treated as 1 instead of remembering nothing."""
+
+    def __init__(self, max_entries: int = 512 * 1024) -> None:
+        super().__init__(max(1, max_entries))
+
+
+WRONG_MODEL: dict[str, tuple[type[StorageExistenceCacheSpec], str]] = {
+    "AddKeepsTheOldPositionOfAKnownPage": (AddKeepsTheOldPositionOfAKnownPage, "E2"),
+    "BoundPerPool": (BoundPerPool, "E2"),
+    "ContainsDoesNotTouch": (ContainsDoesNotTouch, "E3"),
+    "ContainsAllTouchesNothingOnAMiss": (ContainsAllTouchesNothingOnAMiss, "E4"),
+    "ContainsAllTouchesPastTheFirstMiss": (ContainsAllTouchesPastTheFirstMiss, "E4"),
+    "ContainsAllReadsTheChainTwice": (ContainsAllReadsTheChainTwice, "E8"),
+    "ExtraCoverIsAdded": (ExtraCoverIsAdded, "E5"),
+    "NegativeKeepPagesSlicesFromTheEnd": (NegativeKeepPagesSlicesFromTheEnd, "E6"),
+    "ZeroCapacityRemembersOne": (ZeroCapacityRemembersOne, "E1"),
 }

@@ -1,22 +1,19 @@
-"""File evictor (and HiCacheFile) variants with one mistake each.
+"""File evictor variants (V1-V6, S7, C3).
 
-The catalogue of the oracle's tests adds these to the evictor and store variants of
-``tests/variants/file_store.py``.  Two kinds:
-
-* subclasses of ``hicache.file_evictor.LRUFileEvictor`` (the project's API, which the
-  oracle puts behind SEMANTICS V's factory), each overriding one method the way an
-  optimizer plausibly might;
-* :class:`OsEvictor`, written here from scratch in SEMANTICS V's interface
-  (``OsEvictor(directory, *, max_size, min_free_space, eviction_ratio, on_evict)``),
-  that calls ``os`` itself, as engines' evictors do: the oracle interposes its fake
-  filesystem in this module (O4).  It is correct (its choices where V leaves room:
-  inert, it tracks nothing; ``commit`` makes the key the most recently used; ``clear``
-  keeps writes in flight; a victim that could not be removed rests until its entry
-  changes, the machine's clock never reaching S7's back-off).  Its subclasses
-  re-create, each with one mistake, the defects known in engines' evictors: eviction
-  that stops at an unremovable victim and keeps it at the front (V5), ``on_evict``
-  called after the unlink (V6), a victim whose file vanished forgotten without
-  giving its bytes back (V5).
+* ``WRONG_PRODUCTION``: ``hicache.file_evictor.LRUFileEvictor`` (which the oracle puts behind
+  SEMANTICS V's factory) with one method overridden the way an optimizer plausibly might, or as
+  the project itself once had it; the evictor's lock-step machine catches every one, and the
+  store variants of ``spec.variants.file_store`` are built on some.
+* ``WRONG``: :class:`OsEvictor` with one mistake each.  ``OsEvictor``, written from scratch in V's
+  interface (``OsEvictor(directory, *, max_size, min_free_space, eviction_ratio, on_evict)``),
+  calls ``os`` itself, as engines' evictors do: the oracle interposes its fake filesystem in this
+  module (O4).  It is correct (where V leaves room: inert, it tracks nothing; ``commit`` makes the
+  key the most recently used; ``clear`` keeps writes in flight; a victim that could not be removed
+  rests until its entry changes, the machine's clock never reaching S7's back-off).  Its
+  subclasses re-create the defects known in engines' evictors: eviction that stops at an
+  unremovable victim (V5), ``on_evict`` after the unlink (V6), a vanished victim's bytes never
+  given back (V5).
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations
@@ -27,17 +24,17 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from hicache.file_evictor import LRUFileEvictor, _Entry
-from hicache.file_store import HiCacheFile
 
 __all__ = [
     "CORRECT",
     "WRONG",
+    "WRONG_PRODUCTION",
     "CallbackAfterUnlink",
     "CommitKeepsReservationOrder",
     "DiscardDropsWritesInFlight",
     "OsEvictor",
     "RatioIgnored",
-    "RatioIgnoredStore",
+    "RetriesUnremovableEvictor",
     "StopsAtUnremovable",
     "TouchAdoptsWithoutSize",
     "VanishedNotRefunded",
@@ -94,10 +91,80 @@ class RatioIgnored(LRUFileEvictor):
             self._ratio = ratio
 
 
-class RatioIgnoredStore(HiCacheFile):
-    """V3: the store with the ``RatioIgnored`` evictor."""
+class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
+    """V6 broken: a victim whose file is already gone is dropped without ``on_evict``, so its belief
+    outlives it."""
 
-    _evictor_class = RatioIgnored
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        entry = self._entries.get(victim)
+        if entry is not None and not entry.in_flight and victim != keep:
+            try:
+                self._fs.stat(self._path_of(victim))
+            except FileNotFoundError:
+                return entry.size  # gone: the caller drops the entry, and no on_evict was called
+        return super()._evict_one(victim, keep)
+
+
+class _NoRefundOnAbortEvictor(LRUFileEvictor):
+    """V4/C3 broken: a failed write keeps its reservation, leaking capacity."""
+
+    def abort(self, key: str) -> None:
+        self.commit(key)
+
+
+class _EvictsWritesInFlightEvictor(LRUFileEvictor):
+    """V5 broken: a reserved write that is not committed yet can be chosen as a victim."""
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        entry = self._entries.get(victim)
+        if entry is not None and entry.in_flight:
+            writers, entry.writers = entry.writers, 0
+            freed = super()._evict_one(victim, keep)
+            if victim in self._entries:
+                entry.writers = writers
+            return freed
+        return super()._evict_one(victim, keep)
+
+
+class _CallbackOnAbortEvictor(LRUFileEvictor):
+    """V6 broken: abort reports the key as evicted."""
+
+    def abort(self, key: str) -> None:
+        if key in self._entries and self._on_evict is not None:
+            self._on_evict(key)
+        super().abort(key)
+
+
+class RetriesUnremovableEvictor(LRUFileEvictor):
+    """S7 broken (the code before issue 12): a victim that could not be removed is tried again, with a
+    callback, an unlink and a log line, by every pass that reaches it: no back-off."""
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        entry = self._entries.get(victim)
+        if entry is not None:
+            entry.resting_until = None
+        return super()._evict_one(victim, keep)
+
+
+class _WedgedOnEpermEvictor(LRUFileEvictor):
+    """V5 broken: the first victim that cannot be removed stops eviction for the whole reservation."""
+
+    _stuck = False
+
+    def reserve(self, key: str, size: int) -> bool:
+        self._stuck = False
+        return super().reserve(key, size)
+
+    def _evict_one(self, victim: str, keep: str | None) -> int | None:
+        if self._stuck:
+            return None
+        tried = victim in self._entries and not self._entries[victim].in_flight and victim != keep
+        freed = super()._evict_one(victim, keep)
+        self._stuck = tried and freed is None
+        return freed
+
+
+# -- OsEvictor and its wrong variants -------------------------------------------
 
 
 class OsEvictor:
@@ -272,17 +339,23 @@ class VanishedNotRefunded(OsEvictor):
         return 0
 
 
-# name -> a correct variant (the oracle must PASS it)
 CORRECT: dict[str, type] = {"OsEvictor": OsEvictor}
 
-# name -> (variant, clause, component)
-WRONG: dict[str, tuple[type, str, str]] = {
-    "StopsAtUnremovable": (StopsAtUnremovable, "V5", "file-evictor"),
-    "CallbackAfterUnlink": (CallbackAfterUnlink, "V6", "file-evictor"),
-    "VanishedNotRefunded": (VanishedNotRefunded, "V5", "file-evictor"),
-    "CommitKeepsReservationOrder": (CommitKeepsReservationOrder, "V4", "file-evictor"),
-    "TouchAdoptsWithoutSize": (TouchAdoptsWithoutSize, "V4", "file-evictor"),
-    "DiscardDropsWritesInFlight": (DiscardDropsWritesInFlight, "V4", "file-evictor"),
-    "RatioIgnored": (RatioIgnored, "V3", "file-evictor"),
-    "RatioIgnoredStore": (RatioIgnoredStore, "V3", "file-store"),
+WRONG: dict[str, tuple[type, str]] = {
+    "StopsAtUnremovable": (StopsAtUnremovable, "V5"),
+    "CallbackAfterUnlink": (CallbackAfterUnlink, "V6"),
+    "VanishedNotRefunded": (VanishedNotRefunded, "V5"),
+}
+
+WRONG_PRODUCTION: dict[str, tuple[type[LRUFileEvictor], str]] = {
+    "CommitKeepsReservationOrder": (CommitKeepsReservationOrder, "V4"),
+    "TouchAdoptsWithoutSize": (TouchAdoptsWithoutSize, "V4"),
+    "DiscardDropsWritesInFlight": (DiscardDropsWritesInFlight, "V4"),
+    "RatioIgnored": (RatioIgnored, "V3"),
+    "callback skipped when the file is already gone": (_CallbackSkippedWhenGoneEvictor, "V6"),
+    "capacity not refunded on abort": (_NoRefundOnAbortEvictor, "V4"),
+    "eviction wedged on EPERM": (_WedgedOnEpermEvictor, "V5"),
+    "writes in flight evicted": (_EvictsWritesInFlightEvictor, "V5"),
+    "callback on abort": (_CallbackOnAbortEvictor, "V6"),
+    "victim retried before its back-off ends": (RetriesUnremovableEvictor, "S7"),
 }

@@ -1,8 +1,12 @@
-"""MetadataCache variants: one textbook hard-TTL cache, and the same with one mistake each.
+"""MetadataCache variants (M2-M9).
 
-``TextbookHardTTL`` is correct: an OrderedDict of births in birth order, the
-expired prefix purged before an add and a len.  Each wrong variant overrides
-one method with a mistake somebody optimizing it could plausibly make.
+* ``WRONG``: ``TextbookHardTTL`` (correct: an OrderedDict of births in birth order, the expired
+  prefix purged before an add and a len) and the other correct classes here, each with one
+  method overridden by a mistake somebody optimizing it could plausibly make: oracle targets.
+* ``WRONG_PRODUCTION``: ``hicache.MetadataCache`` with one mistake each, which the model checker
+  finds at a known depth (tests/modelcheck/test_explorer.py), as it does the caches of
+  ``forgets_the_nth_live_key(n)``, whose mistake needs exactly ``n`` operations to show.
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations
@@ -11,18 +15,25 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from hicache.metadata_cache import MetadataCache
 
 __all__ = [
     "CORRECT",
     "WRONG",
+    "WRONG_PRODUCTION",
     "BatchReadsTheClockPerKey",
     "BoundOffByOne",
     "BoundaryExclusive",
+    "Counters",
     "CountingTextbook",
     "EvictNewest",
     "EvictionCountsExpired",
+    "EvictsTheNewest",
+    "ExclusiveBoundary",
     "HitOnExpiredEntry",
+    "KeepsStaleBirth",
     "LazyPurgeStaleBirth",
     "LenCountsExpired",
     "LenPurgesStaleBirth",
@@ -36,6 +47,7 @@ __all__ = [
     "TextbookBatches",
     "TextbookHardTTL",
     "ZeroTtlNeverExpires",
+    "forgets_the_nth_live_key",
 ]
 
 
@@ -101,15 +113,7 @@ class Counters(NamedTuple):
 class CountingTextbook(TextbookHardTTL):
     """Correct: the textbook cache with the M8 counters."""
 
-    def __init__(
-        self,
-        ttl_seconds: float,
-        *,
-        max_entries: int | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        super().__init__(ttl_seconds, max_entries=max_entries, clock=clock)
-        self.hits = self.misses = self.evictions = 0
+    hits = misses = evictions = 0  # each instance's own from its first count
 
     def contains(self, key: Hashable) -> bool:
         found = super().contains(key)
@@ -389,4 +393,73 @@ CORRECT: dict[str, type] = {
     "PlainHardTTLSet": PlainHardTTLSet,
     "MonotonicHardTTL": MonotonicHardTTL,
     "TextbookBatches": TextbookBatches,
+}
+
+
+# -- wrong variants of production ----------------------------------------------
+
+
+def forgets_the_nth_live_key(n: int) -> Callable[..., Any]:
+    """A factory of caches that silently drop a new key while exactly ``n - 1`` keys are live.
+
+    The shortest sequence that shows it is ``n`` adds of distinct keys: ``n - 1``
+    adds to get there (no shorter path holds ``n - 1`` live keys), one to trip.
+    """
+
+    class ForgetsTheNthLiveKey(MetadataCache):
+        def add(self, key: Hashable) -> None:
+            if len(self) == n - 1 and key not in self.snapshot_keys():
+                return
+            super().add(key)
+
+        def snapshot_keys(self) -> set[Hashable]:
+            return {k for k, _ in self.snapshot()}
+
+    def build(ttl: float, **kwargs: Any) -> MetadataCache:
+        return ForgetsTheNthLiveKey(ttl, **kwargs)
+
+    return build
+
+
+class EvictsTheNewest(MetadataCache):
+    """M6 broken: a full cache evicts its newest entry instead of its oldest (shortest: 3 ops at cap 2)."""
+
+    def add(self, key: Hashable) -> None:
+        with self._lock:
+            now = self._clock()
+            self._reclaim(now)
+            if key in self._births:
+                return
+            if self._max_entries is not None and len(self._births) >= self._max_entries:
+                self._births.popitem(last=True)
+            self._births[key] = now
+
+
+class ExclusiveBoundary(MetadataCache):
+    """M2 broken in ``contains`` only: dead at exactly birth + ttl (shortest: add, contains at TTL 0)."""
+
+    def __init__(self, ttl: float, **kwargs: Any) -> None:
+        super().__init__(ttl, **kwargs)
+        self.contains = self._exclusive  # type: ignore[method-assign]
+
+    def _exclusive(self, key: Hashable) -> bool:
+        with self._lock:
+            birth = self._births.get(key)
+            return birth is not None and (self._ttl < 0 or self._clock() - birth < self._ttl)
+
+
+class KeepsStaleBirth(MetadataCache):
+    """M3 broken: re-adding an expired, not yet purged key keeps its old birth (add, expire past, add)."""
+
+    def add(self, key: Hashable) -> None:
+        with self._lock:
+            if key in self._births:
+                return
+        super().add(key)
+
+
+WRONG_PRODUCTION: dict[str, tuple[type[MetadataCache], str]] = {
+    "EvictsTheNewest": (EvictsTheNewest, "M6"),
+    "ExclusiveBoundary": (ExclusiveBoundary, "M2"),
+    "KeepsStaleBirth": (KeepsStaleBirth, "M3"),
 }

@@ -1,25 +1,38 @@
-"""PoolExistenceBeliefs variants: a textbook per-pool class, and the same with one mistake each.
+"""PoolExistenceBeliefs variants (P1-P5).
 
-``TextbookPoolBeliefs`` is correct (P2-P5): an OrderedDict of hashes and a
-Counter of in-flight references.  It is a per-pool class without a registry:
-the oracle keeps one per pool name (P1).  The catalogue of the oracle's tests
-adds these to ``tests/variants/pool_beliefs.py``.
+* ``WRONG``: ``TextbookPoolBeliefs`` (correct: an OrderedDict of hashes and a Counter of in-flight
+  references; a per-pool class, the oracle keeping one per pool name, P1) with one mistake each:
+  oracle targets.
+* ``WRONG_MODEL``: factories ``f(max_entries)`` of the spec registry (``spec.pool_beliefs``) whose
+  pools (through ``_registry_of``) or whose registry carry one mistake, for the lock-step machine
+  and the model checker.
+* ``CORRECT``: what the oracle must pass.
 """
 
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+
+from spec import existence_cache as e
+from spec.pool_beliefs import POOL, PooledExistenceCacheSpec, PoolExistenceBeliefsSpec
 
 __all__ = [
     "CORRECT",
     "WRONG",
+    "WRONG_MODEL",
+    "ClearInflightAlsoDropsBeliefs",
     "ClearKeepsInflight",
     "CoveredStopsAtInflight",
+    "CoveredTouchesInFlightPages",
     "InflightAsASet",
     "PoolBeliefsAnswersOnly",
+    "RegistryClearSkipsInflight",
+    "SharedBeliefsRegistry",
     "TextbookPoolBeliefs",
+    "TrackCountsDistinctPagesOnly",
     "TrimmedInLen",
+    "UntrackGoesBelowZero",
 ]
 
 
@@ -140,4 +153,88 @@ WRONG: dict[str, tuple[type, str]] = {
 CORRECT: dict[str, type] = {
     "TextbookPoolBeliefs": TextbookPoolBeliefs,
     "PoolBeliefsAnswersOnly": PoolBeliefsAnswersOnly,
+}
+
+
+# -- wrong variants of the model -------------------------------------------------
+
+
+class UntrackGoesBelowZero(PoolExistenceBeliefsSpec):
+    """P3: untracking a page not in flight leaves a negative count, so a later track does not cover it."""
+
+    def untrack_inflight(self, hashes: Iterable[Hashable]) -> None:
+        for h in hashes:
+            self.inflight[h] = self.inflight.get(h, 0) - 1
+            if self.inflight[h] == 0:
+                del self.inflight[h]
+
+    def covered(self, hashes: Iterable[Hashable]) -> bool:
+        live = {h for h, n in self.inflight.items() if n > 0}
+        covered, self.beliefs = e.covers_all(self.beliefs, POOL, list(hashes), live)
+        return covered
+
+    def snapshot(self) -> tuple[list[Hashable], dict[Hashable, int]]:
+        beliefs, inflight = super().snapshot()
+        return beliefs, {h: n for h, n in inflight.items() if n > 0}
+
+
+class TrackCountsDistinctPagesOnly(PoolExistenceBeliefsSpec):
+    """P3: a chain naming a page twice takes one reference, not one per occurrence."""
+
+    def track_inflight(self, hashes: Iterable[Hashable]) -> None:
+        super().track_inflight(dict.fromkeys(hashes))
+
+
+class CoveredTouchesInFlightPages(PoolExistenceBeliefsSpec):
+    """P4: an in-flight-only page is added as a belief when ``covered`` passes it."""
+
+    def covered(self, hashes: Iterable[Hashable]) -> bool:
+        for h in hashes:
+            if (POOL, h) in self.beliefs or h in self.inflight:
+                self.beliefs = e.trim(e.touch(self.beliefs, (POOL, h)), self.max_entries)
+            else:
+                return False
+        return True
+
+
+class ClearInflightAlsoDropsBeliefs(PoolExistenceBeliefsSpec):
+    """P5: ``clear_inflight`` drops the beliefs too."""
+
+    def clear_inflight(self) -> None:
+        self.clear()
+
+
+class SharedBeliefsRegistry(PooledExistenceCacheSpec):
+    """P1, P2: every name gets the same pool object, so pools share beliefs and one bound."""
+
+    def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
+        return super().pool("shared")
+
+
+class RegistryClearSkipsInflight(PooledExistenceCacheSpec):
+    """P1, P5: the registry's ``clear`` drops beliefs but keeps in-flight references."""
+
+    def clear(self) -> None:
+        for pool in self.pools.values():
+            pool.beliefs = []
+
+
+def _registry_of(pool_class: type[PoolExistenceBeliefsSpec]) -> Callable[[int], PooledExistenceCacheSpec]:
+    class Registry(PooledExistenceCacheSpec):
+        def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
+            if name not in self.pools:
+                self.pools[name] = pool_class(self.max_entries)
+            return self.pools[name]
+
+    Registry.__doc__ = pool_class.__doc__
+    return Registry
+
+
+WRONG_MODEL: dict[str, tuple[Callable[[int], PooledExistenceCacheSpec], str]] = {
+    "UntrackGoesBelowZero": (_registry_of(UntrackGoesBelowZero), "P3"),
+    "TrackCountsDistinctPagesOnly": (_registry_of(TrackCountsDistinctPagesOnly), "P3"),
+    "CoveredTouchesInFlightPages": (_registry_of(CoveredTouchesInFlightPages), "P4"),
+    "ClearInflightAlsoDropsBeliefs": (_registry_of(ClearInflightAlsoDropsBeliefs), "P5"),
+    "SharedBeliefsRegistry": (SharedBeliefsRegistry, "P1"),
+    "RegistryClearSkipsInflight": (RegistryClearSkipsInflight, "P1"),
 }

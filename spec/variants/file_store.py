@@ -1,0 +1,182 @@
+"""File store variants (F1-F8, V, C1, C3, S3): ``hicache.HiCacheFile`` with one mistake each.
+
+Mistakes that real file backends have made, several built on an evictor variant of
+``spec.variants.file_evictor``.
+
+* ``WRONG``: every one the oracle's catalogue runs; the store's lock-step machine (with a pinned
+  scenario each, tests/stateful/test_file_store_machine.py) and the model checker catch those in
+  ``CAUGHT_BY_MACHINE``, the machine those in ``NEEDS_OVERLAPPING_NAMESPACES`` and
+  ``NEEDS_PLANTED_NODES`` in the worlds they name.
+* ``RACES``: mistakes only a race between threads shows, which no sequential machine can: the
+  deterministic race tests (tests/concurrency/test_file_store_threads.py,
+  tests/modelcheck/test_c1_schedules.py) and the linearizability check of forced histories
+  (tests/concurrency/test_file_store_linearizability.py) catch them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from hicache.file_store import HiCacheFile
+from hicache.fs import DirEntry, FileStat
+from spec.variants.file_evictor import (
+    RatioIgnored,
+    _CallbackSkippedWhenGoneEvictor,
+    _EvictsWritesInFlightEvictor,
+    _NoRefundOnAbortEvictor,
+    _WedgedOnEpermEvictor,
+)
+
+__all__ = [
+    "CAUGHT_BY_MACHINE",
+    "NEEDS_OVERLAPPING_NAMESPACES",
+    "NEEDS_PLANTED_NODES",
+    "RACES",
+    "WRONG",
+    "CallbackSkippedWhenGone",
+    "EvictsWritesInFlight",
+    "ExistsAlwaysStats",
+    "KeepsTempOnFailure",
+    "NoC1Guard",
+    "NoRefundOnAbort",
+    "NoRefundWhenMissing",
+    "PlainSuffixNaming",
+    "RatioIgnoredStore",
+    "ScansOtherNamespaces",
+    "TakesAnyNodeForAPage",
+    "WedgedOnEperm",
+]
+
+
+class CallbackSkippedWhenGone(HiCacheFile):
+    """V6, C1 broken: the store with the evictor that drops a victim whose file is already gone without
+    ``on_evict``, so its belief outlives it."""
+
+    _evictor_class = _CallbackSkippedWhenGoneEvictor
+
+
+class EvictsWritesInFlight(HiCacheFile):
+    """V5 broken (a race): caught by the linearizability check of forced histories."""
+
+    _evictor_class = _EvictsWritesInFlightEvictor
+
+
+class NoRefundOnAbort(HiCacheFile):
+    """V4, C3 broken: the store with the evictor whose failed write keeps its reservation."""
+
+    _evictor_class = _NoRefundOnAbortEvictor
+
+
+class WedgedOnEperm(HiCacheFile):
+    """V5 broken: the store with the evictor that stops at the first victim it cannot remove."""
+
+    _evictor_class = _WedgedOnEpermEvictor
+
+
+class RatioIgnoredStore(HiCacheFile):
+    """V3: the store with the ``RatioIgnored`` evictor."""
+
+    _evictor_class = RatioIgnored
+
+
+class NoRefundWhenMissing(HiCacheFile):
+    """F4/C3 broken: a file removed behind the store's back keeps its bytes counted forever."""
+
+    def _forget_missing(self, key: str, mark: int) -> None:
+        if self._beliefs is not None:
+            self._beliefs.remove(key)
+
+
+class ExistsAlwaysStats(HiCacheFile):
+    """F6 broken: the metadata cache is consulted by set but never by exists."""
+
+    def exists(self, key: str) -> bool:
+        self._check_key(key)
+        return self._probe(key, touch=False) is not None
+
+
+class ScansOtherNamespaces(HiCacheFile):
+    """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
+
+    def _key_of(self, name: str) -> str | None:
+        if name.endswith(".bin") and not name.startswith("."):
+            return name[: -len(self._suffix)] if name.endswith(self._suffix) else name[:-4]
+        return None
+
+
+class PlainSuffixNaming(HiCacheFile):
+    """F1 broken (the first design): ``<key><namespace>.bin`` unescaped, a file is ours when it ends with
+    our namespace, so "_x_ns" files are taken for "_ns" ones."""
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self._directory, key + self._suffix)
+
+    def _key_of(self, name: str) -> str | None:
+        if len(name) <= len(self._suffix) or not name.endswith(self._suffix) or name[0] == ".":
+            return None
+        return name[: -len(self._suffix)]
+
+
+class KeepsTempOnFailure(HiCacheFile):
+    """F3 broken: a failed write leaves its temp file behind."""
+
+    def _remove_temp(self, temp: str) -> None:
+        pass
+
+
+class NoC1Guard(HiCacheFile):
+    """C1 broken: a probe teaches its belief whatever removal overlapped it."""
+
+    def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
+        with self._lock:
+            if touch:
+                self._evictor.touch(key, size)
+            if self._beliefs is not None:
+                self._beliefs.add(key)
+
+
+class TakesAnyNodeForAPage(HiCacheFile):
+    """S3 broken (the code before issue 12): whatever is named like a page is one, symlinks, FIFOs,
+    directories and other users' files included."""
+
+    def _is_page(self, st: FileStat) -> bool:
+        return True
+
+    def _is_page_entry(self, entry: DirEntry) -> bool:
+        return True
+
+
+WRONG: dict[str, tuple[Callable[..., Any], str]] = {
+    "callback skipped when the file is already gone": (CallbackSkippedWhenGone, "V6"),
+    "capacity not refunded on abort": (NoRefundOnAbort, "V4"),
+    "eviction wedged on EPERM": (WedgedOnEperm, "V5"),
+    "capacity not refunded when a file vanished": (NoRefundWhenMissing, "F4"),
+    "exists ignores the metadata cache": (ExistsAlwaysStats, "F6"),
+    "start-up scan counts other namespaces' files": (ScansOtherNamespaces, "F1"),
+    "temp file left after a failed write": (KeepsTempOnFailure, "F3"),
+    "namespace taken as a plain suffix": (PlainSuffixNaming, "F1"),
+    "any node taken for a page": (TakesAnyNodeForAPage, "S3"),
+    "eviction ratio ignored": (RatioIgnoredStore, "V3"),
+}
+
+RACES: dict[str, tuple[Callable[..., Any], str]] = {
+    "no C1 guard": (NoC1Guard, "C1"),
+    "writes in flight evicted": (EvictsWritesInFlight, "V5"),
+}
+
+CAUGHT_BY_MACHINE = [
+    "callback skipped when the file is already gone",
+    "capacity not refunded on abort",
+    "eviction wedged on EPERM",
+    "capacity not refunded when a file vanished",
+    "exists ignores the metadata cache",
+    "start-up scan counts other namespaces' files",
+    "temp file left after a failed write",
+    "eviction ratio ignored",
+]
+# Caught only by a world where another namespace ends like ours (spec/machines/file_store.py's "_x_ns").
+NEEDS_OVERLAPPING_NAMESPACES = ["namespace taken as a plain suffix"]
+# Caught only by a world where another user plants nodes under a key's name (S3).
+NEEDS_PLANTED_NODES = ["any node taken for a page"]

@@ -1,1 +1,0 @@
-"""Deliberately wrong implementations: each must be caught by the conformance machines."""
