@@ -29,7 +29,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("hicache", ("hicache",)),
     ("models", ("spec.metadata_cache", "spec.existence_cache", "spec.pool_beliefs", "spec.file_store")),
     ("world", ("spec.fakes", "spec.fake_fs")),
-    ("variants", ("spec.variants", "spec.oracle.variants")),
+    ("variants", ("spec.variants",)),
     (
         "reporting",
         (
