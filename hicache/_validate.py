@@ -8,7 +8,7 @@ be huge (or that Python refuses to print, like an int beyond
 ``sys.get_int_max_str_digits()``) is shown shortened.
 
 The checks carry PEP 316 contracts (``pre:`` / ``post:`` / ``raises:``) that
-``make verify`` has CrossHair check (``spec/verify.py``), like the spec's.
+``make verify`` has CrossHair check (``tests/contracts/test_crosshair.py``), like the spec's.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["UnresolvedName", "function_lines", "unresolved_names"]
+__all__ = ["UnresolvedName", "unresolved_names"]
 
 CONTRACT_RE = re.compile(r"^\s*(?:pre|post)(?:\[[^\]]*\])?:\s*(?P<expr>.+?)\s*$")
 CROSSHAIR_NAMES = frozenset({"__return__", "__old__", "_"})
@@ -109,16 +109,3 @@ def unresolved_names(path: Path) -> list[UnresolvedName]:
             loaded, bound = _expression_names(expr)
             found.extend(UnresolvedName(lineno, name) for name in sorted(loaded - bound - known))
     return found
-
-
-def function_lines(path: Path) -> dict[int, int]:
-    """Each line inside a function of ``path`` -> the ``def`` line of the innermost function holding it."""
-    functions = [
-        node
-        for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ]
-    owner: dict[int, int] = {}
-    for node in sorted(functions, key=lambda n: n.lineno):  # an inner function starts later: it wins
-        owner.update(dict.fromkeys(range(node.lineno, (node.end_lineno or node.lineno) + 1), node.lineno))
-    return owner

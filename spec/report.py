@@ -1,7 +1,8 @@
 """The conformance report: per component and per clause, what checked it, and the verdict.
 
-Inputs are the per-test records written by ``spec.pytest_plugin``, the
-CrossHair conditions found by ``spec.verify`` and the tool steps it ran.  A
+Inputs are the per-test records written by ``spec.pytest_plugin`` (CrossHair's
+contract checks among them: ``tests/contracts/test_crosshair.py``, whose tests
+record the contracts they checked) and the tool steps ``spec.verify`` ran.  A
 clause no check names is printed as UNCHECKED, never left out.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from spec.clauses import CLAUSES, COMPONENT_OF_LETTER
 
-__all__ = ["CrosshairCondition", "StepResult", "render_report"]
+__all__ = ["StepResult", "render_report"]
 
 
 @dataclass(frozen=True)
@@ -29,17 +30,6 @@ class StepResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
-
-
-@dataclass(frozen=True)
-class CrosshairCondition:
-    """One PEP 316 condition as CrossHair judged it (``info``: no counterexample)."""
-
-    path: str
-    line: int
-    clauses: list[str]
-    verdict: str
-    message: str
 
 
 FIGURE_KEYS = ("examples", "steps", "distinct_states")
@@ -102,16 +92,6 @@ def _named_checks(records: list[dict[str, Any]]) -> list[str]:
     return shown
 
 
-def _summarize_contracts(conditions: list[CrosshairCondition]) -> str:
-    proved = sum(c.verdict == "info" and "Confirmed" in c.message for c in conditions)
-    errors = sum(c.verdict == "error" for c in conditions)
-    held = len(conditions) - proved - errors
-    text = f"crosshair {len(conditions)} contracts ({proved} proved, {held} no counterexample in budget"
-    if errors:
-        text += f", {errors} COUNTEREXAMPLES"
-    return text + ")"
-
-
 def _modelcheck_lines(summaries: list[dict[str, Any]]) -> list[str]:
     """The model-check table (issue 6), from ``python -m spec.modelcheck --json``."""
     lines = ["\nModel check (bounded exhaustive refinement, python -m spec.modelcheck)"]
@@ -152,7 +132,6 @@ def _mutation_line(mutation: dict[str, Any] | None) -> list[str]:
 
 def render_report(
     records: list[dict[str, Any]],
-    conditions: list[CrosshairCondition],
     steps: list[StepResult],
     seconds: float,
     *,
@@ -165,10 +144,6 @@ def render_report(
     for record in records:
         for clause in record["clauses"]:
             tests_by_clause[clause].append(record)
-    contracts_by_clause: dict[str, list[CrosshairCondition]] = defaultdict(list)
-    for condition in conditions:
-        for clause in condition.clauses:
-            contracts_by_clause[clause].append(condition)
     checked_by_clause: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for summary in modelcheck or []:
         if summary["verdict"] != "N/A":
@@ -183,17 +158,14 @@ def render_report(
             component = clause.component
             lines.append(f"\n{component}")
         tests = tests_by_clause.get(clause.id, [])
-        contracts = contracts_by_clause.get(clause.id, [])
-        failed = any(r["outcome"] == "failed" for r in tests) or any(c.verdict == "error" for c in contracts)
-        passed = any(r["outcome"] == "passed" for r in tests) or bool(contracts)
+        failed = any(r["outcome"] == "failed" for r in tests)
+        passed = any(r["outcome"] == "passed" for r in tests)
         model_checked = checked_by_clause.get(clause.id, [])
         failed = failed or any(m["verdict"] == "FAIL" for m in model_checked)
         passed = passed or bool(model_checked)
         status = "FAIL" if failed else "PASS" if passed else "UNCHECKED"
         counts[status] += 1
         evidence = _summarize_tests(tests) + _named_checks(tests)
-        if contracts:
-            evidence.append(_summarize_contracts(contracts))
         for m in model_checked:
             fixpoint = ", fixpoint" if m["complete"] else ""
             evidence.append(
@@ -223,13 +195,14 @@ def render_report(
     lines.append(f"\nTests without a clause tag: {len(untagged)} ({len(failed_untagged)} failed)")
     for nodeid in failed_untagged:
         lines.append(f"  FAIL {nodeid}")
-    evidenced = set(tests_by_clause) | set(contracts_by_clause) | set(checked_by_clause)
+    evidenced = set(tests_by_clause) | set(checked_by_clause)
     unchecked = [c.id for c in CLAUSES if c.id not in evidenced]
     by_component = sorted({COMPONENT_OF_LETTER[c[0]] for c in unchecked})
+    contracts = sum(int(r["figures"].get("contracts", 0)) for r in records)
     ok = counts["FAIL"] == 0 and all(s.ok for s in steps) and not failed_untagged
     lines.append(
         f"\nClauses: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['UNCHECKED']} UNCHECKED"
-        f" of {len(CLAUSES)}; {len(records)} tests; {len(conditions)} contracts;"
+        f" of {len(CLAUSES)}; {len(records)} tests; {contracts} contracts;"
         f" {seconds:.0f}s"
     )
     if unchecked:

@@ -24,7 +24,7 @@ SUMMARY: dict[str, Any] = {
 
 
 def _render(**extras: Any) -> tuple[str, bool]:
-    return render_report([], [], [], 1.0, **extras)
+    return render_report([], [], 1.0, **extras)
 
 
 @pytest.mark.clauses("M2")
@@ -68,7 +68,7 @@ def test_each_clause_names_its_checks_failed_first_then_machines_before_unit_tes
         _record("tests/integration/test_file_store_processes.py::test_two_processes"),
         _record("tests/oracle/test_catalogue.py::test_caught"),
     ]
-    text, ok = render_report(records, [], [], 1.0)
+    text, ok = render_report(records, [], 1.0)
     block = text.split("  F3  ", 1)[1].split("\n  F4  ", 1)[0]
     named = [line.strip() for line in block.splitlines() if line.strip().startswith(("checks:", "..."))]
     assert named == [
@@ -77,4 +77,30 @@ def test_each_clause_names_its_checks_failed_first_then_machines_before_unit_tes
         "checks: test_file_store_processes::test_two_processes",
         "... and 2 more tests",
     ]
+    assert not ok
+
+
+@pytest.mark.clauses("M2", "M4")
+def test_the_contracts_the_crosshair_tests_record_are_counted_and_a_refuted_one_fails_its_clause() -> None:
+    """CrossHair runs as tests (tests/contracts/test_crosshair.py): the report reads its contract count
+    and its verdicts from the same records as every other test's."""
+    records = [
+        {
+            "nodeid": "tests/contracts/test_crosshair.py::test_contracts[spec.metadata_cache.is_live]",
+            "outcome": "passed",
+            "clauses": ["M2"],
+            "figures": {"contracts": 3, "proved": 2},
+        },
+        {
+            "nodeid": "tests/contracts/test_crosshair.py::test_contracts[spec.metadata_cache.contains]",
+            "outcome": "failed",
+            "clauses": ["M4"],
+            "figures": {"contracts": 2, "proved": 0},
+        },
+    ]
+    text, ok = render_report(records, [], 1.0)
+    assert "; 2 tests; 5 contracts;" in text
+    m2 = text.split("  M2  ", 1)[1].split("\n  M3  ", 1)[0]
+    assert m2.startswith("PASS") and "contracts 1/1 tests [contracts 3] [proved 2]" in m2
+    assert "M4  FAIL" in text
     assert not ok
