@@ -72,13 +72,7 @@ class OracleResult:
         return self.verdict == "PASS"
 
     def failure_dict(self) -> dict[str, Any]:
-        return {
-            "clauses": self.clauses,
-            "message": self.message,
-            "calls": self.calls,
-            "counterexample": self.counterexample,
-            "repro": self.repro,
-        }
+        return _failure(self.clauses, self.message, self.calls, self.counterexample, self.repro)
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -276,11 +270,16 @@ def _machine_class(
         for rule in (*component.rules_for.get(group, ()), *component.groups.get(group, ()))
     }
     codes = _rule_codes(base)
-    stop: list[Callable[[], None]] = []
+    stop: list[Callable[[], None]] = []  # what to undo at teardown: the recording of steps,
+    interposed: list[Callable[[], None]] = []  # and, after the machine's own, the interposition
 
     def __init__(self: LockstepMachine) -> None:
         if budget is not None:
             budget.example_started()
+        # O4: an interposed filesystem is in the target's modules until teardown (check() interposes it
+        # for the whole run, so that this is a no-op there; machine_for's machines need it).
+        if session.fs_control.mode == "interposed":
+            interposed.append(session.patch())
         base.__init__(self)
         if budget is not None and budget.shrinking and not component.replayable:
             session.steps = []
@@ -293,7 +292,11 @@ def _machine_class(
         if budget is not None and budget.shrinking:
             self._seen = Figures()  # not an example of the budget: Hypothesis shrinking a failure
         ending = sys.exc_info()[1]  # teardown runs in Hypothesis's ``finally``: what ends the example
-        base.teardown(self)
+        try:
+            base.teardown(self)
+        finally:
+            while interposed:
+                interposed.pop()()
         if isinstance(ending, Exception) and not isinstance(ending, HypothesisException) and budget:
             budget.last_failure = (ending, session.recording, session.steps, session.step_clause)
             budget.complete = component.replayable or budget.shrinking
@@ -345,24 +348,7 @@ def machine_for(
     target, following the declared choices.  Reproduction files of the file components drive it step
     by step."""
     spec_component, session, _path = _prepare(component, target, adapter, declare)
-    machine = _machine_class(spec_component, session)
-    if session.fs_control.mode != "interposed":
-        return machine
-
-    class Interposed(machine):  # type: ignore[valid-type,misc]
-        """O4: the fake filesystem is interposed in the target's modules from __init__ to teardown."""
-
-        def __init__(self) -> None:
-            self._undo_interposition = session.patch()
-            super().__init__()
-
-        def teardown(self) -> None:
-            try:
-                super().teardown()
-            finally:
-                self._undo_interposition()
-
-    return Interposed
+    return _machine_class(spec_component, session)
 
 
 def check(
@@ -415,16 +401,7 @@ def check(
                 raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
             session.left_out[group] = f"{group}: left out on request (--leave-out)"
         totals = Figures()
-
-        def so_far() -> Figures:
-            current = machine.figures
-            return Figures(
-                totals.examples + current.examples,
-                totals.checks + current.checks,
-                totals.states | current.states,
-            )
-
-        budget = RunBudget(seconds, progress, run_clock, so_far)
+        budget = RunBudget(seconds, progress, run_clock, lambda: _plus(totals, machine.figures))
         if not spec_component.replayable:
             budget.shrink_examples = SHRINK_EXAMPLES_FILES
         machine = _machine_class(spec_component, session, budget)
@@ -464,9 +441,7 @@ def check(
                 if budget.last_failure is not None:  # the example Hypothesis shrank it to
                     failure, session.recording, session.steps, session.step_clause = budget.last_failure
                 figures = machine.figures
-            totals.examples += figures.examples
-            totals.checks += figures.checks
-            totals.states |= figures.states
+            totals = _plus(totals, figures)
             machine.figures = Figures()  # counted: so_far() must not add them twice
             done += budget_examples
             chunk_index += 1
@@ -520,6 +495,10 @@ def check(
 
 
 MAX_FAILURES = 8  # clauses set aside in one run at most
+
+
+def _plus(a: Figures, b: Figures) -> Figures:
+    return Figures(a.examples + b.examples, a.checks + b.checks, a.states | b.states)
 
 
 def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:
@@ -607,7 +586,7 @@ def _minimize_steps(machine: type[LockstepMachine], steps: list[Step], failure: 
 
     for index in range(len(steps) - 1, 0, -1):  # steps[0] is the initialization
         candidate = steps[:index] + steps[index + 1 :]
-        if index < len(steps) and fails(candidate):
+        if fails(candidate):
             steps = candidate
     return steps
 
