@@ -25,6 +25,7 @@ controlled.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import io
 import os as real_os
@@ -39,6 +40,8 @@ from typing import Any
 
 from hicache.fs import FileStat
 from spec.fake_fs import FakeFileSystem
+from spec.oracle._errors import OracleUsageError
+from spec.oracle._time import time_modules
 
 __all__ = ["FakeOS", "RealDiskWatch", "interpose_fs", "unsupported_call"]
 
@@ -317,17 +320,11 @@ def unsupported_call(name: str) -> str:
     )
 
 
-_FS_MODULES = {id(real_os): "os", id(posixpath): "path", id(real_shutil): "shutil"}
-
-
 def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     """Point ``module``'s view of ``os``, ``os.path``, ``shutil``, their filesystem functions bound by name,
     and ``open`` at ``fake``.  Returns the globals it replaced (name -> original; a missing ``open`` global
     is recorded as :data:`MISSING`) so the caller can restore them."""
-    import builtins
-
     stand_ins: dict[int, Any] = {id(real_os): fake.os, id(posixpath): fake.path, id(real_shutil): fake.shutil}
-    functions: dict[int, Any] = {}
     for real, stand_in, names in (
         (real_os, fake.os, _OS_FS_FUNCTIONS),
         (posixpath, fake.path, _PATH_FS_FUNCTIONS),
@@ -335,13 +332,13 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     ):
         for name in names:
             if hasattr(real, name):
-                functions[id(getattr(real, name))] = getattr(stand_in, name)
+                stand_ins[id(getattr(real, name))] = getattr(stand_in, name)
     replaced: dict[str, Any] = {}
     namespace = vars(module)
     for name, value in list(namespace.items()):
         if name.startswith("__"):
             continue
-        stand = stand_ins.get(id(value)) or functions.get(id(value))
+        stand = stand_ins.get(id(value))
         if stand is not None:
             replaced[name] = value
             namespace[name] = stand
@@ -361,12 +358,6 @@ def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
             namespace.pop(name, None)
         else:
             namespace[name] = value
-
-
-def refers_to_fs(replaced: dict[str, Any]) -> list[str]:
-    """The names of ``replaced`` that are the target's own references to the filesystem (not the ``open``
-    global the oracle adds to every module)."""
-    return sorted(n for n, v in replaced.items() if not (n == "open" and v is MISSING))
 
 
 class RealDiskWatch:
@@ -430,8 +421,6 @@ class FsControl:
     ``interposed`` (the target's modules see :class:`FakeOS`), or ``none`` (the component has no disk)."""
 
     def __init__(self, session: Any) -> None:
-        from spec.oracle._time import time_modules
-
         self.mode = "none"
         self.fake = FakeOS()
         self.modules: list[ModuleType] = []
@@ -464,9 +453,6 @@ class FsControl:
     def add_modules(self, *instances: Any) -> None:
         """Interposed: also the modules of the instances' classes; a usage error when none of the modules
         refers to ``os``, ``os.path``, ``shutil`` or their functions (the target's disk is out of reach)."""
-        from spec.oracle._errors import OracleUsageError
-        from spec.oracle._time import time_modules
-
         if self.mode != "interposed":
             return
         RealDiskWatch.shared().seen.clear()  # the probe ran before its instance's modules were interposed
@@ -474,7 +460,7 @@ class FsControl:
             if obj is not None:
                 self.modules += [m for m in time_modules(obj) if m not in self.modules]
         self.patch()()  # learns patched_names
-        if not any(refers_to_fs(dict.fromkeys(names)) for names in self.patched_names.values()):
+        if not self.patched_names:  # the names replaced, but for the ``open`` added to every module
             searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
             raise OracleUsageError(
                 "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
@@ -528,8 +514,6 @@ class FsControl:
 
     def verify(self, examples: int) -> None:
         """O4: a usage error unless the target used the fake filesystem, only it, and what it provides."""
-        from spec.oracle._errors import OracleUsageError
-
         if self.mode == "none" or examples == 0:
             return
         watch = RealDiskWatch.shared()

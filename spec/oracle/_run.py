@@ -22,8 +22,8 @@ from spec.machines._base import Figures, LockstepMachine, run_machine
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._repro import _repr, divergence, render_calls, render_program_repro, render_repro
-from spec.oracle._session import ConstructorRefused, Recording, Session, minimize, replay
+from spec.oracle._repro import divergence, render_calls, render_program_repro, render_repro
+from spec.oracle._session import ConstructorRefused, Recording, Session, _repr, minimize, replay
 from spec.oracle._time import FakeClock
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import reject
 
-from spec.oracle._adapter import Adapter
+from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
 from spec.oracle._time import ClockHolder, FakeClock, bound_clocks, control_time, time_modules
@@ -80,6 +80,13 @@ class Recording:
     init: dict[str, Any]
     start: float | None
     calls: list[Call] = field(default_factory=list)
+
+
+def _repr(value: Any) -> str:
+    """``repr``, with a frozenset's members in a stable order."""
+    if isinstance(value, frozenset) and value:
+        return f"frozenset({sorted(value, key=repr)!r})"
+    return repr(value)
 
 
 def live(value: Any) -> Any:
@@ -194,21 +201,22 @@ class Session:
             pooled = pooled("probe")
         self._add_time_modules(obj, child, pooled)
         self.fs_control.add_modules(obj)
-        for method, why in self.component.optional_methods.items():
-            holder = child if method in self.component.child_methods else obj
+
+        def holder(method: str) -> Any:
+            """The probe object that answers ``method``: a pool of the per-pool form, or a child, or obj."""
             if pooled is not None and method in self.component.pooled:
-                holder = pooled
-            if method in self.adapter.omit or not _has(holder, self.adapter.name_of(method)):
+                return pooled
+            return child if method in self.component.child_methods else obj
+
+        for method, why in self.component.optional_methods.items():
+            if method in self.adapter.omit or not _has(holder(method), self.adapter.name_of(method)):
                 self.left_out[method] = why
         if child is not obj and pooled is None:  # a registry handing out pools: its own methods too
             for method, why in self.component.registry_methods.items():
                 if method not in self.left_out and not _has(obj, self.adapter.name_of(method)):
                     self.left_out[f"registry {method}"] = why
         for method in self.component.required:
-            holder = child if method in self.component.child_methods else obj
-            if pooled is not None and method in self.component.pooled:
-                holder = pooled
-            if not _has(holder, self.adapter.name_of(method)):
+            if not _has(holder(method), self.adapter.name_of(method)):
                 raise OracleUsageError(
                     f"the target has no method {self.adapter.name_of(method)!r} (spec: {method}); map it "
                     f'with an adapter, e.g. --adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
@@ -353,15 +361,21 @@ class Session:
         pairs = [*zip(names, args, strict=False), *kwargs.items()]
         return tuple((k, OneShot(tuple(v)) if isinstance(v, Iterator) else v) for k, v in pairs)
 
-    def target_call(self, receiver: Any, method: str, bound: Bound) -> tuple[Any, Any]:
-        """(target receiver, TargetCall) for a spec-level call on ``receiver``."""
+    def target_call(self, method: str, bound: Bound) -> tuple[tuple[Any, ...], TargetCall]:
+        """The TargetCall for a spec-level call, after the pool to ask the receiver for: ``(pool,)`` in the
+        per-pool form (``receiver.pool(pool).method(...)``), else ``()``."""
         values = dict(bound)
         names = self.component.methods.get(method) or tuple(values)
         if self.adapter.form == "per-pool" and method in self.component.pooled and "pool" in values:
-            pool = values.pop("pool")
-            receiver = getattr(receiver, self.adapter.name_of("pool"))(pool)
             names = tuple(n for n in names if n != "pool")
-        return receiver, self.adapter.translate(method, values, names)
+            return (values.pop("pool"),), self.adapter.translate(method, values, names)
+        return (), self.adapter.translate(method, values, names)
+
+    def constructor_text(self, init: Mapping[str, Any], clock: bool) -> str:
+        """The constructor call as code, e.g. ``target(1.0, clock=clock)``."""
+        call = self.constructor_call(init, "__CLOCK__" if clock else None)
+        parts = [_repr(a) for a in call.args] + [f"{k}={_repr(v)}" for k, v in call.kwargs.items()]
+        return f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
 
 
 class ConstructorRefused(AssertionError):
@@ -371,11 +385,7 @@ class ConstructorRefused(AssertionError):
     def __init__(self, session: Session, init: Mapping[str, Any], error: BaseException) -> None:
         self.init = dict(init)
         self.clause = session.component.constructor_clause
-        call = session.constructor_call(
-            init, "__CLOCK__" if "clock" in session.component.constructor else None
-        )
-        parts = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs.items()]
-        self.call = f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
+        self.call = session.constructor_text(init, "clock" in session.component.constructor)
         self.error = one_line(error)
         super().__init__(f"{self.clause}: {self.call} raised {self.error}")
 
@@ -398,12 +408,9 @@ def _check_signature(session: Session, method: str, function: Any, call: Any) ->
     """Raise SignatureMismatch when ``function`` cannot take ``call``'s arguments (checked by binding them
     to its signature, once per method of a class: a TypeError raised inside a method is an answer)."""
     underlying = getattr(function, "__func__", None)  # a bound method: its signature is its function's
-    if underlying is None:
-        signature = _signature_of(function)
-    else:
-        if underlying not in _SIGNATURES:
-            _SIGNATURES[underlying] = _signature_of(function)
-        signature = _SIGNATURES[underlying]
+    if underlying is not None and underlying not in _SIGNATURES:
+        _SIGNATURES[underlying] = _signature_of(function)
+    signature = _signature_of(function) if underlying is None else _SIGNATURES[underlying]
     if signature is None:
         return
     try:
@@ -465,7 +472,8 @@ class TargetProxy:
         bound = session.bind(method, args, kwargs)
         if self._recording is not None:
             self._recording.calls.append(Call(self._receiver, method, bound, session.now()))
-        receiver, target = session.target_call(self._obj, method, bound)
+        pool, target = session.target_call(method, bound)
+        receiver = getattr(self._obj, session.adapter.name_of("pool"))(*pool) if pool else self._obj
         if target.method == "__len__":
             result: Any = len(receiver)
         else:

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from spec.oracle import check
-from spec.oracle._repro import _repr
-from spec.oracle._session import OneShot
+from spec.oracle._session import OneShot, _repr
 from spec.oracle.variants import existence_cache as oracle_e
 from spec.oracle.variants import metadata_cache as oracle_m
 from spec.oracle.variants import pool_beliefs as oracle_p
