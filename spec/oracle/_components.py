@@ -39,6 +39,7 @@ class Component:
     required: tuple[str, ...]
     optional_parameters: Mapping[str, str] = field(default_factory=dict)
     optional_methods: Mapping[str, str] = field(default_factory=dict)
+    # The rules of an optional method, hidden while it is left out (default: the rule of the same name).
     rules_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
     pooled: frozenset[str] = frozenset()  # methods whose first argument is the pool (per-pool form)
@@ -98,7 +99,7 @@ def _stats(counters: Any) -> tuple[int, int, int]:
     return (counters.hits, counters.misses, counters.evictions)
 
 
-_BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9: each method is a rule too
+_BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9; each is a rule too
 
 
 METADATA_CACHE = Component(
@@ -137,12 +138,7 @@ METADATA_CACHE = Component(
         "stats": "M8 counters: no stats()",
         **{method: f"M9 {method}: no {method}()" for method in _BATCHES},
     },
-    rules_for={
-        "remove": ("remove",),
-        "clear": ("clear",),
-        "__len__": ("length",),
-        **{method: (method,) for method in _BATCHES},
-    },
+    rules_for={"__len__": ("length",)},
     projections={"stats": Projection(_stats, _stats, "({r}.hits, {r}.misses, {r}.evictions)")},
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
@@ -198,10 +194,8 @@ EXISTENCE_CACHE = Component(
     },
     rules_for={
         "__len__": ("length",),
-        "contains": ("contains",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
-        "clear": ("clear",),
     },
     projections={"snapshot": Projection(_snapshot_impl, _snapshot_spec, "[tuple(b) for b in {r}]")},
     choices={"bound": ("global", "per-pool")},
@@ -240,20 +234,19 @@ _POOL_METHODS = {
     "check_invariants": (),
 }
 
+# The pool machine's rules that several left-out methods share.
+_TWO_WRITES = "two_writes_of_a_page_then_one_ack"
+_INFLIGHT_CLEARS = ("clear_pool_inflight", "clear_registry_inflight")
+_CLEARS_MID_WRITE = ("clear_pool_with_a_write_in_flight", "clear_registry_with_a_write_in_flight")
+_MID_WRITE = (_TWO_WRITES, *_CLEARS_MID_WRITE)  # the rules with a write in flight
+
 POOL_BELIEFS = Component(
     clauses=("P1", "P2", "P3", "P4", "P5", "B1"),
     groups={
         "B1": ("invalidate_beyond_with_negative_keep_pages",),
-        "P3": ("untrack_inflight", "two_writes_of_a_page_then_one_ack"),
+        "P3": ("untrack_inflight", _TWO_WRITES),
         "P4": ("covered",),
-        "P5": (
-            "clear_pool",
-            "clear_pool_inflight",
-            "clear_registry",
-            "clear_registry_inflight",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
+        "P5": ("clear_pool", "clear_registry", *_INFLIGHT_CLEARS, *_CLEARS_MID_WRITE),
     },
     constructor_clause="P1",
     name="pool-beliefs",
@@ -276,31 +269,12 @@ POOL_BELIEFS = Component(
     },
     rules_for={
         "__len__": ("length",),
-        "contains": ("contains",),
-        "covered": (
-            "covered",
-            "two_writes_of_a_page_then_one_ack",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
-        "track_inflight": (
-            "track_inflight",
-            "untrack_inflight",
-            "clear_pool_inflight",
-            "clear_registry_inflight",
-            "two_writes_of_a_page_then_one_ack",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
-        "untrack_inflight": ("untrack_inflight", "two_writes_of_a_page_then_one_ack"),
+        "covered": ("covered", *_MID_WRITE),
+        "track_inflight": ("track_inflight", "untrack_inflight", *_INFLIGHT_CLEARS, *_MID_WRITE),
+        "untrack_inflight": ("untrack_inflight", _TWO_WRITES),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
-        "clear": (
-            "clear_pool",
-            "clear_registry",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
-        "clear_inflight": ("clear_pool_inflight", "clear_registry_inflight"),
+        "clear": ("clear_pool", "clear_registry", *_CLEARS_MID_WRITE),
+        "clear_inflight": _INFLIGHT_CLEARS,
         "registry clear": ("clear_registry", "clear_registry_with_a_write_in_flight"),
         "registry clear_inflight": ("clear_registry_inflight",),
     },
@@ -357,7 +331,6 @@ FILE_EVICTOR = Component(
         "snapshot": "snapshot: no snapshot(), so entries are not compared (V2 is checked through answers, "
         "callbacks and the directory)",
     },
-    rules_for={"discard": ("discard",), "evict": ("evict",)},
     clauses=("V1", "V2", "V3", "V4", "V5", "V6", "S7", "C3"),
     # O2: V6 and S7 are checked in every eviction (the machine consults its set_aside); V5's rules are
     # the files that vanish or cannot be removed.
@@ -419,7 +392,6 @@ FILE_STORE = Component(
         "batch_get": "F5 batch_get: no batch_get()",
         "batch_exists": "F5 batch_exists: no batch_exists()",
     },
-    rules_for={"batch_get": ("batch_get",), "batch_exists": ("batch_exists",)},
     probe=_store_probe,
     probe_text="target(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)",
     replayable=False,

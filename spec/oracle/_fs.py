@@ -41,7 +41,7 @@ from typing import Any
 from hicache.fs import FileStat
 from spec.fake_fs import FakeFileSystem
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._time import time_modules
+from spec.oracle._time import add_modules, time_modules
 
 __all__ = ["FakeOS", "RealDiskWatch", "interpose_fs", "unsupported_call"]
 
@@ -380,9 +380,7 @@ class RealDiskWatch:
         return cls._installed
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active or not args:
-            return
-        if not (event == "open" or event.startswith(("os.", "shutil."))):
+        if not self.active or not args or not (event == "open" or event.startswith(("os.", "shutil."))):
             return
         path = args[0]
         if isinstance(path, bytes):
@@ -422,17 +420,14 @@ class FsControl:
 
     def __init__(self, session: Any) -> None:
         self.mode = "none"
+        if "fs" in session.component.constructor:
+            self.mode = "injected" if session.accepts("fs") else "interposed"
         self.fake = FakeOS()
         self.modules: list[ModuleType] = []
         self.patched_names: dict[str, list[str]] = {}
         self.worlds: list[FakeFileSystem] = []  # every fake filesystem a target was given or shown
         self._patched = False
-        if "fs" not in session.component.constructor:
-            return
-        if session.accepts("fs"):
-            self.mode = "injected"
-        else:
-            self.mode = "interposed"
+        if self.mode == "interposed":
             self.modules = time_modules(session.target)
             # A factory's class may live in a module it reaches through a closure or a global: interposed
             # before the probe builds one, so that even the probe never reaches the real disk.
@@ -446,9 +441,8 @@ class FsControl:
             self.worlds.append(fs)
         if self.mode != "interposed" or "fs" not in init:
             return init
-        init = dict(init)
-        self.fake.fs = init.pop("fs")
-        return init
+        self.fake.fs = fs
+        return {k: v for k, v in init.items() if k != "fs"}
 
     def add_modules(self, *instances: Any) -> None:
         """Interposed: also the modules of the instances' classes; a usage error when none of the modules
@@ -456,9 +450,7 @@ class FsControl:
         if self.mode != "interposed":
             return
         RealDiskWatch.shared().seen.clear()  # the probe ran before its instance's modules were interposed
-        for obj in instances:
-            if obj is not None:
-                self.modules += [m for m in time_modules(obj) if m not in self.modules]
+        add_modules(self.modules, *instances)
         self.patch()()  # learns patched_names
         if not self.patched_names:  # the names replaced, but for the ``open`` added to every module
             searched = ", ".join(m.__name__ for m in self.modules) or "none importable"

@@ -68,9 +68,8 @@ def divergence(session: Session, result: Replay) -> str:
     if got[0] == "clock readings":
         return f"{call} read the clock {got[1]} times; one instant reads it once (M9)"
     answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
-    return (
-        f"{call} {answer}; the spec {f'answers {want[1]!r}' if want[0] == 'value' else f'raises {want[1]}'}"
-    )
+    expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
+    return f"{call} {answer}; the spec {expected}"
 
 
 def render_repro(

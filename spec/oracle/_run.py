@@ -218,9 +218,7 @@ Step = tuple[str, dict[str, Any]]
 def _rule_codes(base: type[LockstepMachine]) -> dict[Any, str]:
     """The code of each of the machine's own public functions (its rules), by name."""
     codes: dict[Any, str] = {}
-    for klass in base.__mro__:
-        if klass is LockstepMachine:
-            break
+    for klass in base.__mro__[: base.__mro__.index(LockstepMachine)]:
         for name, value in vars(klass).items():
             function = inspect.unwrap(value) if callable(value) else None
             if inspect.isfunction(function) and not name.startswith("_") and name not in NOT_STEPS:
@@ -257,19 +255,14 @@ def _machine_class(
     ``budget`` is consulted at the start of every example (before the machine is built), and told when
     one fails: the examples Hypothesis runs to shrink it are not counted in the figures.  While
     Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
-    try:
-        build = component.machine()
-    except ImportError as error:
-        raise OracleUsageError(
-            f"component {component.name!r} has no machine in this tree yet: {error}"
-        ) from None
-    base: type[LockstepMachine] = build(session.factory, **session.declared)
+    base: type[LockstepMachine] = component.machine()(session.factory, **session.declared)
+    codes = _rule_codes(base)
+    rules = set(codes.values())
     hidden = {
         rule: None
         for group in session.left_out
-        for rule in (*component.rules_for.get(group, ()), *component.groups.get(group, ()))
+        for rule in (*component.rules_for.get(group, {group} & rules), *component.groups.get(group, ()))
     }
-    codes = _rule_codes(base)
     stop: list[Callable[[], None]] = []  # what to undo at teardown: the recording of steps,
     interposed: list[Callable[[], None]] = []  # and, after the machine's own, the interposition
 
@@ -409,7 +402,6 @@ def check(
         errors: list[BaseException] = []
         cleanup.callback(session.patch())
         done = 0
-        chunk_index = 0
         while done < max_examples and not budget.out_of_time(budget.elapsed()):
             failure: BaseException | None = None
             budget_examples = min(CHUNK, max_examples - done)
@@ -424,7 +416,7 @@ def check(
                 phases=(Phase.generate, Phase.shrink),
                 suppress_health_check=list(HealthCheck),
             )
-            machine = hypothesis_seed(seed * 1_000_003 + chunk_index)(machine)  # each chunk its own seed
+            machine = hypothesis_seed(seed * 1_000_003 + done // CHUNK)(machine)  # each chunk its own seed
             budget.shrinking, budget.shrinks, budget.complete, budget.last_failure = False, 0, False, None
             out_of_time = False
             try:
@@ -444,7 +436,6 @@ def check(
             totals = _plus(totals, figures)
             machine.figures = Figures()  # counted: so_far() must not add them twice
             done += budget_examples
-            chunk_index += 1
             if out_of_time:
                 break
             if failure is not None:
@@ -454,13 +445,8 @@ def check(
                 failures.append(found)
                 errors.append(failure)
                 # O2: set the failing clause's group aside and go on looking for the others.
-                aside = next((c for c in found["clauses"] if c in spec_component.groups), None)
-                if (
-                    not every_clause
-                    or aside is None
-                    or aside in session.left_out
-                    or len(failures) >= MAX_FAILURES
-                ):
+                aside = next((c for c in found["clauses"] if c in spec_component.groups), "")
+                if not every_clause or aside in ("", *session.left_out) or len(failures) >= MAX_FAILURES:
                     break
                 session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
                 machine = _machine_class(spec_component, session, budget)
@@ -605,9 +591,8 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
         return _failure(clauses, machine_message, sum(name != "build" for name, _ in steps), lines, repro)
     recording = session.recording
     if recording is None:
-        return _failure(
-            clauses, f"the machine failed before building the target: {machine_message}", 0, [], ""
-        )
+        message = f"the machine failed before building the target: {machine_message}"
+        return _failure(clauses, message, 0, [], "")
     # Hypothesis shrinks machine steps; one step may make several calls (``contains_every_key``), and a
     # call may be needed by no later answer: cutting the calls down one at a time shortens the
     # catalogue's counterexamples even after unbounded shrinking (issue 11 item 7: M/E/P, mean 4.4 calls
