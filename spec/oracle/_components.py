@@ -282,9 +282,7 @@ POOL_BELIEFS = Component(
         "clear": "P5 registry clear: the registry has no clear() (its pools' clear() is checked)",
         "clear_inflight": "P5 registry clear_inflight: the registry has no clear_inflight() (its pools' is)",
     },
-    projections={
-        "snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))"),
-    },
+    projections={"snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))")},
     probe={"max_entries": 4},
     probe_text="target(max_entries), a registry with pool(name) or a per-pool class",
     child="pool",

@@ -295,12 +295,7 @@ def _machine_class(
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
-    members = {
-        **hidden,
-        "__init__": __init__,
-        "teardown": teardown,
-        "set_aside": frozenset(session.left_out),
-    }
+    members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
     return type(f"Oracle{base.__name__}", (base,), members)
 
 
@@ -312,11 +307,9 @@ def _prepare(
 ) -> tuple[Component, Session, str]:
     if component not in COMPONENTS:
         raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
-    if adapter is None:
-        adapter = Adapter()
-    elif not isinstance(adapter, Adapter):
+    if not isinstance(adapter, Adapter):
         try:
-            adapter = Adapter.from_dict(adapter)
+            adapter = Adapter.from_dict(adapter or {})
         except (TypeError, ValueError) as error:
             raise OracleUsageError(f"bad adapter: {error}") from None
     target_path = target if isinstance(target, str) else _path_of(target)
