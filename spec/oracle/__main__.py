@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 from spec.oracle._components import COMPONENTS, available_components
@@ -51,10 +52,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def _choice(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name or not value:
@@ -91,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             steps=args.steps,
             seconds=args.seconds,
             adapter=adapter,
-            progress=None if args.json else _progress,
+            progress=None if args.json else partial(print, file=sys.stderr, flush=True),
             leave_out=args.leave_out,
             declare=declare,
         )

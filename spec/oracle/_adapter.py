@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import takewhile
 from typing import Any
 
 __all__ = ["Adapter", "TargetCall"]
@@ -98,11 +99,7 @@ class Adapter:
     ) -> TargetCall:
         """The target call for a spec call whose arguments are ``bound`` (spec name -> value)."""
         order = self.positional.get(method, default_positional)
-        args: list[Any] = []
-        for name in order:
-            if name not in bound:
-                break
-            args.append(bound[name])
+        args = [bound[name] for name in takewhile(bound.__contains__, order)]
         taken = set(order[: len(args)])
         kwargs = {self.keyword_of(method, k): v for k, v in bound.items() if k not in taken}
         return TargetCall(self.name_of(method), tuple(args), kwargs)

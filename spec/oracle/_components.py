@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from spec.existence_cache import by_pool
+from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
@@ -30,16 +32,14 @@ class Projection:
 @dataclass(frozen=True)
 class Component:
     name: str
-    title: str
-    machine_module: str
-    machine_function: str
-    spec_module: str
-    spec_class: str
+    machine_path: str  # package.module:function, the builder of the project's machine
+    spec_path: str  # package.module:Class, the spec the replays run against
     constructor: tuple[str, ...]
     methods: Mapping[str, tuple[str, ...]]
     required: tuple[str, ...]
     optional_parameters: Mapping[str, str] = field(default_factory=dict)
     optional_methods: Mapping[str, str] = field(default_factory=dict)
+    # The rules of an optional method, hidden while it is left out (default: the rule of the same name).
     rules_for: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     projections: Mapping[str, Projection] = field(default_factory=dict)
     pooled: frozenset[str] = frozenset()  # methods whose first argument is the pool (per-pool form)
@@ -68,56 +68,56 @@ class Component:
     # How answers are compared under a declared choice, where it differs: (choice, value) -> projections.
     declared_projections: Mapping[tuple[str, str], Mapping[str, Projection]] = field(default_factory=dict)
     # The project's own classes whose API differs from the component's: put behind its interface (a
-    # function of the machine module: target -> target; anything else is returned as it is).
+    # function, package.module:name, target -> target; anything else is returned as it is).
     wrap: str = ""
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
     # that group is left out (S7's rest needs V5's unremovable files).
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
-        if not self.wrap:
-            return target
-        return getattr(importlib.import_module(self.machine_module), self.wrap)(target)  # type: ignore[no-any-return]
+        return _load(self.wrap)(target) if self.wrap else target
 
-    def machine(self) -> Callable[[Callable[..., Any]], Any]:
+    def machine(self) -> Callable[..., Any]:
         """The machine builder of the project's tests (raises ImportError until it exists)."""
-        return getattr(importlib.import_module(self.machine_module), self.machine_function)  # type: ignore[no-any-return]
+        return _load(self.machine_path)
 
     def probe_arguments(self) -> dict[str, Any]:
         """Constructor arguments of the probe instance (fresh each time)."""
         return dict(self.probe() if callable(self.probe) else self.probe)
 
     def spec_factory(self) -> Callable[..., Any]:
-        return getattr(importlib.import_module(self.spec_module), self.spec_class)  # type: ignore[no-any-return]
+        return _load(self.spec_path)
 
 
-def _stats_spec(model: Any) -> tuple[int, int, int]:
-    return (model.hits, model.misses, model.evictions)
+def _load(path: str) -> Callable[..., Any]:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def _stats_impl(answer: Any) -> tuple[int, int, int]:
-    return (answer.hits, answer.misses, answer.evictions)
+def _stats(counters: Any) -> tuple[int, int, int]:
+    """The M8 counters of a target's ``stats()`` answer, and of the spec itself."""
+    return (counters.hits, counters.misses, counters.evictions)
+
+
+_BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9; each is a rule too
 
 
 METADATA_CACHE = Component(
     clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9"),
     groups={
-        "M9": ("add_many", "contains_many", "contains_prefix", "remove_many"),
+        "M9": _BATCHES,
         "M5": ("remove", "clear", "length"),
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
         "M6": (),
     },
     group_parameters={"M6": "max_entries"},
-    one_instant=frozenset({"add_many", "contains_many", "contains_prefix", "remove_many"}),
+    one_instant=frozenset(_BATCHES),
     choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",
-    title="MetadataCache: hard-TTL positive cache (M2-M6, M8)",
-    machine_module="spec.machines.metadata_cache",
-    machine_function="metadata_cache_machine",
-    spec_module="spec.metadata_cache",
-    spec_class="MetadataCacheSpec",
+    machine_path="spec.machines.metadata_cache:metadata_cache_machine",
+    spec_path="spec.metadata_cache:MetadataCacheSpec",
     constructor=("ttl_seconds", "max_entries", "clock"),
     methods={
         "add": ("key",),
@@ -127,10 +127,7 @@ METADATA_CACHE = Component(
         "__len__": (),
         "stats": (),
         "check_invariants": (),
-        "add_many": ("keys",),
-        "contains_many": ("keys",),
-        "contains_prefix": ("keys",),
-        "remove_many": ("keys",),
+        **dict.fromkeys(_BATCHES, ("keys",)),
     },
     required=("add", "contains"),
     optional_parameters={"max_entries": "M6 bounded size: no max_entries parameter, unbounded runs only"},
@@ -139,21 +136,10 @@ METADATA_CACHE = Component(
         "clear": "M5 clear: no clear()",
         "__len__": "M5 len: no __len__",
         "stats": "M8 counters: no stats()",
-        "add_many": "M9 add_many: no add_many()",
-        "contains_many": "M9 contains_many: no contains_many()",
-        "contains_prefix": "M9 contains_prefix: no contains_prefix()",
-        "remove_many": "M9 remove_many: no remove_many()",
+        **{method: f"M9 {method}: no {method}()" for method in _BATCHES},
     },
-    rules_for={
-        "remove": ("remove",),
-        "clear": ("clear",),
-        "__len__": ("length",),
-        "add_many": ("add_many",),
-        "contains_many": ("contains_many",),
-        "contains_prefix": ("contains_prefix",),
-        "remove_many": ("remove_many",),
-    },
-    projections={"stats": Projection(_stats_impl, _stats_spec, "({r}.hits, {r}.misses, {r}.evictions)")},
+    rules_for={"__len__": ("length",)},
+    projections={"stats": Projection(_stats, _stats, "({r}.hits, {r}.misses, {r}.evictions)")},
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
 )
@@ -167,15 +153,7 @@ def _snapshot_spec(model: Any) -> Any:
     return model.snapshot()
 
 
-def _by_pool_impl(answer: Any) -> dict[Any, list[Any]]:
-    from spec.existence_cache import by_pool
-
-    return by_pool((pool, h) for pool, h in answer)
-
-
 def _by_pool_spec(model: Any) -> dict[Any, list[Any]]:
-    from spec.existence_cache import by_pool
-
     return by_pool(model.snapshot())
 
 
@@ -191,11 +169,8 @@ EXISTENCE_CACHE = Component(
     },
     constructor_clause="E1",
     name="existence-cache",
-    title="StorageExistenceCache: global LRU beliefs over (pool, hash) (E1-E8)",
-    machine_module="spec.machines.existence_cache",
-    machine_function="existence_cache_machine",
-    spec_module="spec.existence_cache",
-    spec_class="StorageExistenceCacheSpec",
+    machine_path="spec.machines.existence_cache:existence_cache_machine",
+    spec_path="spec.existence_cache:StorageExistenceCacheSpec",
     constructor=("max_entries",),
     methods={
         "add": ("pool", "hashes"),
@@ -219,10 +194,8 @@ EXISTENCE_CACHE = Component(
     },
     rules_for={
         "__len__": ("length",),
-        "contains": ("contains",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
-        "clear": ("clear",),
     },
     projections={"snapshot": Projection(_snapshot_impl, _snapshot_spec, "[tuple(b) for b in {r}]")},
     choices={"bound": ("global", "per-pool")},
@@ -230,7 +203,7 @@ EXISTENCE_CACHE = Component(
     declared_projections={
         ("bound", "per-pool"): {
             "snapshot": Projection(
-                _by_pool_impl, _by_pool_spec, "{{p: [h for q, h in {r} if q == p] for p, _ in {r}}}"
+                by_pool, _by_pool_spec, "{{p: [h for q, h in {r} if q == p] for p, _ in {r}}}"
             )
         }
     },
@@ -245,44 +218,42 @@ def _pool_snapshot_impl(answer: Any) -> tuple[list[Any], dict[Any, int]]:
     return (list(beliefs), dict(inflight))
 
 
+_POOL_METHODS = {
+    "pool": ("name",),
+    "add": ("hashes",),
+    "contains": ("page_hash",),
+    "contains_all": ("hashes",),
+    "covered": ("hashes",),
+    "track_inflight": ("hashes",),
+    "untrack_inflight": ("hashes",),
+    "invalidate_beyond": ("hashes", "keep_pages"),
+    "clear": (),
+    "clear_inflight": (),
+    "__len__": (),
+    "snapshot": (),
+    "check_invariants": (),
+}
+
+# The pool machine's rules that several left-out methods share.
+_TWO_WRITES = "two_writes_of_a_page_then_one_ack"
+_INFLIGHT_CLEARS = ("clear_pool_inflight", "clear_registry_inflight")
+_CLEARS_MID_WRITE = ("clear_pool_with_a_write_in_flight", "clear_registry_with_a_write_in_flight")
+_MID_WRITE = (_TWO_WRITES, *_CLEARS_MID_WRITE)  # the rules with a write in flight
+
 POOL_BELIEFS = Component(
     clauses=("P1", "P2", "P3", "P4", "P5", "B1"),
     groups={
         "B1": ("invalidate_beyond_with_negative_keep_pages",),
-        "P3": ("untrack_inflight", "two_writes_of_a_page_then_one_ack"),
+        "P3": ("untrack_inflight", _TWO_WRITES),
         "P4": ("covered",),
-        "P5": (
-            "clear_pool",
-            "clear_pool_inflight",
-            "clear_registry",
-            "clear_registry_inflight",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
+        "P5": ("clear_pool", "clear_registry", *_INFLIGHT_CLEARS, *_CLEARS_MID_WRITE),
     },
     constructor_clause="P1",
     name="pool-beliefs",
-    title="PooledExistenceCache / PoolExistenceBeliefs: per-pool beliefs with in-flight refs (P1-P5)",
-    machine_module="spec.machines.pool_beliefs",
-    machine_function="pool_beliefs_machine",
-    spec_module="spec.pool_beliefs",
-    spec_class="PooledExistenceCacheSpec",
+    machine_path="spec.machines.pool_beliefs:pool_beliefs_machine",
+    spec_path="spec.pool_beliefs:PooledExistenceCacheSpec",
     constructor=("max_entries",),
-    methods={
-        "pool": ("name",),
-        "add": ("hashes",),
-        "contains": ("page_hash",),
-        "contains_all": ("hashes",),
-        "covered": ("hashes",),
-        "track_inflight": ("hashes",),
-        "untrack_inflight": ("hashes",),
-        "invalidate_beyond": ("hashes", "keep_pages"),
-        "clear": (),
-        "clear_inflight": (),
-        "__len__": (),
-        "snapshot": (),
-        "check_invariants": (),
-    },
+    methods=_POOL_METHODS,
     required=("add", "contains_all"),
     # Checked on a pool (``clear`` and ``clear_inflight`` too: a per-pool class gets the oracle's registry).
     optional_methods={
@@ -298,31 +269,12 @@ POOL_BELIEFS = Component(
     },
     rules_for={
         "__len__": ("length",),
-        "contains": ("contains",),
-        "covered": (
-            "covered",
-            "two_writes_of_a_page_then_one_ack",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
-        "track_inflight": (
-            "track_inflight",
-            "untrack_inflight",
-            "clear_pool_inflight",
-            "clear_registry_inflight",
-            "two_writes_of_a_page_then_one_ack",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
-        "untrack_inflight": ("untrack_inflight", "two_writes_of_a_page_then_one_ack"),
+        "covered": ("covered", *_MID_WRITE),
+        "track_inflight": ("track_inflight", "untrack_inflight", *_INFLIGHT_CLEARS, *_MID_WRITE),
+        "untrack_inflight": ("untrack_inflight", _TWO_WRITES),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
-        "clear": (
-            "clear_pool",
-            "clear_registry",
-            "clear_pool_with_a_write_in_flight",
-            "clear_registry_with_a_write_in_flight",
-        ),
-        "clear_inflight": ("clear_pool_inflight", "clear_registry_inflight"),
+        "clear": ("clear_pool", "clear_registry", *_CLEARS_MID_WRITE),
+        "clear_inflight": _INFLIGHT_CLEARS,
         "registry clear": ("clear_registry", "clear_registry_with_a_write_in_flight"),
         "registry clear_inflight": ("clear_registry_inflight",),
     },
@@ -330,33 +282,15 @@ POOL_BELIEFS = Component(
         "clear": "P5 registry clear: the registry has no clear() (its pools' clear() is checked)",
         "clear_inflight": "P5 registry clear_inflight: the registry has no clear_inflight() (its pools' is)",
     },
-    projections={
-        "snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))"),
-    },
+    projections={"snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))")},
     probe={"max_entries": 4},
     probe_text="target(max_entries), a registry with pool(name) or a per-pool class",
     child="pool",
-    child_methods=frozenset(
-        {
-            "add",
-            "contains",
-            "contains_all",
-            "covered",
-            "track_inflight",
-            "untrack_inflight",
-            "invalidate_beyond",
-            "clear",
-            "clear_inflight",
-            "__len__",
-            "snapshot",
-        }
-    ),
+    child_methods=frozenset(_POOL_METHODS) - {"pool", "check_invariants"},  # the registry's own
 )
 
 
 def _evictor_probe() -> dict[str, Any]:
-    from spec.fake_fs import FakeFileSystem
-
     fs = FakeFileSystem(FakeClock(0.0))
     fs.mkdir("/probe")
     return {
@@ -374,11 +308,8 @@ def _evictor_probe() -> dict[str, Any]:
 FILE_EVICTOR = Component(
     constructor_clause="V1",
     name="file-evictor",
-    title="LRU file evictor on a fake filesystem (V1-V6, S7, C3)",
-    machine_module="spec.machines.file_evictor",
-    machine_function="file_evictor_machine",
-    spec_module="spec.file_store",
-    spec_class="FileStoreModel",
+    machine_path="spec.machines.file_evictor:file_evictor_machine",
+    spec_path="spec.file_store:FileStoreModel",
     constructor=("directory", "max_size", "min_free_space", "eviction_ratio", "on_evict", "fs"),
     methods={
         "reserve": ("key", "nbytes"),
@@ -398,7 +329,6 @@ FILE_EVICTOR = Component(
         "snapshot": "snapshot: no snapshot(), so entries are not compared (V2 is checked through answers, "
         "callbacks and the directory)",
     },
-    rules_for={"discard": ("discard",), "evict": ("evict",)},
     clauses=("V1", "V2", "V3", "V4", "V5", "V6", "S7", "C3"),
     # O2: V6 and S7 are checked in every eviction (the machine consults its set_aside); V5's rules are
     # the files that vanish or cannot be removed.
@@ -420,7 +350,7 @@ FILE_EVICTOR = Component(
         "own": ("excluded", "counted"),
         "writers": ("counted", "one"),
     },
-    wrap="project_factory",
+    wrap="spec.machines.file_evictor:project_factory",
     depends={"V5": ("S7",)},
     probe=_evictor_probe,
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
@@ -429,8 +359,6 @@ FILE_EVICTOR = Component(
 
 
 def _store_probe() -> dict[str, Any]:
-    from spec.fake_fs import FakeFileSystem
-
     return {
         "storage_dir": "/probe",
         "namespace": "",
@@ -442,11 +370,8 @@ def _store_probe() -> dict[str, Any]:
 FILE_STORE = Component(
     constructor_clause="F9",
     name="file-store",
-    title="HiCacheFile on a fake filesystem with faults, restarts and crashes (F1-F8, V1-V6, C1-C4, S3)",
-    machine_module="spec.machines.file_store",
-    machine_function="file_store_machine",
-    spec_module="spec.file_store",
-    spec_class="FileStoreModel",
+    machine_path="spec.machines.file_store:file_store_machine",
+    spec_path="spec.file_store:FileStoreModel",
     constructor=("storage_dir", "namespace", "extra_config", "fs", "clock"),
     methods={
         "set": ("key", "value"),
@@ -465,7 +390,6 @@ FILE_STORE = Component(
         "batch_get": "F5 batch_get: no batch_get()",
         "batch_exists": "F5 batch_exists: no batch_exists()",
     },
-    rules_for={"batch_get": ("batch_get",), "batch_exists": ("batch_exists",)},
     probe=_store_probe,
     probe_text="target(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)",
     replayable=False,

@@ -25,6 +25,7 @@ controlled.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import io
 import os as real_os
@@ -37,9 +38,14 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+from hicache.fs import FileStat
 from spec.fake_fs import FakeFileSystem
+from spec.oracle._errors import OracleUsageError
+from spec.oracle._time import add_modules, time_modules
 
 __all__ = ["FakeOS", "RealDiskWatch", "interpose_fs", "unsupported_call"]
+
+os_stat_result = real_os.stat_result
 
 _KIND_BITS = {
     "file": stat_module.S_IFREG,
@@ -50,54 +56,61 @@ _KIND_BITS = {
     "device": stat_module.S_IFCHR,
 }
 
-# Functions of ``os`` that reach the filesystem; those FakeOS does not implement raise in the fake ``os``.
+# Functions of ``os``, ``os.path`` and ``shutil`` that reach the filesystem; those FakeOS does not
+# implement raise in the fake modules, and are named.
 _OS_FS_FUNCTIONS = [
-    "access",
-    "chdir",
-    "chmod",
-    "chown",
+    *("listdir", "scandir", "walk", "fwalk", "stat", "lstat", "statvfs", "access", "readlink", "getcwd"),
+    *("mkdir", "makedirs", "mkfifo", "mknod", "open", "link", "symlink", "truncate", "utime", "chdir"),
+    *("remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace", "chmod", "chown", "lchown"),
     "chroot",
-    "link",
-    "listdir",
-    "lstat",
-    "makedirs",
-    "mkdir",
-    "mkfifo",
-    "mknod",
-    "open",
-    "readlink",
-    "remove",
-    "removedirs",
-    "rename",
-    "renames",
-    "replace",
-    "rmdir",
-    "scandir",
-    "stat",
-    "statvfs",
-    "symlink",
-    "truncate",
-    "unlink",
-    "utime",
-    "walk",
-    "getcwd",
-    "fwalk",
-    "lchown",
 ]
 _PATH_FS_FUNCTIONS = [
-    "exists",
-    "lexists",
-    "isfile",
-    "isdir",
-    "islink",
-    "getsize",
-    "getmtime",
-    "getatime",
-    "getctime",
-    "realpath",
-    "samefile",
+    *("exists", "lexists", "isfile", "isdir", "islink", "realpath", "samefile"),
+    *("getsize", "getmtime", "getatime", "getctime"),
 ]
 _SHUTIL_FS_FUNCTIONS = ["rmtree", "copyfile", "copy", "copy2", "move", "disk_usage", "copytree"]
+
+
+def _stat_result(st: FileStat) -> os_stat_result:
+    mode = _KIND_BITS.get(st.kind, stat_module.S_IFREG) | st.mode
+    return real_os.stat_result((mode, 0, 0, 1, st.uid, st.gid, st.size, st.mtime, st.mtime, st.mtime))
+
+
+def _statvfs(fs: FakeFileSystem, path: str) -> Any:
+    free, blocks = fs.free_bytes(path), fs.capacity_bytes(path)
+    return real_os.statvfs_result((1, 1, blocks, free, free, 1 << 20, 1 << 20, 1 << 20, 0, 255))
+
+
+def _disk_usage(fs: FakeFileSystem, path: str) -> Any:
+    total, free = fs.capacity_bytes(path), fs.free_bytes(path)
+    return real_shutil._ntuple_diskusage(total, total - free, free)
+
+
+# The functions that are one call of the fake filesystem on their path arguments, made plain (keywords
+# such as ``dir_fd`` or ``follow_symlinks`` are taken and ignored): qualified name -> (fs, *paths) -> answer.
+_IGNORED = frozenset({"dir_fd", "src_dir_fd", "dst_dir_fd", "follow_symlinks", "strict"})
+_ONE_CALL: dict[str, Callable[..., Any]] = {
+    "os.remove": FakeFileSystem.unlink,
+    "os.unlink": FakeFileSystem.unlink,
+    "os.stat": lambda fs, path: _stat_result(fs.stat(path)),
+    "os.lstat": lambda fs, path: _stat_result(fs.stat(path)),
+    "os.listdir": lambda fs, path=".": [entry.name for entry in fs.scandir(path)],
+    "os.statvfs": _statvfs,
+    "os.replace": FakeFileSystem.replace,
+    "os.rename": FakeFileSystem.replace,
+    "os.path.getsize": lambda fs, path: fs.stat(path).size,
+    "os.path.getmtime": lambda fs, path: fs.stat(path).mtime,
+    "os.path.realpath": lambda fs, path: fs.resolve(posixpath.abspath(path)),
+    "shutil.disk_usage": _disk_usage,
+}
+# The tests of ``os.path`` on the kind of node (False where there is none): name -> kind -> answer.
+_KIND_TESTS: dict[str, Callable[[str], bool]] = {
+    "exists": lambda kind: kind != "symlink",
+    "lexists": lambda kind: True,
+    "isfile": lambda kind: kind == "file",
+    "isdir": lambda kind: kind == "dir",
+    "islink": lambda kind: kind == "symlink",
+}
 
 
 class FakeOS:
@@ -122,15 +135,23 @@ class FakeOS:
         self.fs: FakeFileSystem | None = fs
         self.calls: Counter[str] = Counter()
         self.unsupported: list[str] = []
-        self.os = self._make_os()
-        self.path = self.os.path
-        self.shutil = self._make_shutil()
+        self.os = self._module(real_os, "os", _OS_FS_FUNCTIONS)
+        self.path = self.os.path = self._module(posixpath, "os.path", _PATH_FS_FUNCTIONS)  # type: ignore[attr-defined]
+        self.shutil = self._module(real_shutil, "shutil", _SHUTIL_FS_FUNCTIONS)
+        modules = {"os": self.os, "os.path": self.path, "shutil": self.shutil}
+        for qualified, act in _ONE_CALL.items():
+            module, _, name = qualified.rpartition(".")
+            setattr(modules[module], name, self._function(qualified, act))
+        for name, test in _KIND_TESTS.items():
+            setattr(self.path, name, self._kind_test(f"os.path.{name}", test))
+        for function in (self._scandir, self._makedirs, self._mkdir):  # the methods below, as os.scandir...
+            setattr(self.os, function.__name__[1:], function)
+        for method in (self._rmtree, self._move):
+            setattr(self.shutil, method.__name__[1:], method)
 
     @property
     def total_calls(self) -> int:
         return sum(self.calls.values())
-
-    # -- the world ----------------------------------------------------------
 
     def _fs(self, name: str) -> FakeFileSystem:
         self.calls[name] += 1
@@ -138,10 +159,14 @@ class FakeOS:
             raise OSError(errno.EIO, "the oracle's fake filesystem is not set up")
         return self.fs
 
-    def _stat_result(self, path: str, name: str) -> os_stat_result:
-        st = self._fs(name).stat(path)
-        mode = _KIND_BITS.get(st.kind, stat_module.S_IFREG) | st.mode
-        return real_os.stat_result((mode, 0, 0, 1, st.uid, st.gid, st.size, st.mtime, st.mtime, st.mtime))
+    def _module(self, real: ModuleType, prefix: str, functions: list[str]) -> ModuleType:
+        """A copy of ``real`` whose filesystem ``functions`` raise and are named (NotImplementedError)."""
+        fake = ModuleType(real.__name__, f"the oracle's controlled view of {prefix} (a fake filesystem)")
+        fake.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("__")})
+        for function in functions:
+            if hasattr(real, function):
+                setattr(fake, function, self._unsupported(f"{prefix}.{function}"))
+        return fake
 
     def _unsupported(self, qualified: str) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -151,155 +176,59 @@ class FakeOS:
         call.__name__ = qualified.rsplit(".", 1)[-1]
         return call
 
-    # -- os -----------------------------------------------------------------
+    def _function(self, qualified: str, act: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            paths = {k: real_os.fspath(v) for k, v in kwargs.items() if k not in _IGNORED}
+            return act(self._fs(qualified), *map(real_os.fspath, args), **paths)
 
-    def _make_os(self) -> ModuleType:
-        fake = ModuleType("os", "the oracle's controlled view of the os module (a fake filesystem)")
-        fake.__dict__.update({k: v for k, v in vars(real_os).items() if not k.startswith("__")})
-        for name in _OS_FS_FUNCTIONS:
-            if hasattr(real_os, name):
-                setattr(fake, name, self._unsupported(f"os.{name}"))
+        call.__name__ = qualified.rsplit(".", 1)[-1]
+        return call
 
-        def remove(path: str, *, dir_fd: Any = None) -> None:
-            self._fs("os.remove").unlink(real_os.fspath(path))
-
-        def unlink(path: str, *, dir_fd: Any = None) -> None:
-            self._fs("os.unlink").unlink(real_os.fspath(path))
-
-        def stat(path: str, *, dir_fd: Any = None, follow_symlinks: bool = True) -> os_stat_result:
-            return self._stat_result(real_os.fspath(path), "os.stat")
-
-        def lstat(path: str, *, dir_fd: Any = None) -> os_stat_result:
-            return self._stat_result(real_os.fspath(path), "os.lstat")
-
-        def listdir(path: str = ".") -> list[str]:
-            return [entry.name for entry in self._fs("os.listdir").scandir(real_os.fspath(path))]
-
-        def scandir(path: str = ".") -> _ScanDir:
-            directory = real_os.fspath(path)
-            entries = list(self._fs("os.scandir").scandir(directory))
-            return _ScanDir([_FakeDirEntry(self, directory, e) for e in entries])
-
-        def statvfs(path: str) -> Any:
-            fs = self._fs("os.statvfs")
-            free, blocks = fs.free_bytes(real_os.fspath(path)), fs.capacity_bytes(real_os.fspath(path))
-            return real_os.statvfs_result((1, 1, blocks, free, free, 1 << 20, 1 << 20, 1 << 20, 0, 255))
-
-        def makedirs(name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
-            path = posixpath.normpath(real_os.fspath(name))
-            fs = self._fs("os.makedirs")
-            if path in fs.dirs and not exist_ok:
-                raise FileExistsError(errno.EEXIST, "File exists", path)
-            fs.mkdir(path, mode & 0o777)
-
-        def mkdir(path: str, mode: int = 0o777, *, dir_fd: Any = None) -> None:
-            name = posixpath.normpath(real_os.fspath(path))
-            fs = self._fs("os.mkdir")
-            if name in fs.dirs or name in fs.files:
-                raise FileExistsError(errno.EEXIST, "File exists", name)
-            if posixpath.dirname(name) not in fs.dirs:
-                raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
-            fs.mkdir(name, mode & 0o777)
-
-        def replace(src: str, dst: str, **_: Any) -> None:
-            self._fs("os.replace").replace(real_os.fspath(src), real_os.fspath(dst))
-
-        def rename(src: str, dst: str, **_: Any) -> None:
-            self._fs("os.rename").replace(real_os.fspath(src), real_os.fspath(dst))
-
-        for function in (
-            remove,
-            unlink,
-            stat,
-            lstat,
-            listdir,
-            scandir,
-            statvfs,
-            makedirs,
-            mkdir,
-            replace,
-            rename,
-        ):
-            setattr(fake, function.__name__, function)
-        fake.path = self._make_path()  # type: ignore[attr-defined]
-        return fake
-
-    def _make_path(self) -> ModuleType:
-        fake = ModuleType("posixpath", "the oracle's controlled view of os.path (a fake filesystem)")
-        fake.__dict__.update({k: v for k, v in vars(posixpath).items() if not k.startswith("__")})
-        for name in _PATH_FS_FUNCTIONS:
-            setattr(fake, name, self._unsupported(f"os.path.{name}"))
-
-        def _try_stat(name: str, path: str) -> Any:
+    def _kind_test(self, qualified: str, test: Callable[[str], bool]) -> Callable[[Any], bool]:
+        def call(path: Any) -> bool:
             try:
-                return self._fs(name).stat(real_os.fspath(path))
+                kind = self._fs(qualified).stat(real_os.fspath(path)).kind
             except (OSError, ValueError):
-                return None
+                return False
+            return test(kind)
 
-        def exists(path: str) -> bool:
-            st = _try_stat("os.path.exists", path)
-            return st is not None and st.kind != "symlink"
+        call.__name__ = qualified.rsplit(".", 1)[-1]
+        return call
 
-        def lexists(path: str) -> bool:
-            return _try_stat("os.path.lexists", path) is not None
+    def _scandir(self, path: str = ".") -> _ScanDir:
+        directory = real_os.fspath(path)
+        entries = list(self._fs("os.scandir").scandir(directory))
+        return _ScanDir([_FakeDirEntry(self, directory, e) for e in entries])
 
-        def isfile(path: str) -> bool:
-            st = _try_stat("os.path.isfile", path)
-            return st is not None and st.kind == "file"
+    def _makedirs(self, name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        path = posixpath.normpath(real_os.fspath(name))
+        fs = self._fs("os.makedirs")
+        if path in fs.dirs and not exist_ok:
+            raise FileExistsError(errno.EEXIST, "File exists", path)
+        fs.mkdir(path, mode & 0o777)
 
-        def isdir(path: str) -> bool:
-            st = _try_stat("os.path.isdir", path)
-            return st is not None and st.kind == "dir"
+    def _mkdir(self, path: str, mode: int = 0o777, *, dir_fd: Any = None) -> None:
+        name = posixpath.normpath(real_os.fspath(path))
+        fs = self._fs("os.mkdir")
+        if name in fs.dirs or name in fs.files:
+            raise FileExistsError(errno.EEXIST, "File exists", name)
+        if posixpath.dirname(name) not in fs.dirs:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+        fs.mkdir(name, mode & 0o777)
 
-        def islink(path: str) -> bool:
-            st = _try_stat("os.path.islink", path)
-            return st is not None and st.kind == "symlink"
+    def _rmtree(self, path: str, ignore_errors: bool = False, onerror: Any = None, **_: Any) -> None:
+        fs = self._fs("shutil.rmtree")
+        root = posixpath.normpath(real_os.fspath(path))
+        for name in [p for p in fs.files if p == root or p.startswith(root + "/")]:
+            try:
+                fs.unlink(name)
+            except OSError:
+                if not ignore_errors:
+                    raise
 
-        def getsize(path: str) -> int:
-            return self._fs("os.path.getsize").stat(real_os.fspath(path)).size
-
-        def getmtime(path: str) -> float:
-            return self._fs("os.path.getmtime").stat(real_os.fspath(path)).mtime
-
-        def realpath(path: str, *, strict: bool = False) -> str:
-            return self._fs("os.path.realpath").resolve(posixpath.abspath(real_os.fspath(path)))
-
-        for function in (exists, lexists, isfile, isdir, islink, getsize, getmtime, realpath):
-            setattr(fake, function.__name__, function)
-        return fake
-
-    # -- shutil -------------------------------------------------------------
-
-    def _make_shutil(self) -> ModuleType:
-        fake = ModuleType("shutil", "the oracle's controlled view of shutil (a fake filesystem)")
-        fake.__dict__.update({k: v for k, v in vars(real_shutil).items() if not k.startswith("__")})
-        for name in _SHUTIL_FS_FUNCTIONS:
-            setattr(fake, name, self._unsupported(f"shutil.{name}"))
-
-        def rmtree(path: str, ignore_errors: bool = False, onerror: Any = None, **_: Any) -> None:
-            fs = self._fs("shutil.rmtree")
-            root = posixpath.normpath(real_os.fspath(path))
-            for name in [p for p in fs.files if p == root or p.startswith(root + "/")]:
-                try:
-                    fs.unlink(name)
-                except OSError:
-                    if not ignore_errors:
-                        raise
-
-        def move(src: str, dst: str, **_: Any) -> str:
-            self._fs("shutil.move").replace(real_os.fspath(src), real_os.fspath(dst))
-            return dst
-
-        def disk_usage(path: str) -> Any:
-            fs = self._fs("shutil.disk_usage")
-            total, free = fs.capacity_bytes(path), fs.free_bytes(path)
-            return real_shutil._ntuple_diskusage(total, total - free, free)
-
-        for function in (rmtree, move, disk_usage):
-            setattr(fake, function.__name__, function)
-        return fake
-
-    # -- open ---------------------------------------------------------------
+    def _move(self, src: str, dst: str, **_: Any) -> str:
+        self._fs("shutil.move").replace(real_os.fspath(src), real_os.fspath(dst))
+        return dst
 
     def open(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         """The builtin ``open`` on the fake: whole-file reads and writes (``r``, ``w``, ``x``, ``a``)."""
@@ -317,9 +246,6 @@ class FakeOS:
             raise FileExistsError(errno.EEXIST, "File exists", path)
         initial = fs.read_file(path)[1] if "a" in mode and exists else b""
         return _WriteOnClose(fs, path, initial, binary, kwargs.get("encoding") or "utf-8")
-
-
-os_stat_result = real_os.stat_result
 
 
 class _FakeDirEntry:
@@ -340,18 +266,17 @@ class _FakeDirEntry:
         return bool(self._entry.kind == "symlink")
 
     def stat(self, *, follow_symlinks: bool = True) -> os_stat_result:
-        return self._owner._stat_result(self.path, "os.DirEntry.stat")
+        return _stat_result(self._owner._fs("os.DirEntry.stat").stat(self.path))
 
     def inode(self) -> int:
         return 0
 
 
-class _ScanDir:
+class _ScanDir(Iterator[_FakeDirEntry]):
+    """What ``os.scandir`` returns: an iterator that is also a context manager."""
+
     def __init__(self, entries: list[_FakeDirEntry]) -> None:
         self._entries = iter(entries)
-
-    def __iter__(self) -> Iterator[_FakeDirEntry]:
-        return self._entries
 
     def __next__(self) -> _FakeDirEntry:
         return next(self._entries)
@@ -395,17 +320,11 @@ def unsupported_call(name: str) -> str:
     )
 
 
-_FS_MODULES = {id(real_os): "os", id(posixpath): "path", id(real_shutil): "shutil"}
-
-
 def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     """Point ``module``'s view of ``os``, ``os.path``, ``shutil``, their filesystem functions bound by name,
     and ``open`` at ``fake``.  Returns the globals it replaced (name -> original; a missing ``open`` global
     is recorded as :data:`MISSING`) so the caller can restore them."""
-    import builtins
-
     stand_ins: dict[int, Any] = {id(real_os): fake.os, id(posixpath): fake.path, id(real_shutil): fake.shutil}
-    functions: dict[int, Any] = {}
     for real, stand_in, names in (
         (real_os, fake.os, _OS_FS_FUNCTIONS),
         (posixpath, fake.path, _PATH_FS_FUNCTIONS),
@@ -413,13 +332,13 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     ):
         for name in names:
             if hasattr(real, name):
-                functions[id(getattr(real, name))] = getattr(stand_in, name)
+                stand_ins[id(getattr(real, name))] = getattr(stand_in, name)
     replaced: dict[str, Any] = {}
     namespace = vars(module)
     for name, value in list(namespace.items()):
         if name.startswith("__"):
             continue
-        stand = stand_ins.get(id(value)) or functions.get(id(value))
+        stand = stand_ins.get(id(value))
         if stand is not None:
             replaced[name] = value
             namespace[name] = stand
@@ -439,12 +358,6 @@ def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
             namespace.pop(name, None)
         else:
             namespace[name] = value
-
-
-def refers_to_fs(replaced: dict[str, Any]) -> list[str]:
-    """The names of ``replaced`` that are the target's own references to the filesystem (not the ``open``
-    global the oracle adds to every module)."""
-    return sorted(n for n, v in replaced.items() if not (n == "open" and v is MISSING))
 
 
 class RealDiskWatch:
@@ -467,9 +380,7 @@ class RealDiskWatch:
         return cls._installed
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active or not args:
-            return
-        if not (event == "open" or event.startswith(("os.", "shutil."))):
+        if not self.active or not args or not (event == "open" or event.startswith(("os.", "shutil."))):
             return
         path = args[0]
         if isinstance(path, bytes):
@@ -508,20 +419,15 @@ class FsControl:
     ``interposed`` (the target's modules see :class:`FakeOS`), or ``none`` (the component has no disk)."""
 
     def __init__(self, session: Any) -> None:
-        from spec.oracle._time import time_modules
-
         self.mode = "none"
+        if "fs" in session.component.constructor:
+            self.mode = "injected" if session.accepts("fs") else "interposed"
         self.fake = FakeOS()
         self.modules: list[ModuleType] = []
         self.patched_names: dict[str, list[str]] = {}
         self.worlds: list[FakeFileSystem] = []  # every fake filesystem a target was given or shown
         self._patched = False
-        if "fs" not in session.component.constructor:
-            return
-        if session.accepts("fs"):
-            self.mode = "injected"
-        else:
-            self.mode = "interposed"
+        if self.mode == "interposed":
             self.modules = time_modules(session.target)
             # A factory's class may live in a module it reaches through a closure or a global: interposed
             # before the probe builds one, so that even the probe never reaches the real disk.
@@ -535,24 +441,18 @@ class FsControl:
             self.worlds.append(fs)
         if self.mode != "interposed" or "fs" not in init:
             return init
-        init = dict(init)
-        self.fake.fs = init.pop("fs")
-        return init
+        self.fake.fs = fs
+        return {k: v for k, v in init.items() if k != "fs"}
 
     def add_modules(self, *instances: Any) -> None:
         """Interposed: also the modules of the instances' classes; a usage error when none of the modules
         refers to ``os``, ``os.path``, ``shutil`` or their functions (the target's disk is out of reach)."""
-        from spec.oracle._errors import OracleUsageError
-        from spec.oracle._time import time_modules
-
         if self.mode != "interposed":
             return
         RealDiskWatch.shared().seen.clear()  # the probe ran before its instance's modules were interposed
-        for obj in instances:
-            if obj is not None:
-                self.modules += [m for m in time_modules(obj) if m not in self.modules]
+        add_modules(self.modules, *instances)
         self.patch()()  # learns patched_names
-        if not any(refers_to_fs(dict.fromkeys(names)) for names in self.patched_names.values()):
+        if not self.patched_names:  # the names replaced, but for the ``open`` added to every module
             searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
             raise OracleUsageError(
                 "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
@@ -606,8 +506,6 @@ class FsControl:
 
     def verify(self, examples: int) -> None:
         """O4: a usage error unless the target used the fake filesystem, only it, and what it provides."""
-        from spec.oracle._errors import OracleUsageError
-
         if self.mode == "none" or examples == 0:
             return
         watch = RealDiskWatch.shared()

@@ -13,7 +13,7 @@ import inspect
 from typing import Any
 
 from spec.clauses import CLAUSES
-from spec.oracle._session import Call, PerPoolRegistry, Replay, Session
+from spec.oracle._session import Call, PerPoolRegistry, Replay, Session, _repr
 from spec.oracle._time import FakeClock, control_time, time_modules
 
 __all__ = ["divergence", "render_call", "render_calls", "render_program_repro", "render_repro"]
@@ -21,21 +21,10 @@ __all__ = ["divergence", "render_call", "render_calls", "render_program_repro", 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
 
-def _repr(value: Any) -> str:
-    """``repr``, with a frozenset's members in a stable order."""
-    if isinstance(value, frozenset) and value:
-        return f"frozenset({sorted(value, key=repr)!r})"
-    return repr(value)
-
-
 def _expression(session: Session, receiver: str, method: str, bound: tuple[tuple[str, Any], ...]) -> str:
-    names = session.component.methods.get(method) or tuple(k for k, _ in bound)
-    values = dict(bound)
-    if session.adapter.form == "per-pool" and method in session.component.pooled and "pool" in values:
-        pool = values.pop("pool")
-        receiver = f"{receiver}.{session.adapter.name_of('pool')}({_repr(pool)})"
-        names = tuple(n for n in names if n != "pool")
-    call = session.adapter.translate(method, values, names)
+    pool, call = session.target_call(method, bound)
+    if pool:
+        receiver = f"{receiver}.{session.adapter.name_of('pool')}({_repr(pool[0])})"
     if call.method == "__len__":
         return f"len({receiver})"
     parts = [_repr(a) for a in call.args] + [f"{k}={_repr(v)}" for k, v in call.kwargs.items()]
@@ -79,9 +68,8 @@ def divergence(session: Session, result: Replay) -> str:
     if got[0] == "clock readings":
         return f"{call} read the clock {got[1]} times; one instant reads it once (M9)"
     answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
-    return (
-        f"{call} {answer}; the spec {f'answers {want[1]!r}' if want[0] == 'value' else f'raises {want[1]}'}"
-    )
+    expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
+    return f"{call} {answer}; the spec {expected}"
 
 
 def render_repro(
@@ -144,9 +132,7 @@ def render_repro(
     body: list[str] = []
     if timed:
         body.append(f"clock = FakeClock({start!r})")
-    build = session.constructor_call(init, "__CLOCK__" if timed else None)
-    parts = [_repr(a) for a in build.args] + [f"{k}={_repr(v)}" for k, v in build.kwargs.items()]
-    constructor = f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
+    constructor = session.constructor_text(init, timed)
     if session.per_pool_class:
         body.append(f"cache = PerPoolRegistry(lambda: {constructor})  # the oracle keeps one per pool name")
     else:

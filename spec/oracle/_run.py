@@ -22,8 +22,8 @@ from spec.machines._base import Figures, LockstepMachine, run_machine
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._repro import _repr, divergence, render_calls, render_program_repro, render_repro
-from spec.oracle._session import ConstructorRefused, Recording, Session, minimize, replay
+from spec.oracle._repro import divergence, render_calls, render_program_repro, render_repro
+from spec.oracle._session import ConstructorRefused, Recording, Session, _repr, minimize, replay
 from spec.oracle._time import FakeClock
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
@@ -72,13 +72,7 @@ class OracleResult:
         return self.verdict == "PASS"
 
     def failure_dict(self) -> dict[str, Any]:
-        return {
-            "clauses": self.clauses,
-            "message": self.message,
-            "calls": self.calls,
-            "counterexample": self.counterexample,
-            "repro": self.repro,
-        }
+        return _failure(self.clauses, self.message, self.calls, self.counterexample, self.repro)
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -224,9 +218,7 @@ Step = tuple[str, dict[str, Any]]
 def _rule_codes(base: type[LockstepMachine]) -> dict[Any, str]:
     """The code of each of the machine's own public functions (its rules), by name."""
     codes: dict[Any, str] = {}
-    for klass in base.__mro__:
-        if klass is LockstepMachine:
-            break
+    for klass in base.__mro__[: base.__mro__.index(LockstepMachine)]:
         for name, value in vars(klass).items():
             function = inspect.unwrap(value) if callable(value) else None
             if inspect.isfunction(function) and not name.startswith("_") and name not in NOT_STEPS:
@@ -263,24 +255,24 @@ def _machine_class(
     ``budget`` is consulted at the start of every example (before the machine is built), and told when
     one fails: the examples Hypothesis runs to shrink it are not counted in the figures.  While
     Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
-    try:
-        build = component.machine()
-    except ImportError as error:
-        raise OracleUsageError(
-            f"component {component.name!r} has no machine in this tree yet: {error}"
-        ) from None
-    base: type[LockstepMachine] = build(session.factory, **session.declared)
+    base: type[LockstepMachine] = component.machine()(session.factory, **session.declared)
+    codes = _rule_codes(base)
+    rules = set(codes.values())
     hidden = {
         rule: None
         for group in session.left_out
-        for rule in (*component.rules_for.get(group, ()), *component.groups.get(group, ()))
+        for rule in (*component.rules_for.get(group, {group} & rules), *component.groups.get(group, ()))
     }
-    codes = _rule_codes(base)
-    stop: list[Callable[[], None]] = []
+    stop: list[Callable[[], None]] = []  # what to undo at teardown: the recording of steps,
+    interposed: list[Callable[[], None]] = []  # and, after the machine's own, the interposition
 
     def __init__(self: LockstepMachine) -> None:
         if budget is not None:
             budget.example_started()
+        # O4: an interposed filesystem is in the target's modules until teardown (check() interposes it
+        # for the whole run, so that this is a no-op there; machine_for's machines need it).
+        if session.fs_control.mode == "interposed":
+            interposed.append(session.patch())
         base.__init__(self)
         if budget is not None and budget.shrinking and not component.replayable:
             session.steps = []
@@ -293,18 +285,17 @@ def _machine_class(
         if budget is not None and budget.shrinking:
             self._seen = Figures()  # not an example of the budget: Hypothesis shrinking a failure
         ending = sys.exc_info()[1]  # teardown runs in Hypothesis's ``finally``: what ends the example
-        base.teardown(self)
+        try:
+            base.teardown(self)
+        finally:
+            while interposed:
+                interposed.pop()()
         if isinstance(ending, Exception) and not isinstance(ending, HypothesisException) and budget:
             budget.last_failure = (ending, session.recording, session.steps, session.step_clause)
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
-    members = {
-        **hidden,
-        "__init__": __init__,
-        "teardown": teardown,
-        "set_aside": frozenset(session.left_out),
-    }
+    members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
     return type(f"Oracle{base.__name__}", (base,), members)
 
 
@@ -316,11 +307,9 @@ def _prepare(
 ) -> tuple[Component, Session, str]:
     if component not in COMPONENTS:
         raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
-    if adapter is None:
-        adapter = Adapter()
-    elif not isinstance(adapter, Adapter):
+    if not isinstance(adapter, Adapter):
         try:
-            adapter = Adapter.from_dict(adapter)
+            adapter = Adapter.from_dict(adapter or {})
         except (TypeError, ValueError) as error:
             raise OracleUsageError(f"bad adapter: {error}") from None
     target_path = target if isinstance(target, str) else _path_of(target)
@@ -345,24 +334,7 @@ def machine_for(
     target, following the declared choices.  Reproduction files of the file components drive it step
     by step."""
     spec_component, session, _path = _prepare(component, target, adapter, declare)
-    machine = _machine_class(spec_component, session)
-    if session.fs_control.mode != "interposed":
-        return machine
-
-    class Interposed(machine):  # type: ignore[valid-type,misc]
-        """O4: the fake filesystem is interposed in the target's modules from __init__ to teardown."""
-
-        def __init__(self) -> None:
-            self._undo_interposition = session.patch()
-            super().__init__()
-
-        def teardown(self) -> None:
-            try:
-                super().teardown()
-            finally:
-                self._undo_interposition()
-
-    return Interposed
+    return _machine_class(spec_component, session)
 
 
 def check(
@@ -415,16 +387,7 @@ def check(
                 raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
             session.left_out[group] = f"{group}: left out on request (--leave-out)"
         totals = Figures()
-
-        def so_far() -> Figures:
-            current = machine.figures
-            return Figures(
-                totals.examples + current.examples,
-                totals.checks + current.checks,
-                totals.states | current.states,
-            )
-
-        budget = RunBudget(seconds, progress, run_clock, so_far)
+        budget = RunBudget(seconds, progress, run_clock, lambda: _plus(totals, machine.figures))
         if not spec_component.replayable:
             budget.shrink_examples = SHRINK_EXAMPLES_FILES
         machine = _machine_class(spec_component, session, budget)
@@ -432,7 +395,6 @@ def check(
         errors: list[BaseException] = []
         cleanup.callback(session.patch())
         done = 0
-        chunk_index = 0
         while done < max_examples and not budget.out_of_time(budget.elapsed()):
             failure: BaseException | None = None
             budget_examples = min(CHUNK, max_examples - done)
@@ -447,7 +409,7 @@ def check(
                 phases=(Phase.generate, Phase.shrink),
                 suppress_health_check=list(HealthCheck),
             )
-            machine = hypothesis_seed(seed * 1_000_003 + chunk_index)(machine)  # each chunk its own seed
+            machine = hypothesis_seed(seed * 1_000_003 + done // CHUNK)(machine)  # each chunk its own seed
             budget.shrinking, budget.shrinks, budget.complete, budget.last_failure = False, 0, False, None
             out_of_time = False
             try:
@@ -464,12 +426,9 @@ def check(
                 if budget.last_failure is not None:  # the example Hypothesis shrank it to
                     failure, session.recording, session.steps, session.step_clause = budget.last_failure
                 figures = machine.figures
-            totals.examples += figures.examples
-            totals.checks += figures.checks
-            totals.states |= figures.states
+            totals = _plus(totals, figures)
             machine.figures = Figures()  # counted: so_far() must not add them twice
             done += budget_examples
-            chunk_index += 1
             if out_of_time:
                 break
             if failure is not None:
@@ -479,13 +438,8 @@ def check(
                 failures.append(found)
                 errors.append(failure)
                 # O2: set the failing clause's group aside and go on looking for the others.
-                aside = next((c for c in found["clauses"] if c in spec_component.groups), None)
-                if (
-                    not every_clause
-                    or aside is None
-                    or aside in session.left_out
-                    or len(failures) >= MAX_FAILURES
-                ):
+                aside = next((c for c in found["clauses"] if c in spec_component.groups), "")
+                if not every_clause or aside in ("", *session.left_out) or len(failures) >= MAX_FAILURES:
                     break
                 session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
                 machine = _machine_class(spec_component, session, budget)
@@ -520,6 +474,10 @@ def check(
 
 
 MAX_FAILURES = 8  # clauses set aside in one run at most
+
+
+def _plus(a: Figures, b: Figures) -> Figures:
+    return Figures(a.examples + b.examples, a.checks + b.checks, a.states | b.states)
 
 
 def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:
@@ -607,7 +565,7 @@ def _minimize_steps(machine: type[LockstepMachine], steps: list[Step], failure: 
 
     for index in range(len(steps) - 1, 0, -1):  # steps[0] is the initialization
         candidate = steps[:index] + steps[index + 1 :]
-        if index < len(steps) and fails(candidate):
+        if fails(candidate):
             steps = candidate
     return steps
 
@@ -626,9 +584,8 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
         return _failure(clauses, machine_message, sum(name != "build" for name, _ in steps), lines, repro)
     recording = session.recording
     if recording is None:
-        return _failure(
-            clauses, f"the machine failed before building the target: {machine_message}", 0, [], ""
-        )
+        message = f"the machine failed before building the target: {machine_message}"
+        return _failure(clauses, message, 0, [], "")
     # Hypothesis shrinks machine steps; one step may make several calls (``contains_every_key``), and a
     # call may be needed by no later answer: cutting the calls down one at a time shortens the
     # catalogue's counterexamples even after unbounded shrinking (issue 11 item 7: M/E/P, mean 4.4 calls

@@ -15,15 +15,14 @@ import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import reject
 
-from spec.oracle._adapter import Adapter
+from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
-from spec.oracle._time import ClockHolder, FakeClock, bound_clocks, control_time, time_modules
+from spec.oracle._time import ClockHolder, FakeClock, add_modules, bound_clocks, control_time, time_modules
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
@@ -82,6 +81,13 @@ class Recording:
     calls: list[Call] = field(default_factory=list)
 
 
+def _repr(value: Any) -> str:
+    """``repr``, with a frozenset's members in a stable order."""
+    if isinstance(value, frozenset) and value:
+        return f"frozenset({sorted(value, key=repr)!r})"
+    return repr(value)
+
+
 def live(value: Any) -> Any:
     """The value to pass on: a fresh iterator for a recorded one-shot argument."""
     return iter(value.values) if isinstance(value, OneShot) else value
@@ -127,13 +133,16 @@ class Session:
         self.recording: Recording | None = None
         self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
         self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
-        self.modules: list[ModuleType] = []  # patched time control: the modules whose time is the fake one
-        self.time_control = "none"
         self.patched_names: dict[str, list[str]] = {}  # module name -> the names in it that read the clock
         self.per_pool_class = False
         self._patched = False
         self._accepts = self._accepted_parameters()
-        self._decide_time_control()
+        self.time_control = "none"  # or "injected" (passed to the constructor), or "patched" into modules
+        if "clock" in component.constructor:
+            self.time_control = "injected" if self.accepts("clock") else "patched"
+        # Patched: the modules of the factory or class; _probe adds those of the instance's classes (a
+        # factory's product, a subclass defined elsewhere than the class that reads the clock).
+        self.modules = time_modules(target) if self.time_control == "patched" else []
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self._probe()
 
@@ -151,26 +160,12 @@ class Session:
         return {p for p in self.component.constructor if self.adapter.keyword_of("__init__", p) in names}
 
     def accepts(self, parameter: str) -> bool:
-        if parameter in self.adapter.omit:
-            return False
-        return self._accepts is None or parameter in self._accepts
-
-    def _decide_time_control(self) -> None:
-        if "clock" not in self.component.constructor:
-            return
-        if self.accepts("clock"):
-            self.time_control = "injected"
-            return
-        # The modules of the factory or class; _probe adds those of the instance's classes (a factory's
-        # product, a subclass defined elsewhere than the class that reads the clock).
-        self.modules = time_modules(self.target)
-        self.time_control = "patched"
+        return parameter not in self.adapter.omit and (self._accepts is None or parameter in self._accepts)
 
     def _probe(self) -> None:
         """Build one instance to learn which optional groups the target has."""
-        for parameter, why in self.component.optional_parameters.items():
-            if not self.accepts(parameter):
-                self.left_out[parameter] = why
+        optional = self.component.optional_parameters.items()
+        self.left_out.update({parameter: why for parameter, why in optional if not self.accepts(parameter)})
         undo = self.patch()
         try:
             probe = {k: v for k, v in self.component.probe_arguments().items() if k not in self.left_out}
@@ -194,21 +189,22 @@ class Session:
             pooled = pooled("probe")
         self._add_time_modules(obj, child, pooled)
         self.fs_control.add_modules(obj)
-        for method, why in self.component.optional_methods.items():
-            holder = child if method in self.component.child_methods else obj
+
+        def holder(method: str) -> Any:
+            """The probe object that answers ``method``: a pool of the per-pool form, or a child, or obj."""
             if pooled is not None and method in self.component.pooled:
-                holder = pooled
-            if method in self.adapter.omit or not _has(holder, self.adapter.name_of(method)):
+                return pooled
+            return child if method in self.component.child_methods else obj
+
+        for method, why in self.component.optional_methods.items():
+            if method in self.adapter.omit or not _has(holder(method), self.adapter.name_of(method)):
                 self.left_out[method] = why
         if child is not obj and pooled is None:  # a registry handing out pools: its own methods too
             for method, why in self.component.registry_methods.items():
                 if method not in self.left_out and not _has(obj, self.adapter.name_of(method)):
                     self.left_out[f"registry {method}"] = why
         for method in self.component.required:
-            holder = child if method in self.component.child_methods else obj
-            if pooled is not None and method in self.component.pooled:
-                holder = pooled
-            if not _has(holder, self.adapter.name_of(method)):
+            if not _has(holder(method), self.adapter.name_of(method)):
                 raise OracleUsageError(
                     f"the target has no method {self.adapter.name_of(method)!r} (spec: {method}); map it "
                     f'with an adapter, e.g. --adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
@@ -227,10 +223,8 @@ class Session:
                 "where patching the module cannot reach it. Let the oracle pass its clock there, e.g. "
                 '--adapter \'{"arguments": {"__init__": {"clock": "timer"}}}\' for a timer= parameter'
             )
-        for obj in instances:
-            # None: no such instance; a PerPoolRegistry is the oracle's wrapper (its child is the target's)
-            if obj is not None and not isinstance(obj, PerPoolRegistry):
-                self.modules += [m for m in time_modules(obj) if m not in self.modules]
+        # A PerPoolRegistry is the oracle's wrapper (its child is the target's)
+        add_modules(self.modules, *(obj for obj in instances if not isinstance(obj, PerPoolRegistry)))
         self.patch()()  # learns patched_names
         if not self.patched_names:
             searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
@@ -246,9 +240,7 @@ class Session:
         if self.time_control == "injected":
             return f"injected: the fake clock is passed as {self.adapter.keyword_of('__init__', 'clock')}="
         if self.time_control == "patched":
-            where = "; ".join(
-                f"{', '.join(names)} in module {module}" for module, names in self.patched_names.items()
-            )
+            where = "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.patched_names.items())
             return f"patched: the names {where} read the fake clock"
         return "not applicable (the component has no time)"
 
@@ -284,12 +276,10 @@ class Session:
         """The factory handed to the machine: binds spec arguments, builds the target, records."""
         bound = dict(zip(self.component.constructor, args, strict=False))
         bound.update(kwargs)
-        for parameter in self.component.optional_parameters:
-            if parameter in self.left_out and bound.get(parameter) is not None:
-                reject()  # the target does not implement this group: skip such examples
-        for group, parameter in self.component.group_parameters.items():
-            if group in self.left_out and bound.get(parameter) is not None:
-                reject()  # the group is set aside: only examples without the parameter run
+        # A group the target lacks (a parameter) or that is set aside: only examples without its parameter.
+        groups = {p: p for p in self.component.optional_parameters} | dict(self.component.group_parameters)
+        if any(group in self.left_out and bound.get(p) is not None for group, p in groups.items()):
+            reject()
         clock = bound.pop("clock", None)
         init = {k: v for k, v in bound.items() if not (k in self.left_out and v is None)}
         self.recording = Recording(init, clock() if clock is not None else None)
@@ -353,15 +343,21 @@ class Session:
         pairs = [*zip(names, args, strict=False), *kwargs.items()]
         return tuple((k, OneShot(tuple(v)) if isinstance(v, Iterator) else v) for k, v in pairs)
 
-    def target_call(self, receiver: Any, method: str, bound: Bound) -> tuple[Any, Any]:
-        """(target receiver, TargetCall) for a spec-level call on ``receiver``."""
+    def target_call(self, method: str, bound: Bound) -> tuple[tuple[Any, ...], TargetCall]:
+        """The TargetCall for a spec-level call, after the pool to ask the receiver for: ``(pool,)`` in the
+        per-pool form (``receiver.pool(pool).method(...)``), else ``()``."""
         values = dict(bound)
         names = self.component.methods.get(method) or tuple(values)
         if self.adapter.form == "per-pool" and method in self.component.pooled and "pool" in values:
-            pool = values.pop("pool")
-            receiver = getattr(receiver, self.adapter.name_of("pool"))(pool)
             names = tuple(n for n in names if n != "pool")
-        return receiver, self.adapter.translate(method, values, names)
+            return (values.pop("pool"),), self.adapter.translate(method, values, names)
+        return (), self.adapter.translate(method, values, names)
+
+    def constructor_text(self, init: Mapping[str, Any], clock: bool) -> str:
+        """The constructor call as code, e.g. ``target(1.0, clock=clock)``."""
+        call = self.constructor_call(init, "__CLOCK__" if clock else None)
+        parts = [_repr(a) for a in call.args] + [f"{k}={_repr(v)}" for k, v in call.kwargs.items()]
+        return f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
 
 
 class ConstructorRefused(AssertionError):
@@ -371,11 +367,7 @@ class ConstructorRefused(AssertionError):
     def __init__(self, session: Session, init: Mapping[str, Any], error: BaseException) -> None:
         self.init = dict(init)
         self.clause = session.component.constructor_clause
-        call = session.constructor_call(
-            init, "__CLOCK__" if "clock" in session.component.constructor else None
-        )
-        parts = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs.items()]
-        self.call = f"target({', '.join(parts)})".replace("'__CLOCK__'", "clock")
+        self.call = session.constructor_text(init, "clock" in session.component.constructor)
         self.error = one_line(error)
         super().__init__(f"{self.clause}: {self.call} raised {self.error}")
 
@@ -398,12 +390,9 @@ def _check_signature(session: Session, method: str, function: Any, call: Any) ->
     """Raise SignatureMismatch when ``function`` cannot take ``call``'s arguments (checked by binding them
     to its signature, once per method of a class: a TypeError raised inside a method is an answer)."""
     underlying = getattr(function, "__func__", None)  # a bound method: its signature is its function's
-    if underlying is None:
-        signature = _signature_of(function)
-    else:
-        if underlying not in _SIGNATURES:
-            _SIGNATURES[underlying] = _signature_of(function)
-        signature = _SIGNATURES[underlying]
+    if underlying is not None and underlying not in _SIGNATURES:
+        _SIGNATURES[underlying] = _signature_of(function)
+    signature = _signature_of(function) if underlying is None else _SIGNATURES[underlying]
     if signature is None:
         return
     try:
@@ -424,9 +413,7 @@ def _check_signature(session: Session, method: str, function: Any, call: Any) ->
 
 
 def _has(obj: Any, name: str) -> bool:
-    if name == "__len__":
-        return hasattr(type(obj), "__len__")
-    return hasattr(obj, name)
+    return hasattr(type(obj) if name == "__len__" else obj, name)
 
 
 class TargetProxy:
@@ -451,11 +438,7 @@ class TargetProxy:
             value = getattr(self._obj, session.adapter.name_of(name))
             if not callable(value):
                 return value
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self._call(name, args, kwargs)
-
-        return call
+        return lambda *args, **kwargs: self._call(name, args, kwargs)
 
     def __len__(self) -> int:
         return int(self._call("__len__", (), {}))
@@ -465,7 +448,8 @@ class TargetProxy:
         bound = session.bind(method, args, kwargs)
         if self._recording is not None:
             self._recording.calls.append(Call(self._receiver, method, bound, session.now()))
-        receiver, target = session.target_call(self._obj, method, bound)
+        pool, target = session.target_call(method, bound)
+        receiver = getattr(self._obj, session.adapter.name_of("pool"))(*pool) if pool else self._obj
         if target.method == "__len__":
             result: Any = len(receiver)
         else:
@@ -506,7 +490,7 @@ class Replay:
     divergence: int | None
 
 
-def _outcome(run: Callable[[], Any], project: Callable[[Any], Any]) -> Outcome:
+def _outcome(run: Callable[[], Any], project: Callable[[Any], Any] = lambda value: value) -> Outcome:
     try:
         return ("value", project(run()))
     except Exception as error:  # any exception is an answer to compare, the divergence itself
@@ -515,10 +499,6 @@ def _outcome(run: Callable[[], Any], project: Callable[[Any], Any]) -> Outcome:
 
 def _impl_call(receiver: TargetProxy, call: Call) -> Any:
     return len(receiver) if call.method == "__len__" else receiver._call(call.method, [], dict(call.bound))
-
-
-def _identity(value: Any) -> Any:
-    return value
 
 
 def _diverges(got: Outcome, want: Outcome | None) -> bool:
@@ -551,17 +531,13 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
                 expected = ("value", projection.spec(spec_receiver))
             elif hasattr(spec_receiver, call.method):
                 method = getattr(spec_receiver, call.method)
-                expected = _outcome(partial(_spec_call, method, call.bound), _identity)
-                if expected == ("value", None) or (
-                    expected[0] == "value" and not isinstance(expected[1], _PLAIN)
-                ):
+                expected = _outcome(partial(_spec_call, method, call.bound))
+                if expected[0] == "value" and (expected[1] is None or not isinstance(expected[1], _PLAIN)):
                     expected = None
             impl_receiver = _resolve(target, call.receiver)
             reads = clock.reads
-            actual = _outcome(
-                partial(_impl_call, impl_receiver, call),
-                projection.impl if projection is not None else _identity,
-            )
+            run = partial(_impl_call, impl_receiver, call)
+            actual = _outcome(run) if projection is None else _outcome(run, projection.impl)
             if timed and call.method in component.one_instant and clock.reads - reads > 1:
                 actual, expected = ("clock readings", clock.reads - reads), ("clock readings", 1)
             got.append(actual)
@@ -588,12 +564,10 @@ def minimize(session: Session, recording: Recording) -> Replay | None:
     changed = True
     while changed:
         changed = False
-        index = len(best.calls) - 2
-        while index >= 0:
-            if index < len(best.calls) - 1:
+        for index in range(len(best.calls) - 2, -1, -1):
+            if index < len(best.calls) - 1:  # a replay ends at its divergence: it may have cut more
                 candidate = replay(session, recording, best.calls[:index] + best.calls[index + 1 :])
                 if candidate.divergence is not None:
                     best = candidate
                     changed = True
-            index -= 1
     return best

@@ -14,12 +14,13 @@ generated reproduction files (they are self-contained on purpose).
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ClockHolder", "FakeClock", "bound_clocks", "control_time", "time_modules"]
+__all__ = ["ClockHolder", "FakeClock", "add_modules", "bound_clocks", "control_time", "time_modules"]
 
 
 class FakeClock:
@@ -77,6 +78,13 @@ def time_modules(obj: Any) -> list[ModuleType]:
     return modules
 
 
+def add_modules(modules: list[ModuleType], *objects: Any) -> None:
+    """Add to ``modules`` those of each of ``objects`` (``time_modules``; None: no such object)."""
+    for obj in objects:
+        if obj is not None:
+            modules += [m for m in time_modules(obj) if m not in modules]
+
+
 class ClockHolder:
     """The clock the target reads (passed to it, or behind its patched module): the oracle points it at
     each example's FakeClock.  It counts the target's reads, so the report's claim that the target ran
@@ -95,10 +103,7 @@ def bound_clocks(target: Any) -> list[str]:
     """The parameters of the constructor the oracle calls (a factory, or a class's ``__init__``) whose
     default is a clock of the ``time`` module bound at import (``timer=time.monotonic``): patching the
     module's names cannot reach them.  (Other clocks kept out of reach show in the count of reads.)"""
-    import inspect
-    import time as real
-
-    clocks = [getattr(real, name) for name in ("monotonic", "time", "perf_counter")]
+    clocks = [getattr(time, name) for name in ("monotonic", "time", "perf_counter")]
     function = getattr(target, "__init__", None) if isinstance(target, type) else target
     try:
         parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from spec.oracle import check
-from spec.oracle._repro import _repr
-from spec.oracle._session import OneShot
+from spec.oracle._session import OneShot, _repr
 from spec.variants import existence_cache as oracle_e
 from spec.variants import metadata_cache as oracle_m
 from spec.variants import pool_beliefs as oracle_p
