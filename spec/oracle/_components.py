@@ -99,6 +99,15 @@ def _stats(counters: Any) -> tuple[int, int, int]:
     return (counters.hits, counters.misses, counters.evictions)
 
 
+def _snapshot_impl(answer: Any) -> list[tuple[Any, ...]]:
+    return [tuple(belief) for belief in answer]
+
+
+def _live_births(model: Any) -> list[tuple[Any, ...]]:
+    """The machine's refinement mapping of a metadata cache: live keys and births, in eviction order."""
+    return list(model.live().items())
+
+
 _BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9; each is a rule too
 
 
@@ -126,6 +135,7 @@ METADATA_CACHE = Component(
         "clear": (),
         "__len__": (),
         "stats": (),
+        "snapshot": (),
         "check_invariants": (),
         **dict.fromkeys(_BATCHES, ("keys",)),
     },
@@ -136,17 +146,17 @@ METADATA_CACHE = Component(
         "clear": "M5 clear: no clear()",
         "__len__": "M5 len: no __len__",
         "stats": "M8 counters: no stats()",
+        "snapshot": "births: no snapshot(), only the answers are compared",
         **{method: f"M9 {method}: no {method}()" for method in _BATCHES},
     },
     rules_for={"__len__": ("length",)},
-    projections={"stats": Projection(_stats, _stats, "({r}.hits, {r}.misses, {r}.evictions)")},
+    projections={
+        "stats": Projection(_stats, _stats, "({r}.hits, {r}.misses, {r}.evictions)"),
+        "snapshot": Projection(_snapshot_impl, _live_births, "[tuple(e) for e in {r}]"),
+    },
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
 )
-
-
-def _snapshot_impl(answer: Any) -> list[tuple[Any, ...]]:
-    return [tuple(belief) for belief in answer]
 
 
 def _snapshot_spec(model: Any) -> Any:

@@ -53,7 +53,7 @@ def test_a_declarative_adapter_maps_renamed_methods_and_arguments() -> None:
     assert result.passed, result.summary()
     assert result.time_control == "injected: the fake clock is passed as timer="
     batches = {"add_many", "contains_many", "contains_prefix", "remove_many"}  # M9: none of them
-    assert set(result.left_out) == {"clear", "stats", *batches}
+    assert set(result.left_out) == {"clear", "stats", "snapshot", *batches}
 
 
 @pytest.mark.clauses("M2")
@@ -72,7 +72,15 @@ def test_missing_groups_are_left_out_and_named_instead_of_failing() -> None:
     result = check("metadata-cache", variants.PlainHardTTLSet, max_examples=40, steps=15)
     assert result.passed, result.summary()
     batches = {"add_many", "contains_many", "contains_prefix", "remove_many"}  # M9
-    assert set(result.left_out) == {"max_entries", "remove", "clear", "__len__", "stats", *batches}
+    assert set(result.left_out) == {
+        "max_entries",
+        "remove",
+        "clear",
+        "__len__",
+        "stats",
+        "snapshot",
+        *batches,
+    }
     assert "M6 bounded size" in result.summary()
 
 
