@@ -18,7 +18,7 @@ Internal invariants (``check_invariants`` asserts them):
   the port's ``now()`` plus :data:`RETRY_UNREMOVABLE_AFTER`; until then
   eviction skips it without a callback, an unlink or a log line.  It belongs
   to the entry: a new write of the key (a new entry) or a dropped entry forgets it.
-* Every change of an entry and of ``_total`` happens under ``lock``, together,
+* Every change of an entry and of ``_total`` happens under the lock, together,
   so no reader ever sees one without the other.
 
 Decisions where docs/SEMANTICS.md leaves room:
@@ -180,7 +180,7 @@ class LRUFileEvictor:
         self._directory = directory
         self._on_evict = on_evict
         self._accept = accept
-        self.lock: threading.RLock = lock if lock is not None else threading.RLock()
+        self._lock: threading.RLock = lock if lock is not None else threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
         self._commits = 0  # bumped by every commit and adoption (read by committed_since)
@@ -206,15 +206,15 @@ class LRUFileEvictor:
     @property
     def total(self) -> int:
         """Bytes of every tracked entry, in flight included (V2)."""
-        with self.lock:
+        with self._lock:
             return self._total
 
     def __len__(self) -> int:
-        with self.lock:
+        with self._lock:
             return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
-        with self.lock:
+        with self._lock:
             return key in self._entries
 
     @property
@@ -232,7 +232,7 @@ class LRUFileEvictor:
         A probe that found no file must not drop the entry of a file published
         after the probe began: its miss is older than that file.  O(1).
         """
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
             return entry is not None and entry.seen > mark
 
@@ -245,7 +245,7 @@ class LRUFileEvictor:
         the victims tried.
         """
         check_int("size", size, minimum=0)
-        with self.lock:
+        with self._lock:
             old = self._entries.get(key)
             others = self._total - (old.size if old is not None else 0)
             if self.enabled and not self._make_room(key, size, others):
@@ -263,7 +263,7 @@ class LRUFileEvictor:
 
     def evict(self) -> bool:
         """Enforce the limits now (start-up, F8): as ``reserve`` of nothing.  True when they hold."""
-        with self.lock:
+        with self._lock:
             return not self.enabled or self._make_room(None, 0, self._total)
 
     def relieve(self, key: str, size: int) -> bool:
@@ -275,7 +275,7 @@ class LRUFileEvictor:
         entries skipped).
         """
         check_int("size", size, minimum=0)
-        with self.lock:
+        with self._lock:
             if not self.enabled:
                 return False
             entry = self._entries.get(key)
@@ -297,7 +297,7 @@ class LRUFileEvictor:
         """
         if size is not None:
             check_int("size", size, minimum=0)
-        with self.lock:
+        with self._lock:
             self._commits += 1
             entry = self._entries.get(key)
             if entry is None:
@@ -318,7 +318,7 @@ class LRUFileEvictor:
         writer fewer); once the last one ends, the entry stays, committed, if
         one of them published the file (C5).
         """
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
             if entry is None:
                 return
@@ -337,7 +337,7 @@ class LRUFileEvictor:
         The real size is ``size`` when the caller knows it, else one ``stat``.
         False when the key is untracked and its file is missing or unreadable.
         """
-        with self.lock:
+        with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return True
@@ -362,7 +362,7 @@ class LRUFileEvictor:
 
         An in-flight entry is left alone (its write is still running).  True if dropped.
         """
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry.in_flight:
                 return False
@@ -376,7 +376,7 @@ class LRUFileEvictor:
         Writes in flight keep their entries: they publish after the clear and
         will be committed or aborted by their writers.  O(n).
         """
-        with self.lock:
+        with self._lock:
             for key, entry in list(self._entries.items()):
                 if not entry.in_flight:
                     del self._entries[key]
@@ -384,12 +384,12 @@ class LRUFileEvictor:
 
     def snapshot(self) -> tuple[EvictorEntry, ...]:
         """The entries, least recently used first (introspection for tests).  O(n)."""
-        with self.lock:
+        with self._lock:
             return tuple(EvictorEntry(k, e.size, e.in_flight) for k, e in self._entries.items())
 
     def check_invariants(self) -> None:
         """Assert C3 for the evictor: the total is the sum of the tracked sizes.  O(n)."""
-        with self.lock:
+        with self._lock:
             assert self._total == sum(e.size for e in self._entries.values()), "total != sum of sizes"
             assert all(e.size >= 0 for e in self._entries.values()), "negative size"
             assert all(e.writers >= 0 for e in self._entries.values()), "negative writers"

@@ -70,7 +70,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
@@ -152,9 +152,6 @@ class HiCacheFile:
     (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
-    # The evictor class; a subclass may substitute a variant (tests/variants/file_store.py does).
-    _evictor_class: ClassVar[type[LRUFileEvictor]] = LRUFileEvictor
-
     def __init__(
         self,
         storage_dir: str | os.PathLike[str] | None = None,
@@ -211,7 +208,7 @@ class HiCacheFile:
                 clock=clock if clock is not None else time.monotonic,
                 eviction=config.metadata_eviction,
             )
-        self._evictor = self._evictor_class(
+        self._evictor = LRUFileEvictor(
             self._fs,
             self._path,
             directory=directory,
@@ -248,18 +245,6 @@ class HiCacheFile:
         """The name of ``key``'s file in the directory (F1); ValueError for a bad key (F2)."""
         self._check_key(key)
         return escape_key(key) + self._suffix
-
-    def believes(self, key: str) -> bool:
-        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect).
-
-        O(1) under ``metadata_eviction="birth"``; O(beliefs) under ``"lru"``, where ``contains`` would
-        make the key the most recent."""
-        beliefs = self._beliefs
-        if beliefs is None:
-            return False
-        if beliefs.eviction == "birth":
-            return beliefs.contains(key)
-        return any(k == key for k, _ in beliefs.snapshot())
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
@@ -366,7 +351,7 @@ class HiCacheFile:
                 if self._beliefs is not None:
                     self._beliefs.clear()
                 try:
-                    found = self._nodes()
+                    found = self._nodes(self._fs.scandir(self._directory))
                 except OSError as exc:
                     # Any errno: nothing can be removed without a listing; the accounting stays as it was.
                     logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
@@ -767,10 +752,6 @@ class HiCacheFile:
             # EPERM/EIO...: a leftover temp file; start-up removes it once it is old (F8).
             logger.warning("file store: cannot remove temp file %r: %s", temp, exc)
 
-    def _key_of(self, name: str) -> str | None:
-        """The key whose file is ``name`` in this namespace, or None (another namespace, a temp file)."""
-        return key_of_name(name, self._namespace)
-
     def _is_page(self, st: FileStat) -> bool:
         """S3: a regular file owned by this user (or, with a shared group, of that group)."""
         return st.kind == "file" and (
@@ -783,11 +764,12 @@ class HiCacheFile:
             entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
         )
 
-    def _nodes(self) -> list[tuple[DirEntry, str]]:
-        """One pass: every node named like a file of this namespace, with its key (any kind, any owner)."""
+    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner;
+        never a temp file: no key starts with a dot)."""
         found = []
-        for entry in self._fs.scandir(self._directory):
-            key = self._key_of(entry.name)
+        for entry in entries:
+            key = key_of_name(entry.name, self._namespace)
             if key is not None:
                 found.append((entry, key))
         return found
@@ -881,17 +863,14 @@ class HiCacheFile:
         found = []
         skipped: dict[str, int] = {}
         for entry in entries:
-            if is_temp_name(entry.name):
-                if (
-                    entry.kind == "file"
-                    and entry.uid == self._euid
-                    and now - entry.mtime > self._config.temp_max_age
-                ):
-                    self._remove_temp(os.path.join(self._directory, entry.name))
-                continue
-            key = self._key_of(entry.name)
-            if key is None:
-                continue
+            if (
+                is_temp_name(entry.name)
+                and entry.kind == "file"
+                and entry.uid == self._euid
+                and now - entry.mtime > self._config.temp_max_age
+            ):
+                self._remove_temp(os.path.join(self._directory, entry.name))
+        for entry, key in self._nodes(entries):
             if self._is_page_entry(entry):
                 found.append((entry.mtime, entry.name, key, entry.size))
             else:

@@ -11,8 +11,8 @@ machine) must fail the deterministic race tests in
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
@@ -31,6 +31,16 @@ __all__ = [
 ]
 
 
+class _WithEvictor(HiCacheFile):
+    """The store with its evictor turned into ``evictor_variant`` (same state) before start-up."""
+
+    evictor_variant: ClassVar[type[LRUFileEvictor]]
+
+    def _start(self) -> None:
+        self._evictor.__class__ = self.evictor_variant
+        super()._start()
+
+
 class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
     """V6 broken: a victim whose file is already gone is dropped without ``on_evict``, so its belief
     outlives it."""
@@ -45,8 +55,8 @@ class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
         return super()._evict_one(victim, keep)
 
 
-class CallbackSkippedWhenGone(HiCacheFile):
-    _evictor_class = _CallbackSkippedWhenGoneEvictor
+class CallbackSkippedWhenGone(_WithEvictor):
+    evictor_variant = _CallbackSkippedWhenGoneEvictor
 
 
 class _NoRefundOnAbortEvictor(LRUFileEvictor):
@@ -90,14 +100,14 @@ class RetriesUnremovableEvictor(LRUFileEvictor):
         return super()._evict_one(victim, keep)
 
 
-class EvictsWritesInFlight(HiCacheFile):
+class EvictsWritesInFlight(_WithEvictor):
     """V5 broken (a race): caught by the linearizability check of forced histories."""
 
-    _evictor_class = _EvictsWritesInFlightEvictor
+    evictor_variant = _EvictsWritesInFlightEvictor
 
 
-class NoRefundOnAbort(HiCacheFile):
-    _evictor_class = _NoRefundOnAbortEvictor
+class NoRefundOnAbort(_WithEvictor):
+    evictor_variant = _NoRefundOnAbortEvictor
 
 
 class _WedgedOnEpermEvictor(LRUFileEvictor):
@@ -118,8 +128,8 @@ class _WedgedOnEpermEvictor(LRUFileEvictor):
         return freed
 
 
-class WedgedOnEperm(HiCacheFile):
-    _evictor_class = _WedgedOnEpermEvictor
+class WedgedOnEperm(_WithEvictor):
+    evictor_variant = _WedgedOnEpermEvictor
 
 
 class NoRefundWhenMissing(HiCacheFile):
@@ -141,10 +151,10 @@ class ExistsAlwaysStats(HiCacheFile):
 class ScansOtherNamespaces(HiCacheFile):
     """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
 
-    def _key_of(self, name: str) -> str | None:
-        if name.endswith(".bin") and not name.startswith("."):
-            return name[: -len(self._suffix)] if name.endswith(self._suffix) else name[:-4]
-        return None
+    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+        suffix = self._suffix
+        ours = [e for e in entries if e.name.endswith(".bin") and not e.name.startswith(".")]
+        return [(e, e.name[: -len(suffix)] if e.name.endswith(suffix) else e.name[:-4]) for e in ours]
 
 
 class PlainSuffixNaming(HiCacheFile):
@@ -154,10 +164,11 @@ class PlainSuffixNaming(HiCacheFile):
     def _path(self, key: str) -> str:
         return os.path.join(self._directory, key + self._suffix)
 
-    def _key_of(self, name: str) -> str | None:
-        if len(name) <= len(self._suffix) or not name.endswith(self._suffix) or name[0] == ".":
-            return None
-        return name[: -len(self._suffix)]
+    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+        suffix = self._suffix
+        ours = [e for e in entries if len(e.name) > len(suffix) and e.name.endswith(suffix)]
+        ours = [e for e in ours if e.name[0] != "."]
+        return [(e, e.name[: -len(suffix)]) for e in ours]
 
 
 class KeepsTempOnFailure(HiCacheFile):
