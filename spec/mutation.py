@@ -80,6 +80,16 @@ SELECTIONS: dict[str, list[str]] = {
         "--deselect=tests/modelcheck/test_c1_schedules.py::test_a_violating_schedule_replays_to_the_same_violation",
     ],
     "hicache/fs.py": ["tests/unit/test_filesystem_port.py"],
+    # The walks both existence caches share: the tests of both.
+    "hicache/_lru_walks.py": [
+        "tests/unit/test_existence_cache.py",
+        "tests/unit/test_existence_cache_edges.py",
+        "tests/unit/test_pool_beliefs.py",
+        "tests/unit/test_pool_beliefs_edges.py",
+        "tests/stateful/test_existence_cache_machine.py",
+        "tests/stateful/test_pool_beliefs_machine.py",
+        "tests/modelcheck/test_existence_caches.py",
+    ],
     "hicache/pool_beliefs.py": [
         "tests/unit/test_pool_beliefs.py",
         "tests/unit/test_pool_beliefs_edges.py",
