@@ -182,9 +182,16 @@ class CountingStore(HiCacheFile):
 
     evictions = 0
 
-    def _on_evict(self, key: str) -> None:
-        self.evictions += 1  # under the store's lock, as every on_evict call is
-        super()._on_evict(key)
+    def _start(self) -> None:
+        forget = self._evictor._on_evict  # the beliefs' remove
+
+        def counted(key: str) -> None:
+            self.evictions += 1  # under the store's lock, as every on_evict call is
+            if forget is not None:
+                forget(key)
+
+        self._evictor._on_evict = counted
+        super()._start()
 
 
 def believed_files_exist(store: HiCacheFile, exists: Callable[[str], bool]) -> list[str]:
