@@ -599,10 +599,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 return "F8"  # a temp file another (maybe live) writer owns was removed
             if temps:
                 return "F8" if self.clause in ("F8", "C4") else "F3"  # a temp file left behind
-            believed = getattr(self.impl, "believes", None)
-            if believed is not None and any(
-                n in files and n not in listing and believed(self.model.key_of(n)) for n in differ
-            ):
+            beliefs = believed(self.impl) if hasattr(self.impl, "_beliefs") else frozenset()
+            if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
                 return "C1"  # the store believes a key whose file is not there
             if len(self.model.evicted) > self.evicted_at_step:
                 return "V3"  # the step evicted: the victims differ

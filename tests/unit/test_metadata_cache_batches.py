@@ -534,7 +534,9 @@ def test_the_metadata_eviction_setting_reaches_the_metadata_cache(
 
 
 @pytest.mark.clauses("F9", "M6-lru")
-def test_believes_leaves_the_recency_order_alone_under_lru(fs: FakeFileSystem, clock: FakeClock) -> None:
+def test_reading_the_beliefs_leaves_the_recency_order_alone_under_lru(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
     s = store(fs, clock, enable_metadata_cache=True, metadata_eviction="lru")
     assert s.batch_set(["a", "b"], [b"v", b"v"]) == [True, True]
     assert s._beliefs is not None
