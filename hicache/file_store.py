@@ -540,13 +540,12 @@ class HiCacheFile:
                 self._evictor.abort(key)
                 if beliefs is not None:
                     beliefs.remove(key)
-            elif not self._overlaps.removal_overlapped(removals):
-                self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
-                if beliefs is not None:
-                    beliefs.add(key)
             else:
-                self._evictor.commit(key, len(view))
-                if self._gone(path):
+                self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
+                if not self._overlaps.removal_overlapped(removals):
+                    if beliefs is not None:
+                        beliefs.add(key)
+                elif self._gone(path):
                     # A delete or clear overlapped the write and removed the file it published (it
                     # linearizes after this set): no entry may outlive the file, unless another write of
                     # it is in flight.
