@@ -145,7 +145,16 @@ _COMMIT_SIZE = (
     " flight, and no path drops an in-flight entry (discard, clear and eviction skip it; abort of one"
     " writer keeps it for the others), so commit always finds the entry"
 )
+_W = "hicache._lru_walks."
 EQUIVALENT: dict[str, str] = {
+    # _believe and as_chain moved from existence_cache.py to _lru_walks.py (issue 14): the run of
+    # _lru_walks.py on 2026-12-01 found the same five survivors under their new names.
+    _W + "x_believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
+    _W + "x_believe__mutmut_19": _FALSY,
+    _W + "x_as_chain__mutmut_1": _FAST_PATH,
+    _W + "x_as_chain__mutmut_2": _FAST_PATH,
+    _W + "x_as_chain__mutmut_4": _FAST_PATH,
+    # Their old names, for the recorded existence_cache.py run (before the move; not re-run since).
     _E + "x__believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
     _E + "x__believe__mutmut_19": _FALSY,
     _E + "x_as_chain__mutmut_1": _FAST_PATH,
