@@ -163,6 +163,10 @@ EQUIVALENT: dict[str, str] = {
     _E + "x_check_cover__mutmut_3": _FAST_PATH,
     _E + "x_check_cover__mutmut_5": _FAST_PATH,
     _E_CLASS + "add__mutmut_22": _FAST_PATH,
+    _E_CLASS + "covers_all__mutmut_15": (
+        "the pages' keys always through _keys: for the primary pool _keys returns the pages themselves, so"
+        " only the fast path (no key function) is skipped"
+    ),
     _E_CLASS + "contains_all__mutmut_2": _FAST_PATH,
     _E_CLASS + "contains_all__mutmut_4": _FAST_PATH,
     "hicache.pool_beliefs.xǁPoolExistenceBeliefsǁcontains_all__mutmut_2": _FAST_PATH,
