@@ -154,12 +154,6 @@ EQUIVALENT: dict[str, str] = {
     _W + "x_as_chain__mutmut_1": _FAST_PATH,
     _W + "x_as_chain__mutmut_2": _FAST_PATH,
     _W + "x_as_chain__mutmut_4": _FAST_PATH,
-    # Their old names, for the recorded existence_cache.py run (before the move; not re-run since).
-    _E + "x__believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
-    _E + "x__believe__mutmut_19": _FALSY,
-    _E + "x_as_chain__mutmut_1": _FAST_PATH,
-    _E + "x_as_chain__mutmut_2": _FAST_PATH,
-    _E + "x_as_chain__mutmut_4": _FAST_PATH,
     _E + "x_check_cover__mutmut_3": _FAST_PATH,
     _E + "x_check_cover__mutmut_5": _FAST_PATH,
     _E_CLASS + "add__mutmut_22": _FAST_PATH,
