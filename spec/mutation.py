@@ -61,6 +61,9 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_evictor_writers.py",
         "tests/stateful/test_file_evictor_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
+        # The probe guards (_Overlaps: C1, F4) and S8's relieve are exercised through the store.
+        "tests/unit/test_file_store_overlaps.py",
+        "tests/unit/test_file_store_security.py",
     ],
     "hicache/file_store.py": [
         "tests/unit/test_file_store.py",
