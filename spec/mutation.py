@@ -209,6 +209,21 @@ EQUIVALENT: dict[str, str] = {
     _FE_CLASS + "__init____mutmut_74": _FE_MARK,
     _FE_CLASS + "commit__mutmut_13": _FE_MARK,
     _FE_CLASS + "touch__mutmut_20": _FE_MARK,
+    # The run of 2026-12-01, after the probe guards moved into _Overlaps (issue 14).
+    _FE + "xǁ_Overlapsǁ__init____mutmut_4": _FE_MARK,
+    _FE + "xǁ_Overlapsǁpublish__mutmut_3": _FE_MARK,
+    _FE + "xǁ_Overlapsǁ__init____mutmut_2": (
+        "removals starting at 1 (a removal under way): every reserve, relieve and evict ends it, and the"
+        " store's start-up evicts before any probe, so every probe reads an even mark as before"
+    ),
+    _FE_CLASS + "__init____mutmut_81": (
+        "_walk_now starting as '' instead of None: every pass (_make_room, relieve) sets it to None before"
+        " its walk, so the initial value is never read"
+    ),
+    _FE_CLASS + "_evict_one__mutmut_13": (
+        "resting_until = '' instead of None once a rest is over: the unlink follows at once and either drops"
+        " the entry or sets a new rest, so the value is never read"
+    ),
 }
 
 
