@@ -5,13 +5,12 @@ Standard library only; vendor it by copying this folder.
 
 from hicache.existence_cache import StorageExistenceCache
 from hicache.file_config import FileStoreConfig, load_file_config, parse_size
-from hicache.file_evictor import EvictorEntry, LRUFileEvictor
+from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache, MetadataCacheStats
 from hicache.pool_beliefs import PooledExistenceCache, PoolExistenceBeliefs
 
 __all__ = [
-    "EvictorEntry",
     "FileStoreConfig",
     "HiCacheFile",
     "LRUFileEvictor",

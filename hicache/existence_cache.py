@@ -18,7 +18,8 @@ Internal invariants (``check_invariants`` asserts them):
   and bare keys save the per-page tuple (time and about 56 bytes per belief).
 * ``len(_beliefs) <= max_entries`` between calls.
 
-Why this is fast: every per-page walk runs inside C.  ``contains_all`` is
+Why this is fast: every per-page walk runs inside C (the walks of
+``hicache._lru_walks``, shared with ``hicache.pool_beliefs``).  ``contains_all`` is
 ``any(map(beliefs.move_to_end, chain))``: ``move_to_end`` is one lookup plus a
 relink, and it raises ``KeyError`` at the first page not believed, after the
 pages before it were touched, which is exactly E4.  ``add`` appends the new
@@ -38,59 +39,26 @@ randomness, no dependence on ``id()`` or hash seeds for the order).
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Collection, Hashable, Iterable, Sequence
 from itertools import repeat
 from typing import Any
 
+from hicache._lru_walks import (
+    as_chain,
+    believe,
+    check_pool,
+    check_sequence,
+    forget,
+    touch_all,
+    touch_all_or_covered,
+)
 from hicache._validate import check_int
 
 __all__ = ["StorageExistenceCache"]
 
 _TAG: Any = object()  # marks the keys of non-primary pools; private, so no page hash can equal them
 _UNSET: Any = object()  # no primary pool yet
-_exhaust: Callable[[Iterable[object]], None] = deque[object](maxlen=0).extend  # runs an iterator, in C
-
-
-def _believe(beliefs: OrderedDict[Hashable, None], keys: Sequence[Hashable], max_entries: int) -> None:
-    """E2 on the key level: each key in order becomes most recently used, then trim to ``max_entries``."""
-    before = len(beliefs)
-    # A plain loop: ``update(zip(...))`` allocates a pair per key and ran more instructions (cachegrind).
-    for key in keys:
-        beliefs[key] = None  # appends a new key; a known key keeps its place (fixed just below)
-    if len(beliefs) - before != len(keys):
-        # Some key was known or repeated: move every key to the end, in order, so each ends at
-        # its last occurrence.  (All new and distinct, the common write-through case, needs no move.)
-        any(map(beliefs.move_to_end, keys))
-    excess = len(beliefs) - max_entries
-    if excess > 0:
-        # popitem(last=False) reads the hash stored in the node: no visit to the evicted key's object.
-        _exhaust(map(beliefs.popitem, repeat(False, excess)))
-
-
-def as_chain(name: str, hashes: Iterable[Hashable]) -> list[Hashable] | tuple[Hashable, ...]:
-    """``hashes`` as a list or tuple; a one-shot iterator is read once (E8).
-
-    Materializing first also keeps a ``KeyError`` raised by the caller's own
-    generator from being mistaken for "page not believed".
-    """
-    if type(hashes) is list or type(hashes) is tuple:
-        return hashes
-    try:
-        return list(hashes)
-    except TypeError:
-        if not isinstance(hashes, Iterable):
-            raise TypeError(
-                f"{name} must be an iterable of page hashes, got {type(hashes).__name__} {hashes!r}"
-            ) from None
-        raise
-
-
-def check_sequence(name: str, hashes: Any) -> Sequence[Hashable]:
-    """``hashes`` if it is a sequence (``invalidate_beyond`` slices it, E6/E8)."""
-    if not isinstance(hashes, Sequence):
-        raise TypeError(f"{name} must be a sequence of page hashes, got {type(hashes).__name__} {hashes!r}")
-    return hashes
 
 
 def check_cover(extra_cover: Any) -> Collection[Hashable]:
@@ -104,15 +72,6 @@ def check_cover(extra_cover: Any) -> Collection[Hashable]:
             f"extra_cover must be a set of page hashes, got {type(extra_cover).__name__} {extra_cover!r}"
         )
     return extra_cover
-
-
-def check_pool(pool: Any) -> Hashable:
-    """``pool`` if it is hashable (it names a key space)."""
-    try:
-        hash(pool)
-    except TypeError:
-        raise TypeError(f"pool must be hashable, got {type(pool).__name__} {pool!r}") from None
-    return pool  # type: ignore[no-any-return]
 
 
 class StorageExistenceCache:
@@ -161,7 +120,7 @@ class StorageExistenceCache:
         if self._primary is _UNSET:
             self._primary = check_pool(pool)
         keys = self._keys(pool, chain)
-        _believe(self._beliefs, keys if keys is chain else list(keys), self._max_entries)
+        believe(self._beliefs, keys if keys is chain else list(keys), self._max_entries)
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
         """True if the page is believed, and then it becomes most recently used (E3).  O(1)."""
@@ -180,11 +139,7 @@ class StorageExistenceCache:
         chain = hashes if type(hashes) is list else as_chain("hashes", hashes)
         if pool != self._primary:
             chain = zip(repeat(_TAG), repeat(check_pool(pool)), chain)  # type: ignore[assignment]
-        try:
-            any(map(self._beliefs.move_to_end, chain))
-        except KeyError:  # move_to_end: the first page not believed; the ones before it are touched
-            return False
-        return True
+        return touch_all(self._beliefs, chain)
 
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
@@ -197,19 +152,8 @@ class StorageExistenceCache:
         chain = as_chain("hashes", hashes)
         if not extra_cover:
             return self.contains_all(pool, chain)
-        pages: Iterator[Hashable] = iter(chain)
-        touch = map(self._beliefs.move_to_end, self._keys(pool, pages))
-        last = len(chain) - 1
-        while True:
-            try:
-                any(touch)
-            except KeyError:
-                # the list/tuple iterator's remaining length locates the page that missed
-                missed = chain[last - pages.__length_hint__()]  # type: ignore[attr-defined]
-                if missed in extra_cover:
-                    continue  # covered by an acknowledged copy: neither added nor touched
-                return False
-            return True
+        keys_of = None if pool == self._primary else lambda pages: self._keys(pool, pages)
+        return touch_all_or_covered(self._beliefs, chain, extra_cover, keys_of)
 
     def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
         """Drop the beliefs for ``hashes[keep_pages:]``; the first ``keep_pages`` are untouched (E6).
@@ -220,8 +164,7 @@ class StorageExistenceCache:
         """
         check_int("keep_pages", keep_pages, minimum=0)
         check_sequence("hashes", hashes)
-        beliefs = self._beliefs
-        _exhaust(map(beliefs.pop, self._keys(pool, hashes[keep_pages:]), repeat(None)))
+        forget(self._beliefs, self._keys(pool, hashes[keep_pages:]))
 
     def clear(self) -> None:
         """Drop every belief (E7).  O(n)."""

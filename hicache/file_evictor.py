@@ -13,12 +13,12 @@ Internal invariants (``check_invariants`` asserts them):
   with ``writers > 0`` is in flight and eviction never picks it (V5).
   ``published`` (only while in flight): one of its writes has committed, so
   its file is on disk whatever the others do.  ``seen`` is the value of
-  ``_commits`` when the entry was last committed or adopted.
+  ``_overlaps.publications`` when the entry was last committed or adopted.
   ``resting_until`` (S7): set when the entry's file could not be unlinked, to
   the port's ``now()`` plus :data:`RETRY_UNREMOVABLE_AFTER`; until then
   eviction skips it without a callback, an unlink or a log line.  It belongs
   to the entry: a new write of the key (a new entry) or a dropped entry forgets it.
-* Every change of an entry and of ``_total`` happens under ``lock``, together,
+* Every change of an entry and of ``_total`` happens under the lock, together,
   so no reader ever sees one without the other.
 
 Decisions where docs/SEMANTICS.md leaves room:
@@ -33,8 +33,8 @@ Decisions where docs/SEMANTICS.md leaves room:
   ``commit`` keeps the published file's entry.  A ``reserve`` of a committed
   entry starts a new write, as sequentially: its ``abort`` drops the entry (V4).
 * ``commit`` of an entry that vanished re-adopts it when the writer says its
-  size (the file is on disk); ``commits``/``committed_since`` let the store tell
-  a miss that began before a publication of the key from a real one (F4, C5).
+  size (the file is on disk); ``overlaps`` and ``forget_missing`` let the store
+  tell a miss that began before a publication of the key from a real one (F4, C5).
 * A victim that cannot be unlinked (EPERM, EBUSY, EISDIR, EROFS, EIO...) keeps
   its entry (its bytes are still on disk) and position, and rests: no pass
   tries it again (no ``on_evict``, no unlink, no log line) for
@@ -50,7 +50,7 @@ Decisions where docs/SEMANTICS.md leaves room:
   committed entry and gives its bytes back; an in-flight one belongs to a write
   still running and is left alone.
 
-Complexity: ``commit``/``abort``/``touch``/``discard``/``committed_since`` O(1); ``reserve`` and
+Complexity: ``commit``/``abort``/``touch``/``discard``/``forget_missing`` O(1); ``reserve`` and
 ``relieve`` O(1) plus O(victims tried + entries skipped: in flight, resting), plus one
 ``free_bytes`` probe before and one after evicting when ``min_free_space`` is set, plus at most
 one ``now()`` read (only when a victim fails or rests); ``snapshot``/``check_invariants`` O(n).
@@ -104,6 +104,50 @@ class EvictorEntry(NamedTuple):
     in_flight: bool
 
 
+class _Overlaps:
+    """The two marks that tell a probe what overlapped it (C1, F4, C5), read before its filesystem call.
+
+    ``removals`` guards beliefs (C1): even while no removal is under way; made odd when one starts (an
+    eviction pass before its first victim's ``on_evict``, a ``delete``, a ``clear``) and even again after
+    its last unlink.  A probe that found a file teaches its belief only if ``removal_overlapped(mark)`` is
+    False for the ``removals`` it read: no removal was under way when it began and none started since.
+
+    ``publications`` guards entries (F4, C5): it grows with every commit and adoption, and each entry keeps
+    the value it got (``seen``).  A probe that found no file forgets the key only if the entry was not
+    published after the ``publications`` it read: a miss older than the file must not untrack it.
+
+    Changed under the owner's lock; a probe reads both without it (one int read is atomic).
+    """
+
+    __slots__ = ("publications", "removals")
+
+    def __init__(self) -> None:
+        self.removals = 0
+        self.publications = 0
+
+    @property
+    def removing(self) -> bool:
+        """A removal is under way (``removals`` is odd)."""
+        return self.removals % 2 == 1
+
+    def start_removal(self) -> None:
+        if not self.removing:
+            self.removals += 1
+
+    def end_removal(self) -> None:
+        if self.removing:
+            self.removals += 1
+
+    def removal_overlapped(self, mark: int) -> bool:
+        """True when a removal was under way at ``mark`` (odd) or has started since (moved)."""
+        return mark % 2 == 1 or self.removals != mark
+
+    def publish(self) -> int:
+        """A new publication: the ``seen`` of the entry just committed or adopted."""
+        self.publications += 1
+        return self.publications
+
+
 class _Entry:
     __slots__ = ("published", "resting_until", "seen", "size", "writers")
 
@@ -111,7 +155,7 @@ class _Entry:
         self.size = size
         self.writers = writers  # writes in flight (reserved, neither committed nor aborted)
         self.published = False  # while in flight: one of its writes has committed (the file is on disk)
-        self.seen = seen  # _commits when last committed or adopted
+        self.seen = seen  # _overlaps.publications when last committed or adopted
         self.resting_until: float | None = None  # S7: its unlink failed; not retried before this time
 
     @property
@@ -182,10 +226,10 @@ class LRUFileEvictor:
         self._directory = directory
         self._on_evict = on_evict
         self._accept = accept
-        self.lock: _thread.RLock = lock if lock is not None else threading.RLock()
+        self._lock: _thread.RLock = lock if lock is not None else threading.RLock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._total = 0
-        self._commits = 0  # bumped by every commit and adoption (read by committed_since)
+        self._overlaps = _Overlaps()
         self._walk_now: float | None = None  # S7: the port's now(), read at most once per pass (lock held)
 
     @property
@@ -208,35 +252,40 @@ class LRUFileEvictor:
     @property
     def total(self) -> int:
         """Bytes of every tracked entry, in flight included (V2)."""
-        with self.lock:
+        with self._lock:
             return self._total
 
     def __len__(self) -> int:
-        with self.lock:
+        with self._lock:
             return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
-        with self.lock:
+        with self._lock:
             return key in self._entries
 
     @property
-    def commits(self) -> int:
-        """A mark for :meth:`committed_since`: grows with every commit and adoption.
+    def overlaps(self) -> _Overlaps:
+        """The marks an owner's probe reads before its filesystem call (see ``_Overlaps``): eviction
+        opens and closes a removal there itself; the owner opens and closes its own (delete, clear)."""
+        return self._overlaps
 
-        Read without the lock (one int read is atomic), so that a probe takes
-        it before its filesystem call at no cost.
+    def forget_missing(self, key: str, since: int) -> bool:
+        """F4: ``key``'s file was found missing by a probe that read ``publications`` ``since``: drop its
+        committed entry and give its bytes back, unless it was committed or adopted after ``since`` (the
+        miss is older than that file, C5).  True when the miss stands (the owner forgets the belief).  O(1).
+
+        An in-flight entry is left alone (its write is still running).
         """
-        return self._commits
-
-    def committed_since(self, key: str, mark: int) -> bool:
-        """True when ``key``'s entry was committed or adopted after ``mark`` was read (F4, C5).
-
-        A probe that found no file must not drop the entry of a file published
-        after the probe began: its miss is older than that file.  O(1).
-        """
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
-            return entry is not None and entry.seen > mark
+            if entry is None:
+                return True
+            if entry.seen > since:
+                return False
+            if not entry.in_flight:
+                del self._entries[key]
+                self._total -= entry.size
+            return True
 
     def reserve(self, key: str, size: int) -> bool:
         """Admit a write of ``size`` bytes for ``key``, evicting LRU files as needed (V3, V5).
@@ -247,10 +296,12 @@ class LRUFileEvictor:
         the victims tried.
         """
         check_int("size", size, minimum=0)
-        with self.lock:
+        with self._lock:
             old = self._entries.get(key)
             others = self._total - (old.size if old is not None else 0)
-            if self.enabled and not self._make_room(key, size, others):
+            room = not self.enabled or self._make_room(key, size, others)
+            self._overlaps.end_removal()  # the evictions made for it, if any, are over
+            if not room:
                 return False
             entry = _Entry(size, 1)
             if old is not None:
@@ -265,8 +316,10 @@ class LRUFileEvictor:
 
     def evict(self) -> bool:
         """Enforce the limits now (start-up, F8): as ``reserve`` of nothing.  True when they hold."""
-        with self.lock:
-            return not self.enabled or self._make_room(None, 0, self._total)
+        with self._lock:
+            room = not self.enabled or self._make_room(None, 0, self._total)
+            self._overlaps.end_removal()
+            return room
 
     def relieve(self, key: str, size: int) -> bool:
         """S8: a write of ``size`` bytes for ``key`` met ``ENOSPC``: evict as for a cap at the bytes held now.
@@ -277,7 +330,7 @@ class LRUFileEvictor:
         entries skipped).
         """
         check_int("size", size, minimum=0)
-        with self.lock:
+        with self._lock:
             if not self.enabled:
                 return False
             entry = self._entries.get(key)
@@ -286,7 +339,9 @@ class LRUFileEvictor:
                 return False  # nothing else holds a byte: no eviction can make room
             target = math.floor(others * self._ratio) - size
             self._walk_now = None
-            return self._evict_while(key, lambda freed: others - freed > target)[1] > 0
+            evicted = self._evict_while(key, lambda freed: others - freed > target)[1]
+            self._overlaps.end_removal()
+            return evicted > 0
 
     def commit(self, key: str, size: int | None = None) -> None:
         """V4: the write of ``key`` is on disk; it may now be evicted, and is most recently used.  O(1).
@@ -299,8 +354,8 @@ class LRUFileEvictor:
         """
         if size is not None:
             check_int("size", size, minimum=0)
-        with self.lock:
-            self._commits += 1
+        with self._lock:
+            seen = self._overlaps.publish()
             entry = self._entries.get(key)
             if entry is None:
                 if size is None:
@@ -310,7 +365,7 @@ class LRUFileEvictor:
             elif entry.writers > 0:
                 entry.writers -= 1
                 entry.published = entry.writers > 0
-            entry.seen = self._commits
+            entry.seen = seen
             self._entries.move_to_end(key)
 
     def abort(self, key: str) -> None:
@@ -320,7 +375,7 @@ class LRUFileEvictor:
         writer fewer); once the last one ends, the entry stays, committed, if
         one of them published the file (C5).
         """
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
             if entry is None:
                 return
@@ -339,7 +394,7 @@ class LRUFileEvictor:
         The real size is ``size`` when the caller knows it, else one ``stat``.
         False when the key is untracked and its file is missing or unreadable.
         """
-        with self.lock:
+        with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return True
@@ -354,8 +409,7 @@ class LRUFileEvictor:
                 if self._accept is not None and not self._accept(st):
                     return False  # S3: a symlink, FIFO, directory or another user's file is never adopted
                 size = st.size
-            self._commits += 1
-            self._entries[key] = _Entry(size, 0, self._commits)
+            self._entries[key] = _Entry(size, 0, self._overlaps.publish())
             self._total += size
             return True
 
@@ -364,7 +418,7 @@ class LRUFileEvictor:
 
         An in-flight entry is left alone (its write is still running).  True if dropped.
         """
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry.in_flight:
                 return False
@@ -378,7 +432,7 @@ class LRUFileEvictor:
         Writes in flight keep their entries: they publish after the clear and
         will be committed or aborted by their writers.  O(n).
         """
-        with self.lock:
+        with self._lock:
             for key, entry in list(self._entries.items()):
                 if not entry.in_flight:
                     del self._entries[key]
@@ -386,17 +440,18 @@ class LRUFileEvictor:
 
     def snapshot(self) -> tuple[EvictorEntry, ...]:
         """The entries, least recently used first (introspection for tests).  O(n)."""
-        with self.lock:
+        with self._lock:
             return tuple(EvictorEntry(k, e.size, e.in_flight) for k, e in self._entries.items())
 
     def check_invariants(self) -> None:
         """Assert C3 for the evictor: the total is the sum of the tracked sizes.  O(n)."""
-        with self.lock:
+        with self._lock:
             assert self._total == sum(e.size for e in self._entries.values()), "total != sum of sizes"
             assert all(e.size >= 0 for e in self._entries.values()), "negative size"
             assert all(e.writers >= 0 for e in self._entries.values()), "negative writers"
             assert not any(e.published and not e.writers for e in self._entries.values()), "published, idle"
-            assert all(e.seen <= self._commits for e in self._entries.values()), "seen after the last commit"
+            last = self._overlaps.publications
+            assert all(e.seen <= last for e in self._entries.values()), "seen after the last commit"
 
     # -- internals -----------------------------------------------------------
 
@@ -473,6 +528,7 @@ class LRUFileEvictor:
             if until - RETRY_UNREMOVABLE_AFTER <= now < until:
                 return None  # S7: failed less than a back-off ago: not retried, not logged again
             entry.resting_until = None
+        self._overlaps.start_removal()  # before any belief goes (C1); the pass ends it
         if self._on_evict is not None:
             self._on_evict(victim)  # before the unlink: no belief outlives its file (V6)
         try:

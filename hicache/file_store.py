@@ -19,26 +19,25 @@ for the accounting, and a :class:`~hicache.fs.FileSystem` port for every I/O.
 Internal invariants (``check_invariants``):
 
 * the evictor's total is the sum of its tracked sizes (C3);
-* ``_epoch`` is even except while a removal (eviction, ``delete``, ``clear``)
-  is under way under ``_lock``; it is bumped to odd before the first belief
-  is dropped and back to even after the last unlink.
+* no removal (eviction, ``delete``, ``clear``) is left under way: each opens
+  one in the evictor's ``overlaps`` before the first belief is dropped and
+  closes it after the last unlink, under ``_lock``.
 
-The C1 guard: a probe (``exists``/``get``/``set`` that finds the file) reads
-``_epoch`` before its filesystem call and teaches the belief afterwards, under
-``_lock``, only if the epoch is even and unchanged.  Any removal that
-overlapped the probe changed the epoch (or was under way, odd, when the probe
-began), so a probe that saw a file just before this store removed it never
-plants a belief after the removal.  The price is that a probe overlapping an
-unrelated removal does not teach (the next probe will) and does not adopt an
-untracked file; a key still tracked is refreshed all the same.
+The two guards of a probe (``exists``/``get``/``set`` that look at the file),
+both in ``overlaps`` (``hicache.file_evictor._Overlaps``), read before its
+filesystem call and applied afterwards under ``_lock`` (``_look``, ``_observe``):
 
-The mirror guard, for misses (F4, C3): a probe that finds no file reads the
-evictor's ``commits`` mark before its filesystem call and forgets the key
-(belief and entry) afterwards, under ``_lock``, only if no write of that key
-was committed (or adopted) since: a miss that began before a concurrent
-``set`` published the file linearizes before it and must not untrack it.
-Two writes of one key in flight are counted by the evictor (the entry stays
-in flight until the last one ends: V5).
+* C1, for a file found: the belief is taught only if no removal was under way
+  when the probe began and none started since.  So a probe that saw a file
+  just before this store removed it never plants a belief after the removal.
+  The price is that a probe overlapping an unrelated removal does not teach
+  (the next probe will) and does not adopt an untracked file; a key still
+  tracked is refreshed all the same.
+* F4, C3, for a file missing: the key (belief and entry) is forgotten only if
+  no write of it was committed (or adopted) since: a miss that began before a
+  concurrent ``set`` published the file linearizes before it and must not
+  untrack it.  Two writes of one key in flight are counted by the evictor (the
+  entry stays in flight until the last one ends: V5).
 
 Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one
 ``stat``; ``get``/``get_into`` one read; ``set`` one probe, one write, one
@@ -70,7 +69,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, TypeVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
@@ -90,6 +89,7 @@ _FS_ENCODING = sys.getfilesystemencoding()
 _TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
 _TEMP_TRIES = 3  # S6: names tried when a temp name is taken (EEXIST) before the write gives up
 BytesLike = bytes | bytearray | memoryview
+_T = TypeVar("_T")
 
 
 def escape_key(key: str) -> str:
@@ -152,9 +152,6 @@ class HiCacheFile:
     (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
-    # The evictor class; a subclass may substitute a variant (spec/variants/file_store.py does).
-    _evictor_class: ClassVar[type[LRUFileEvictor]] = LRUFileEvictor
-
     def __init__(
         self,
         storage_dir: str | os.PathLike[str] | None = None,
@@ -203,7 +200,6 @@ class HiCacheFile:
         directory = self._trusted_directory(directory)
         self._directory = directory
         self._lock = threading.RLock()
-        self._epoch = 0
         self._beliefs: MetadataCache | None = None
         if config.enable_metadata_cache:
             self._beliefs = MetadataCache(
@@ -211,17 +207,18 @@ class HiCacheFile:
                 clock=clock if clock is not None else time.monotonic,
                 eviction=config.metadata_eviction,
             )
-        self._evictor = self._evictor_class(
+        self._evictor = LRUFileEvictor(
             self._fs,
             self._path,
             directory=directory,
             max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
             eviction_ratio=config.eviction_ratio,
-            on_evict=self._on_evict,
+            on_evict=None if self._beliefs is None else self._beliefs.remove,  # V6: the belief goes first
             lock=self._lock,
             accept=self._is_page,
         )
+        self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
         self._lock_namespace()
         self._start()
 
@@ -249,25 +246,13 @@ class HiCacheFile:
         self._check_key(key)
         return escape_key(key) + self._suffix
 
-    def believes(self, key: str) -> bool:
-        """True when ``key`` has a live belief (introspection for tests: no I/O, no side effect).
-
-        O(1) under ``metadata_eviction="birth"``; O(beliefs) under ``"lru"``, where ``contains`` would
-        make the key the most recent."""
-        beliefs = self._beliefs
-        if beliefs is None:
-            return False
-        if beliefs.eviction == "birth":
-            return beliefs.contains(key)
-        return any(k == key for k, _ in beliefs.snapshot())
-
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
         self._evictor.check_invariants()
         if self._beliefs is not None:
             self._beliefs.check_invariants()
         with self._lock:
-            assert self._epoch % 2 == 0, "a removal was left half done"
+            assert not self._overlaps.removing, "a removal was left half done"
 
     # -- the operations ------------------------------------------------------
 
@@ -289,11 +274,9 @@ class HiCacheFile:
     def get(self, key: str) -> bytes | None:
         """F4: the value of ``key``, or None when it is missing or cannot be read whole."""
         self._check_key(key)
-        data, epoch, missing = self._read(key)
-        if missing is not None:
-            self._forget_missing(key, missing)
-        elif data is not None:
-            self._learn(key, epoch, len(data))
+        data, missing, removals, published = self._read(key)
+        size = None if data is None else len(data)
+        self._observe(key, data is not None, missing, removals, published, size)
         return data
 
     def get_into(self, key: str, buffer: Any) -> bool:
@@ -305,39 +288,29 @@ class HiCacheFile:
         """
         self._check_key(key)
         view = self._as_writable(buffer)
-        path = self._path(key)
-        epoch, mark = self._epoch, self._evictor.commits
-        try:
-            size, got = self._fs.read_into(path, view, self._max_value_size, self._is_page)
-        except FileNotFoundError:
-            self._forget_missing(key, mark)
-            return False
-        except NotAPageError as exc:
-            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
-            self._forget_missing(key, mark)
-            return False
-        except FileTooLargeError as exc:
-            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
-            return False
-        except OSError as exc:
-            # EIO, EACCES, ...: as in get().
-            logger.warning("file store: cannot read %r: %s", path, exc)
-            return False
-        if size != len(view):
-            logger.warning("file store: %r holds %d bytes, the buffer %d: not read", path, size, len(view))
-            return False
-        if got != size:
-            logger.warning("file store: short read of %r: %d of %d bytes", path, got, size)
-            return False
-        self._learn(key, epoch, size)
-        return True
+        got, missing, removals, published = self._look(
+            key, lambda path: self._fs.read_into(path, view, self._max_value_size, self._is_page), "read"
+        )
+        whole = False
+        if got is not None:
+            size, read = got
+            if size != len(view):
+                logger.warning(
+                    "file store: %r holds %d bytes, the buffer %d: not read", self._path(key), size, len(view)
+                )
+            elif read != size:
+                logger.warning("file store: short read of %r: %d of %d bytes", self._path(key), read, size)
+            else:
+                whole = True
+        self._observe(key, whole, missing, removals, published, len(view))
+        return whole
 
     def delete(self, key: str) -> bool:
         """F7: remove ``key``'s file; True when it is gone afterwards (False: it could not be removed)."""
         self._check_key(key)
         path = self._path(key)
         with self._lock:
-            self._begin_removal()
+            self._overlaps.start_removal()
             try:
                 if self._beliefs is not None:
                     self._beliefs.remove(key)
@@ -352,7 +325,7 @@ class HiCacheFile:
                 self._evictor.discard(key)
                 return True
             finally:
-                self._end_removal()
+                self._overlaps.end_removal()
 
     def clear(self) -> bool:
         """F7: remove every file of this namespace (only those); reset beliefs and accounting.
@@ -361,12 +334,12 @@ class HiCacheFile:
         disk).  True when every file was removed.  O(files in the directory).
         """
         with self._lock:
-            self._begin_removal()
+            self._overlaps.start_removal()
             try:
                 if self._beliefs is not None:
                     self._beliefs.clear()
                 try:
-                    found = self._nodes()
+                    found = self._nodes(self._fs.scandir(self._directory))
                 except OSError as exc:
                     # Any errno: nothing can be removed without a listing; the accounting stays as it was.
                     logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
@@ -392,7 +365,7 @@ class HiCacheFile:
                     self._evictor.touch(key, size)
                 return not kept and not left
             finally:
-                self._end_removal()
+                self._overlaps.end_removal()
 
     def batch_set(self, keys: Sequence[str], values: Sequence[BytesLike]) -> list[bool]:
         """F5: ``set`` of each pair, in order; every argument is checked before any I/O."""
@@ -412,15 +385,15 @@ class HiCacheFile:
         """
         keys = self._check_keys(keys)
         values: list[bytes | None] = []
-        lessons: list[tuple[str, int, int]] = []  # (key, epoch before its read, size), not applied yet
+        lessons: list[tuple[str, int, int]] = []  # (key, removals mark before its read, size): not applied
         for key in keys:
-            data, epoch, missing = self._read(key)
-            if missing is not None:
+            data, missing, removals, published = self._read(key)
+            if missing:
                 self._learn_many(lessons)
                 lessons.clear()
-                self._forget_missing(key, missing)
+                self._forget_missing(key, published)
             elif data is not None:
-                lessons.append((key, epoch, len(data)))
+                lessons.append((key, removals, len(data)))
             values.append(data)
         self._learn_many(lessons)
         return values
@@ -535,6 +508,7 @@ class HiCacheFile:
         return view if view.format == "B" and view.ndim == 1 else view.cast("B")
 
     def _set(self, key: str, view: memoryview) -> bool:
+        """``set`` of a checked key: refresh it if it is believed or on disk, else reserve, write, commit."""
         beliefs = self._beliefs
         if beliefs is not None and beliefs.contains(key):
             with self._lock:
@@ -543,82 +517,87 @@ class HiCacheFile:
                     return True
         st = self._probe(key, touch=True)
         if st is not None:
-            if self._is_page(st):
-                return True
-            # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
-            # write that is not stored, and never write through or over what is not ours.
-            logger.warning(
-                "file store: %r is a %s of uid %d, not a page: %r not written",
-                self._path(key),
-                st.kind,
-                st.uid,
-                key,
-            )
-            return False
-        path = self._path(key)
+            if not self._is_page(st):
+                # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
+                # write that is not stored, and never write through or over what is not ours.
+                logger.warning(
+                    "file store: %r is a %s of uid %d, not a page: %r not written",
+                    self._path(key),
+                    st.kind,
+                    st.uid,
+                    key,
+                )
+            return self._is_page(st)
         with self._lock:
-            admitted = self._evictor.reserve(key, len(view))
-            self._end_removal()  # the evictions reserve() made, if any, are over
+            admitted = self._evictor.reserve(key, len(view))  # ends the removal its evictions opened
         if not admitted:
             logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
             return False
-        epoch = self._epoch
-        relieved = False
-        while True:
-            temp = None
-            writing = True
-            try:
-                for attempt in range(_TEMP_TRIES):
-                    # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
-                    # written through: another random name is drawn, up to _TEMP_TRIES names.
-                    name = os.path.join(
-                        self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}"
-                    )
-                    try:
-                        self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
-                    except FileExistsError:
-                        if attempt + 1 == _TEMP_TRIES:
-                            raise
-                        continue
-                    except OSError:
-                        temp = name  # created, maybe partly written: removed below
-                        raise
-                    temp = name
-                    break
-                assert temp is not None
-                writing = False
-                self._fs.replace(temp, path)
-            except OSError as exc:
-                # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
-                logger.warning("file store: cannot write %r: %s", path, exc)
-                if temp is not None:
-                    self._remove_temp(temp)
-                if writing and exc.errno == errno.ENOSPC and not relieved:
-                    # S8: the disk is full while old pages could go: evict as for the cap, retry once.
-                    relieved = True
-                    with self._lock:
-                        evicted = self._evictor.relieve(key, len(view))
-                        self._end_removal()
-                        epoch = self._epoch
-                    if evicted:
-                        logger.warning("file store: evicted to make room on a full disk; retrying %r", key)
-                        continue
-                with self._lock:
-                    self._evictor.abort(key)
-                    if beliefs is not None:
-                        beliefs.remove(key)
-                return False
-            break
+        path = self._path(key)
+        removals = self._write(key, view, path, self._overlaps.removals)
         with self._lock:
-            self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
-            if self._epoch == epoch:
+            if removals is None:
+                self._evictor.abort(key)
                 if beliefs is not None:
-                    beliefs.add(key)
-            elif self._gone(path):
-                # A delete or clear overlapped the write and removed the file it published (it linearizes
-                # after this set): no entry may outlive the file, unless another write of it is in flight.
-                self._evictor.discard(key)
-        return True
+                    beliefs.remove(key)
+            else:
+                self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
+                if not self._overlaps.removal_overlapped(removals):
+                    if beliefs is not None:
+                        beliefs.add(key)
+                elif self._gone(path):
+                    # A delete or clear overlapped the write and removed the file it published (it
+                    # linearizes after this set): no entry may outlive the file, unless another write of
+                    # it is in flight.
+                    self._evictor.discard(key)
+        return removals is not None
+
+    def _write(self, key: str, view: memoryview, path: str, removals: int) -> int | None:
+        """F3, S8: publish ``view`` at ``path``; on ``ENOSPC`` while writing, evict as for the cap and
+        retry once.  The removals mark the commit is guarded by (``removals``, or the one after the
+        relief), or None when nothing was published (every attempt's temp file removed, logged)."""
+        failed, writing = self._write_once(view, path)
+        if failed is not None and writing and failed.errno == errno.ENOSPC:
+            # S8: the disk is full while old pages could go: evict as for the cap, retry once.
+            with self._lock:
+                evicted = self._evictor.relieve(key, len(view))  # ends the removal it opened
+                removals = self._overlaps.removals
+            if evicted:
+                logger.warning("file store: evicted to make room on a full disk; retrying %r", key)
+                failed, writing = self._write_once(view, path)
+        return removals if failed is None else None
+
+    def _write_once(self, view: memoryview, path: str) -> tuple[OSError | None, bool]:
+        """One attempt: write a new temp file, rename it to ``path``.  (None, False) when published, else
+        (the error, whether it came while writing), with the temp file removed and a log line (F3)."""
+        temp = None
+        writing = True
+        try:
+            for attempt in range(_TEMP_TRIES):
+                # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
+                # written through: another random name is drawn, up to _TEMP_TRIES names.
+                name = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+                try:
+                    self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
+                except FileExistsError:
+                    if attempt + 1 == _TEMP_TRIES:
+                        raise
+                    continue
+                except OSError:
+                    temp = name  # created, maybe partly written: removed below
+                    raise
+                temp = name
+                break
+            assert temp is not None
+            writing = False
+            self._fs.replace(temp, path)
+        except OSError as exc:
+            # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
+            logger.warning("file store: cannot write %r: %s", path, exc)
+            if temp is not None:
+                self._remove_temp(temp)
+            return exc, writing
+        return None, False
 
     def _exists(self, key: str) -> bool:
         """``exists`` of a checked key: a live belief answers with no filesystem call, else one ``stat``."""
@@ -632,34 +611,67 @@ class HiCacheFile:
         st = self._probe(key, touch=False)
         return st is not None and self._is_page(st)
 
-    def _read(self, key: str) -> tuple[bytes | None, int, int | None]:
-        """One read of a checked key: (the value or None, the epoch before the read, the commits mark
-        when the file is missing or not a page, for ``_forget_missing``, else None).  Teaches nothing."""
-        path = self._path(key)
-        epoch, mark = self._epoch, self._evictor.commits
+    def _read(self, key: str) -> tuple[bytes | None, bool, int, int]:
+        """One read of a checked key, as ``_look`` answers (the value, or None); a short read is None.
+        Teaches nothing."""
         try:
-            size, data = self._fs.read_file(path, self._max_value_size, self._is_page)
+            got, missing, removals, published = self._look(
+                key, lambda path: self._fs.read_file(path, self._max_value_size, self._is_page), "read"
+            )
+        except MemoryError:
+            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
+            logger.warning("file store: %r not read: out of memory", self._path(key))
+            return None, False, 0, 0
+        if got is None:
+            return None, missing, removals, published
+        size, data = got
+        if len(data) != size:
+            logger.warning("file store: short read of %r: %d of %d bytes", self._path(key), len(data), size)
+            return None, False, removals, published
+        return data, False, removals, published
+
+    def _look(self, key: str, call: Callable[[str], _T], verb: str) -> tuple[_T | None, bool, int, int]:
+        """One filesystem call on a checked key's file, ``call(path)``, with the answers to its failures
+        that every probe shares: (its result, or None; whether the file is missing or not a page of ours;
+        the ``removals`` and ``publications`` marks read before the call, for ``_observe``).  Teaches
+        nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``."""
+        path = self._path(key)
+        overlaps = self._overlaps
+        removals, published = overlaps.removals, overlaps.publications
+        try:
+            return call(path), False, removals, published
         except FileNotFoundError:
-            return None, epoch, mark
+            return None, True, removals, published
         except NotAPageError as exc:
             logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
-            return None, epoch, mark
+            return None, True, removals, published
         except FileTooLargeError as exc:
             # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
             logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
-            return None, epoch, None
-        except MemoryError:
-            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
-            logger.warning("file store: %r not read: out of memory", path)
-            return None, epoch, None
         except OSError as exc:
-            # EIO, EACCES, ...: the value is unavailable for now; the file and its accounting stay.
-            logger.warning("file store: cannot read %r: %s", path, exc)
-            return None, epoch, None
-        if len(data) != size:
-            logger.warning("file store: short read of %r: %d of %d bytes", path, len(data), size)
-            return None, epoch, None
-        return data, epoch, None
+            # EIO, EACCES, ESTALE...: unavailable, or existence unknown (answered as absent, the
+            # conservative answer); the file and its accounting stay.
+            logger.warning("file store: cannot %s %r: %s", verb, path, exc)
+        return None, False, removals, published
+
+    def _observe(
+        self,
+        key: str,
+        found: bool,
+        missing: bool,
+        removals: int,
+        published: int,
+        size: int | None,
+        *,
+        touch: bool = True,
+    ) -> None:
+        """Teach what one look at ``key``'s file saw (``_look``'s marks): a page ``found`` refreshes its
+        recency and teaches its belief (C1-guarded, ``_learn``); a ``missing`` file is forgotten, belief
+        and entry, unless it was published since (F4, C5); anything else teaches nothing."""
+        if missing:
+            self._forget_missing(key, published)
+        elif found:
+            self._learn(key, removals, size, touch=touch)
 
     def _gone(self, path: str) -> bool:
         """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
@@ -678,24 +690,14 @@ class HiCacheFile:
         A node that is not a page (S3) is answered as found but teaches nothing: its belief and its
         entry go, as for a missing file, since nothing of this store is on disk under that name.
         """
-        path = self._path(key)
-        epoch, mark = self._epoch, self._evictor.commits
-        try:
-            st = self._fs.stat(path)
-        except FileNotFoundError:
-            self._forget_missing(key, mark)
-            return None
-        except OSError as exc:
-            # EIO, EACCES, ESTALE...: existence unknown, answered as absent (the conservative answer).
-            logger.warning("file store: cannot stat %r: %s", path, exc)
-            return None
-        if not self._is_page(st):
-            self._forget_missing(key, mark)
-            return st
-        self._learn(key, epoch, st.size if touch else None, touch=touch)
+        st, missing, removals, published = self._look(key, self._fs.stat, "stat")
+        size = None if st is None or not touch else st.size
+        page = st is not None and self._is_page(st)
+        missing = missing or (st is not None and not page)  # S3: nothing of ours under the name
+        self._observe(key, page, missing, removals, published, size, touch=touch)
         return st
 
-    def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
+    def _learn(self, key: str, removals: int, size: int | None, *, touch: bool = True) -> None:
         """A probe found ``key``: refresh recency and teach the belief, as C1 allows.
 
         If a removal overlapped the probe (the epoch was odd or has moved), the
@@ -704,7 +706,7 @@ class HiCacheFile:
         before the removal, which either removed the key or left it alone).
         """
         with self._lock:
-            if epoch % 2 or self._epoch != epoch:
+            if self._overlaps.removal_overlapped(removals):
                 if touch and key in self._evictor:
                     self._evictor.touch(key)
                 return
@@ -714,15 +716,16 @@ class HiCacheFile:
                 self._beliefs.add(key)
 
     def _learn_many(self, lessons: list[tuple[str, int, int]]) -> None:
-        """``_learn`` of each (key, epoch, size) in order, under one acquisition of ``_lock``, and the
+        """``_learn`` of each (key, removals mark, size) in order, under one acquisition of ``_lock``, and the
         beliefs taught in one ``add_many`` (M9)."""
         if not lessons:
             return
         with self._lock:
             taught = []
             evictor = self._evictor
-            for key, epoch, size in lessons:
-                if epoch % 2 or self._epoch != epoch:
+            overlapped = self._overlaps.removal_overlapped
+            for key, removals, size in lessons:
+                if overlapped(removals):
                     if key in evictor:
                         evictor.touch(key)
                     continue
@@ -731,32 +734,15 @@ class HiCacheFile:
             if self._beliefs is not None and taught:
                 self._beliefs.add_many(taught)
 
-    def _forget_missing(self, key: str, mark: int) -> None:
+    def _forget_missing(self, key: str, published: int) -> None:
         """F4: the file is gone: drop the belief and give its bytes back to the accounting.
 
-        Unless a write of ``key`` was committed since the probe read ``mark``:
+        Unless a write of ``key`` was committed since the probe read ``published``:
         the miss is older than that file, which stays believed and tracked (C3, C5).
         """
         with self._lock:
-            if self._evictor.committed_since(key, mark):
-                return
-            if self._beliefs is not None:
+            if self._evictor.forget_missing(key, published) and self._beliefs is not None:
                 self._beliefs.remove(key)
-            self._evictor.discard(key)
-
-    def _on_evict(self, key: str) -> None:
-        """V6 callback (lock held, before the unlink): the belief goes first."""
-        self._begin_removal()
-        if self._beliefs is not None:
-            self._beliefs.remove(key)
-
-    def _begin_removal(self) -> None:
-        if self._epoch % 2 == 0:
-            self._epoch += 1
-
-    def _end_removal(self) -> None:
-        if self._epoch % 2:
-            self._epoch += 1
 
     def _remove_temp(self, temp: str) -> None:
         try:
@@ -766,10 +752,6 @@ class HiCacheFile:
         except OSError as exc:
             # EPERM/EIO...: a leftover temp file; start-up removes it once it is old (F8).
             logger.warning("file store: cannot remove temp file %r: %s", temp, exc)
-
-    def _key_of(self, name: str) -> str | None:
-        """The key whose file is ``name`` in this namespace, or None (another namespace, a temp file)."""
-        return key_of_name(name, self._namespace)
 
     def _is_page(self, st: FileStat) -> bool:
         """S3: a regular file owned by this user (or, with a shared group, of that group)."""
@@ -783,11 +765,12 @@ class HiCacheFile:
             entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
         )
 
-    def _nodes(self) -> list[tuple[DirEntry, str]]:
-        """One pass: every node named like a file of this namespace, with its key (any kind, any owner)."""
+    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner;
+        never a temp file: no key starts with a dot)."""
         found = []
-        for entry in self._fs.scandir(self._directory):
-            key = self._key_of(entry.name)
+        for entry in entries:
+            key = key_of_name(entry.name, self._namespace)
             if key is not None:
                 found.append((entry, key))
         return found
@@ -881,17 +864,14 @@ class HiCacheFile:
         found = []
         skipped: dict[str, int] = {}
         for entry in entries:
-            if is_temp_name(entry.name):
-                if (
-                    entry.kind == "file"
-                    and entry.uid == self._euid
-                    and now - entry.mtime > self._config.temp_max_age
-                ):
-                    self._remove_temp(os.path.join(self._directory, entry.name))
-                continue
-            key = self._key_of(entry.name)
-            if key is None:
-                continue
+            if (
+                is_temp_name(entry.name)
+                and entry.kind == "file"
+                and entry.uid == self._euid
+                and now - entry.mtime > self._config.temp_max_age
+            ):
+                self._remove_temp(os.path.join(self._directory, entry.name))
+        for entry, key in self._nodes(entries):
             if self._is_page_entry(entry):
                 found.append((entry.mtime, entry.name, key, entry.size))
             else:
@@ -912,11 +892,10 @@ class HiCacheFile:
                 self._evictor.touch(key, size)
                 if self._beliefs is not None:
                     self._beliefs.add(key)
-            if not self._evictor.evict():
+            if not self._evictor.evict():  # ends the removal its evictions opened
                 logger.warning(
                     "file store: %r is over its limits; nothing more can be evicted", self._directory
                 )
-            self._end_removal()
 
 
 def _user_name(uid: int) -> str:

@@ -15,9 +15,8 @@ Internal invariants (``check_invariants`` asserts them):
 * ``PooledExistenceCache._pools`` holds one ``PoolExistenceBeliefs`` per name,
   all with the registry's ``max_entries``.
 
-Why this is fast: as in ``hicache.existence_cache``, every per-page walk is a
-C loop (``any(map(beliefs.move_to_end, chain))`` touches pages in order and
-raises ``KeyError`` at the first page not believed).
+Why this is fast: the per-page walks are those of ``hicache._lru_walks``,
+shared with ``hicache.existence_cache``: C loops, with no Python code per page.
 
 Complexity: ``contains`` O(1); ``contains_all``, ``covered``, ``add``,
 ``invalidate_beyond``, ``track_inflight``, ``untrack_inflight`` O(pages) (``add``
@@ -31,11 +30,18 @@ points, and every operation is deterministic.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
-from collections.abc import Hashable, Iterable, Iterator, Sequence
-from itertools import repeat
+from collections.abc import Hashable, Iterable, Sequence
 
+from hicache._lru_walks import (
+    as_chain,
+    believe,
+    check_pool,
+    check_sequence,
+    forget,
+    touch_all,
+    touch_all_or_covered,
+)
 from hicache._validate import check_int
-from hicache.existence_cache import _believe, _exhaust, as_chain, check_pool, check_sequence
 
 __all__ = ["PoolExistenceBeliefs", "PoolSnapshot", "PooledExistenceCache"]
 
@@ -75,7 +81,7 @@ class PoolExistenceBeliefs:
 
         O(pages + evicted).  Raises ``TypeError`` if ``hashes`` is not iterable.
         """
-        _believe(self._beliefs, as_chain("hashes", hashes), self._max_entries)
+        believe(self._beliefs, as_chain("hashes", hashes), self._max_entries)
 
     def contains(self, page_hash: Hashable) -> bool:
         """True if believed, and then the page becomes most recently used (P2, E3).  O(1)."""
@@ -91,11 +97,7 @@ class PoolExistenceBeliefs:
         O(pages).  An empty chain is ``True``.
         """
         chain = hashes if type(hashes) is list else as_chain("hashes", hashes)
-        try:
-            any(map(self._beliefs.move_to_end, chain))
-        except KeyError:  # move_to_end: the first page not believed; the ones before it are touched
-            return False
-        return True
+        return touch_all(self._beliefs, chain)
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
         """True if every page is believed or in flight; only believed pages are touched (P4).
@@ -106,18 +108,7 @@ class PoolExistenceBeliefs:
         inflight = self._inflight
         if not inflight:
             return self.contains_all(chain)
-        pages: Iterator[Hashable] = iter(chain)
-        touch = map(self._beliefs.move_to_end, pages)
-        last = len(chain) - 1
-        while True:
-            try:
-                any(touch)
-            except KeyError:
-                # the list/tuple iterator's remaining length locates the page that missed
-                if chain[last - pages.__length_hint__()] in inflight:  # type: ignore[attr-defined]
-                    continue  # in flight: covered, but neither added nor touched
-                return False
-            return True
+        return touch_all_or_covered(self._beliefs, chain, inflight)
 
     def track_inflight(self, hashes: Iterable[Hashable]) -> None:
         """One in-flight reference per occurrence (P3).  O(pages)."""
@@ -146,7 +137,7 @@ class PoolExistenceBeliefs:
         """
         check_int("keep_pages", keep_pages, minimum=0)
         check_sequence("hashes", hashes)
-        _exhaust(map(self._beliefs.pop, hashes[keep_pages:], repeat(None)))
+        forget(self._beliefs, hashes[keep_pages:])
 
     def clear(self) -> None:
         """Drop every belief and every in-flight reference (P5).  O(n)."""

@@ -42,6 +42,8 @@ _MC = [
     "tests/modelcheck/test_refinement_mapping.py",
     "tests/concurrency/test_metadata_cache_threads.py",
     "tests/unit/test_metadata_cache_edges.py",
+    # The M9 batches' own tests (the batches came after the last recorded run: 128 mutants then, 306 now).
+    "tests/unit/test_metadata_cache_batches.py",
 ]
 SELECTIONS: dict[str, list[str]] = {
     "hicache/metadata_cache.py": _MC,
@@ -59,6 +61,9 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_evictor_writers.py",
         "tests/stateful/test_file_evictor_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
+        # The probe guards (_Overlaps: C1, F4) and S8's relieve are exercised through the store.
+        "tests/unit/test_file_store_overlaps.py",
+        "tests/unit/test_file_store_security.py",
     ],
     "hicache/file_store.py": [
         "tests/unit/test_file_store.py",
@@ -80,6 +85,16 @@ SELECTIONS: dict[str, list[str]] = {
         "--deselect=tests/modelcheck/test_c1_schedules.py::test_a_violating_schedule_replays_to_the_same_violation",
     ],
     "hicache/fs.py": ["tests/unit/test_filesystem_port.py"],
+    # The walks both existence caches share: the tests of both.
+    "hicache/_lru_walks.py": [
+        "tests/unit/test_existence_cache.py",
+        "tests/unit/test_existence_cache_edges.py",
+        "tests/unit/test_pool_beliefs.py",
+        "tests/unit/test_pool_beliefs_edges.py",
+        "tests/stateful/test_existence_cache_machine.py",
+        "tests/stateful/test_pool_beliefs_machine.py",
+        "tests/modelcheck/test_existence_caches.py",
+    ],
     "hicache/pool_beliefs.py": [
         "tests/unit/test_pool_beliefs.py",
         "tests/unit/test_pool_beliefs_edges.py",
@@ -133,15 +148,22 @@ _COMMIT_SIZE = (
     " flight, and no path drops an in-flight entry (discard, clear and eviction skip it; abort of one"
     " writer keeps it for the others), so commit always finds the entry"
 )
+_W = "hicache._lru_walks."
 EQUIVALENT: dict[str, str] = {
-    _E + "x__believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
-    _E + "x__believe__mutmut_19": _FALSY,
-    _E + "x_as_chain__mutmut_1": _FAST_PATH,
-    _E + "x_as_chain__mutmut_2": _FAST_PATH,
-    _E + "x_as_chain__mutmut_4": _FAST_PATH,
+    # _believe and as_chain moved from existence_cache.py to _lru_walks.py (issue 14): the run of
+    # _lru_walks.py on 2026-12-01 found the same five survivors under their new names.
+    _W + "x_believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
+    _W + "x_believe__mutmut_19": _FALSY,
+    _W + "x_as_chain__mutmut_1": _FAST_PATH,
+    _W + "x_as_chain__mutmut_2": _FAST_PATH,
+    _W + "x_as_chain__mutmut_4": _FAST_PATH,
     _E + "x_check_cover__mutmut_3": _FAST_PATH,
     _E + "x_check_cover__mutmut_5": _FAST_PATH,
     _E_CLASS + "add__mutmut_22": _FAST_PATH,
+    _E_CLASS + "covers_all__mutmut_15": (
+        "the pages' keys always through _keys: for the primary pool _keys returns the pages themselves, so"
+        " only the fast path (no key function) is skipped"
+    ),
     _E_CLASS + "contains_all__mutmut_2": _FAST_PATH,
     _E_CLASS + "contains_all__mutmut_4": _FAST_PATH,
     "hicache.pool_beliefs.xǁPoolExistenceBeliefsǁcontains_all__mutmut_2": _FAST_PATH,
@@ -187,6 +209,21 @@ EQUIVALENT: dict[str, str] = {
     _FE_CLASS + "__init____mutmut_74": _FE_MARK,
     _FE_CLASS + "commit__mutmut_13": _FE_MARK,
     _FE_CLASS + "touch__mutmut_20": _FE_MARK,
+    # The run of 2026-12-01, after the probe guards moved into _Overlaps (issue 14).
+    _FE + "xǁ_Overlapsǁ__init____mutmut_4": _FE_MARK,
+    _FE + "xǁ_Overlapsǁpublish__mutmut_3": _FE_MARK,
+    _FE + "xǁ_Overlapsǁ__init____mutmut_2": (
+        "removals starting at 1 (a removal under way): every reserve, relieve and evict ends it, and the"
+        " store's start-up evicts before any probe, so every probe reads an even mark as before"
+    ),
+    _FE_CLASS + "__init____mutmut_81": (
+        "_walk_now starting as '' instead of None: every pass (_make_room, relieve) sets it to None before"
+        " its walk, so the initial value is never read"
+    ),
+    _FE_CLASS + "_evict_one__mutmut_13": (
+        "resting_until = '' instead of None once a rest is over: the unlink follows at once and either drops"
+        " the entry or sets a new rest, so the value is never read"
+    ),
 }
 
 

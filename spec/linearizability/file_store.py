@@ -265,7 +265,7 @@ class _RecencyAtReservationEvictor(LRUFileEvictor):
     """The evictor with finding 2 put back: a commit leaves the entry where its reservation put it."""
 
     def commit(self, key: str, size: int | None = None) -> None:
-        with self.lock:
+        with self._lock:
             order = list(self._entries)
             super().commit(key, size)
             if key in order:  # undo the move to the most recently used end
@@ -278,7 +278,9 @@ class RecencyAtReservationStore(HiCacheFile):
     """A deliberately racy store (the checker must catch it): recency counts from a write's reservation,
     not its publication.  Sequentially the two coincide, so only concurrent histories show it."""
 
-    _evictor_class = _RecencyAtReservationEvictor
+    def _start(self) -> None:
+        self._evictor.__class__ = _RecencyAtReservationEvictor  # the same evictor, before start-up
+        super()._start()
 
 
 def file_store_scripts(rng: random.Random, threads: int, length: int) -> list[Script]:

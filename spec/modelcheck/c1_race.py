@@ -26,6 +26,7 @@ from typing import Any
 from hicache.file_store import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines.file_store import believed as believes
 from spec.modelcheck.explorer import Configuration, Counterexample, Result
 from spec.modelcheck.interleavings import ScheduledLock, Scheduler, explore_schedules
 
@@ -65,7 +66,7 @@ def _world(factory: Callable[..., Any], scheduler: Scheduler, removal: str) -> t
     clock.advance(1.0)  # the belief expires: the probes below must stat or read
     lock = ScheduledLock(scheduler)
     store._lock = lock  # the store's RLock, shared with its evictor, now a marked point
-    store.evictor.lock = lock
+    store.evictor._lock = lock
     fs.before = lambda op, path: scheduler.point(f"{op} {path.rsplit('/', 1)[-1]}")
     return store, fs
 
@@ -101,7 +102,7 @@ def check_scenario(factory: Callable[..., Any], scenario: Scenario) -> Result:
         fs.before = None
         names = tuple(sorted(fs.listing(DIRECTORY)))
         gone = f"{KEY}_ns.bin" not in names
-        believed = store.believes(KEY)
+        believed = KEY in believes(store)
         final = (names, believed)
         if errors:
             return final, f"a thread failed: {errors[0]!r}"
@@ -152,7 +153,7 @@ def accounting_scenario(factory: Callable[..., Any], probe: str = "get") -> Resu
         store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
         lock = ScheduledLock(scheduler)
         store._lock = lock
-        store.evictor.lock = lock
+        store.evictor._lock = lock
         fs.before = lambda op, path: scheduler.point(f"{op} {path.rsplit('/', 1)[-1]}")
 
         def probe_c() -> None:

@@ -30,6 +30,7 @@ from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
 from spec.modelcheck.explorer import Configuration, Op, Pair
+from spec.modelcheck.metadata_cache import START, stored
 
 __all__ = ["FileStorePair", "configurations", "domain"]
 
@@ -56,7 +57,7 @@ class FileStorePair(Pair):
         self, factory: Callable[..., Any], *, cap: int, ratio: float, metadata: bool, ttl: float
     ) -> None:
         self.factory, self.ttl, self.metadata = factory, ttl, metadata
-        self.clock = FakeClock(1000.0)
+        self.clock = FakeClock(START)
         self.fs = FakeFileSystem(self.clock)
         self.extra_config: dict[str, object] = {
             "max_size": cap,
@@ -180,7 +181,7 @@ class FileStorePair(Pair):
     def abstract_implementation(self) -> Hashable:
         impl, fs = self.implementation, self.fs
         files = {n: (f.data, f.mtime) for n, f in fs.listing(DIRECTORY).items()}
-        # The store's MetadataCache is read through its snapshot(): believes(key) has no ages.
+        # The store's MetadataCache is read through its snapshot() (the beliefs with their ages).
         cache = getattr(impl, "_beliefs", None)
         beliefs = list(cache.snapshot()) if cache is not None else []
         pending = tuple(fs.pending_faults(op) for op in ("write", "replace", "read"))
@@ -208,7 +209,7 @@ class FileStorePair(Pair):
         stale: tuple[Hashable, ...] = ()
         if cache is not None and self.ttl >= 0:
             now = self.clock()
-            stale = tuple(k for k, b in cache.snapshot(expired=True) if now - b > self.ttl)
+            stale = tuple(k for k, b in stored(cache, self.clock) if now - b > self.ttl)
         return self.abstract_implementation(), stale, self.model.pending["short"]
 
     def check_invariants(self) -> None:

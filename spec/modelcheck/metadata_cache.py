@@ -38,6 +38,18 @@ BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")
 START = 1000.0
 
 
+def stored(cache: Any, clock: FakeClock, since: float = START) -> tuple[tuple[Hashable, float], ...]:
+    """Every entry ``cache`` stores with its birth, expired ones not purged yet included: its ``snapshot()``
+    (side-effect free) read with the fake clock wound back to ``since`` (the clock's start, when every
+    birth was live) for that one reading: through the port, as the cache shows only live entries."""
+    now = clock.now
+    clock.now = since
+    try:
+        return tuple(cache.snapshot())
+    finally:
+        clock.now = now
+
+
 class MetadataCachePair(Pair):
     """A MetadataCache built by ``factory`` and the spec, on one FakeClock."""
 
@@ -51,13 +63,15 @@ class MetadataCachePair(Pair):
         tick: float = 0.5,
         families: frozenset[str] = FAMILIES,
         eviction: str = "birth",
+        counting: bool = False,
     ) -> None:
+        """``counting``: the implementation keeps the M8 counters (they are compared step by step)."""
         self.clock = FakeClock(START)
         kwargs: dict[str, Any] = {} if eviction == "birth" else {"eviction": eviction}
         self.implementation = factory(ttl, max_entries=max_entries, clock=self.clock, **kwargs)
         self.spec = MetadataCacheSpec(ttl, max_entries=max_entries, clock=self.clock, eviction=eviction)
         self.ttl, self.keys, self.tick, self.families = ttl, tuple(keys), tick, families
-        self.counting = bool(getattr(self.implementation, "stats_enabled", False))
+        self.counting = counting
 
     def operations(self) -> list[Op]:
         ops: list[Op] = []
@@ -118,7 +132,7 @@ class MetadataCachePair(Pair):
     def fingerprint(self) -> Hashable:
         """The abstraction plus the expired entries not purged yet (their age no longer matters)."""
         now, ttl = self.clock(), self.ttl
-        stale = tuple(k for k, b in self.implementation.snapshot(expired=True) if ttl >= 0 and now - b > ttl)
+        stale = tuple(k for k, b in stored(self.implementation, self.clock) if ttl >= 0 and now - b > ttl)
         return self.abstract_implementation(), stale
 
     def check_invariants(self) -> None:
@@ -168,9 +182,17 @@ def configurations(
                         ttl: float = ttl,
                         bound: int | None = bound,
                         eviction: str = eviction,
+                        counting: bool = label == "counters ",
                     ) -> Pair:
                         return MetadataCachePair(
-                            build, ttl, bound, keys=keys, tick=tick, families=families, eviction=eviction
+                            build,
+                            ttl,
+                            bound,
+                            keys=keys,
+                            tick=tick,
+                            families=families,
+                            eviction=eviction,
+                            counting=counting,
                         )
 
                     name = f"{label}{order}ttl={ttl:g} cap={bound} keys={len(keys)}"

@@ -46,7 +46,7 @@ class CommitKeepsReservationOrder(LRUFileEvictor):
     reserved first but published last is evicted before older files."""
 
     def commit(self, key: str, size: int | None = None) -> None:
-        with self.lock:
+        with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 entry.writers, entry.published = 0, False
@@ -57,7 +57,7 @@ class TouchAdoptsWithoutSize(LRUFileEvictor):
     under-counts the bytes on disk (C3)."""
 
     def touch(self, key: str, size: int | None = None) -> bool:
-        with self.lock:
+        with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return True
@@ -70,7 +70,7 @@ class DiscardDropsWritesInFlight(LRUFileEvictor):
     """V4/V5: ``discard`` (a file found missing) also drops an entry whose write is still in flight."""
 
     def discard(self, key: str) -> bool:
-        with self.lock:
+        with self._lock:
             entry = self._entries.pop(key, None)
             if entry is None:
                 return False

@@ -16,9 +16,10 @@ Mistakes that real file backends have made, several built on an evictor variant 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
+from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 from hicache.fs import DirEntry, FileStat
 from spec.variants.file_evictor import (
@@ -50,35 +51,45 @@ __all__ = [
 ]
 
 
-class CallbackSkippedWhenGone(HiCacheFile):
+class _WithEvictor(HiCacheFile):
+    """The store with its evictor turned into ``evictor_variant`` (same state) before start-up."""
+
+    evictor_variant: ClassVar[type[LRUFileEvictor]]
+
+    def _start(self) -> None:
+        self._evictor.__class__ = self.evictor_variant
+        super()._start()
+
+
+class CallbackSkippedWhenGone(_WithEvictor):
     """V6, C1 broken: the store with the evictor that drops a victim whose file is already gone without
     ``on_evict``, so its belief outlives it."""
 
-    _evictor_class = _CallbackSkippedWhenGoneEvictor
+    evictor_variant = _CallbackSkippedWhenGoneEvictor
 
 
-class EvictsWritesInFlight(HiCacheFile):
+class EvictsWritesInFlight(_WithEvictor):
     """V5 broken (a race): caught by the linearizability check of forced histories."""
 
-    _evictor_class = _EvictsWritesInFlightEvictor
+    evictor_variant = _EvictsWritesInFlightEvictor
 
 
-class NoRefundOnAbort(HiCacheFile):
+class NoRefundOnAbort(_WithEvictor):
     """V4, C3 broken: the store with the evictor whose failed write keeps its reservation."""
 
-    _evictor_class = _NoRefundOnAbortEvictor
+    evictor_variant = _NoRefundOnAbortEvictor
 
 
-class WedgedOnEperm(HiCacheFile):
+class WedgedOnEperm(_WithEvictor):
     """V5 broken: the store with the evictor that stops at the first victim it cannot remove."""
 
-    _evictor_class = _WedgedOnEpermEvictor
+    evictor_variant = _WedgedOnEpermEvictor
 
 
-class RatioIgnoredStore(HiCacheFile):
+class RatioIgnoredStore(_WithEvictor):
     """V3: the store with the ``RatioIgnored`` evictor."""
 
-    _evictor_class = RatioIgnored
+    evictor_variant = RatioIgnored
 
 
 class NoRefundWhenMissing(HiCacheFile):
@@ -100,10 +111,10 @@ class ExistsAlwaysStats(HiCacheFile):
 class ScansOtherNamespaces(HiCacheFile):
     """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
 
-    def _key_of(self, name: str) -> str | None:
-        if name.endswith(".bin") and not name.startswith("."):
-            return name[: -len(self._suffix)] if name.endswith(self._suffix) else name[:-4]
-        return None
+    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+        suffix = self._suffix
+        ours = [e for e in entries if e.name.endswith(".bin") and not e.name.startswith(".")]
+        return [(e, e.name[: -len(suffix)] if e.name.endswith(suffix) else e.name[:-4]) for e in ours]
 
 
 class PlainSuffixNaming(HiCacheFile):
@@ -113,10 +124,11 @@ class PlainSuffixNaming(HiCacheFile):
     def _path(self, key: str) -> str:
         return os.path.join(self._directory, key + self._suffix)
 
-    def _key_of(self, name: str) -> str | None:
-        if len(name) <= len(self._suffix) or not name.endswith(self._suffix) or name[0] == ".":
-            return None
-        return name[: -len(self._suffix)]
+    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+        suffix = self._suffix
+        ours = [e for e in entries if len(e.name) > len(suffix) and e.name.endswith(suffix)]
+        ours = [e for e in ours if e.name[0] != "."]
+        return [(e, e.name[: -len(suffix)]) for e in ours]
 
 
 class KeepsTempOnFailure(HiCacheFile):

@@ -26,6 +26,7 @@ from spec.fakes import FakeClock
 from spec.linearizability.checker import HistoryRecorder, Operation
 from spec.linearizability.file_store import CAP, DIRECTORY, VALUE_OF, FileStoreHistorySpec
 from spec.linearizability.file_store import check_file_store_history as check
+from spec.machines.file_store import believed
 
 pytestmark = pytest.mark.threads
 
@@ -81,7 +82,7 @@ def test_a_set_that_probes_a_victim_before_its_unlink_is_linearizable_in_steps()
         (1, "set", "b", True),
     ]
     assert answers[4] == (0, "exists", "a", False)  # evicted: no belief planted behind the eviction (C1)
-    assert not store.believes("a") and not store.believes("c")
+    assert "a" not in believed(store) and "c" not in believed(store)
     assert [e.key for e in store.evictor.snapshot()] == ["b"]
     store.check_invariants()
     assert check(history, STRICT).linearizable is False

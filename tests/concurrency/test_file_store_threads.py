@@ -33,6 +33,7 @@ from hicache.fs import FileSystem, OSFileSystem
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
+from spec.machines.file_store import believed
 from spec.variants.file_store import NoC1Guard
 
 DIR = "/cache"
@@ -73,7 +74,7 @@ def test_a_probe_that_saw_the_file_before_the_removal_plants_no_belief_after_it(
     store = build(kind, fs, clock, ttl=0)  # beliefs live for one instant of the fake clock
     assert store.set("victim", b"12345")
     clock.advance(1)  # tracked, but unbelieved: the probe must go to the filesystem
-    assert not store.believes("victim")
+    assert "victim" not in believed(store)
 
     probe_op = "stat" if probe == "exists" else "read"
     saw_file, resume = threading.Event(), threading.Event()
@@ -118,7 +119,7 @@ def test_a_probe_between_the_eviction_callback_and_the_unlink_plants_no_belief(
 
     def probe_before_the_unlink(op: str, where: str) -> None:
         if op == "unlink" and where == path("victim") and not during:
-            assert not store.believes("victim"), "V6: the belief goes before the file"
+            assert "victim" not in believed(store), "V6: the belief goes before the file"
             during.append(getattr(store, probe)("victim"))  # the file is still there
 
     fs.before = probe_before_the_unlink
@@ -181,13 +182,20 @@ class CountingStore(HiCacheFile):
 
     evictions = 0
 
-    def _on_evict(self, key: str) -> None:
-        self.evictions += 1  # under the store's lock, as every on_evict call is
-        super()._on_evict(key)
+    def _start(self) -> None:
+        forget = self._evictor._on_evict  # the beliefs' remove
+
+        def counted(key: str) -> None:
+            self.evictions += 1  # under the store's lock, as every on_evict call is
+            if forget is not None:
+                forget(key)
+
+        self._evictor._on_evict = counted
+        super()._start()
 
 
 def believed_files_exist(store: HiCacheFile, exists: Callable[[str], bool]) -> list[str]:
-    return [k for k in KEYS if store.believes(k) and not exists(k)]
+    return [k for k in KEYS if k in believed(store) and not exists(k)]
 
 
 class _HookedOSFileSystem(OSFileSystem):

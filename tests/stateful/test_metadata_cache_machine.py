@@ -34,14 +34,12 @@ _CLAUSE_OF = {
 class BothProductionForms:
     """MetadataCache with counters and without, driven by one machine run: every call goes to both.
 
-    ``contains`` has one body per form (chosen at construction by ``stats``), so both forms must refine
+    ``contains`` is a closure specialized per form at construction (by ``stats``), so both forms must refine
     the spec.  One run of the machine drives both with the same sequence of operations, instead of two
     runs generating a sequence each: the same examples and steps for each form, half of Hypothesis's
     work.  Their answers must agree (a disagreement names the clause), and the machine compares the
     agreed answer with the spec; the counters (M8) come from the form that keeps them.
     """
-
-    stats_enabled = True
 
     def __init__(self, ttl: float, *, clock: Callable[[], float], **kwargs: Any) -> None:
         # Each form reads the machine's clock through its own counter (the machine, seeing none of

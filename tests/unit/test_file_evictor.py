@@ -330,11 +330,15 @@ def test_commit_with_a_size_re_adopts_an_entry_that_vanished(fs: FakeFileSystem)
 
 
 @pytest.mark.clauses("F4", "C5")
-def test_committed_since_tells_a_miss_older_than_a_publication(fs: FakeFileSystem) -> None:
+def test_forget_missing_tells_a_miss_older_than_a_publication(fs: FakeFileSystem) -> None:
     ev = make(fs)
-    mark = ev.commits  # a probe begins
-    assert not ev.committed_since("c", mark)
+    mark = ev.overlaps.publications  # a probe begins
+    assert ev.forget_missing("x", mark)  # untracked: the miss stands
     assert write(fs, ev, "c", 3)  # a concurrent set publishes "c"
-    assert ev.committed_since("c", mark)  # the probe's miss is older than the file
-    assert not ev.committed_since("c", ev.commits)  # a probe that began afterwards is not
-    assert ev.touch("e", 1) and ev.committed_since("e", mark)  # an adoption counts as well
+    assert not ev.forget_missing("c", mark) and "c" in ev  # the probe's miss is older than the file
+    assert ev.touch("e", 1) and not ev.forget_missing("e", mark)  # an adoption counts as well
+    assert ev.forget_missing("c", ev.overlaps.publications)  # a probe that began afterwards: it stands
+    assert "c" not in ev and ev.total == 1
+    assert ev.reserve("f", 2) and ev.forget_missing("f", ev.overlaps.publications)
+    assert "f" in ev and ev.total == 3  # in flight: its write is still running, the entry stays
+    ev.check_invariants()

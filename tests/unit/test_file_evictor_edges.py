@@ -81,10 +81,27 @@ def test_a_negative_reservation_is_rejected_with_an_exact_message(fs: FakeFileSy
 @pytest.mark.clauses("V2")
 def test_the_owner_lock_is_the_evictor_lock_and_membership_answers(fs: FakeFileSystem) -> None:
     lock = threading.RLock()
-    ev = LRUFileEvictor(fs, path_of, directory=DIR, lock=lock)
-    assert ev.lock is lock
+    held: list[bool] = []
+
+    def on_evict(key: str) -> None:
+        # Another thread cannot take the owner's lock now: the evictor is holding it (V6: lock held).
+        def try_lock() -> None:
+            got = lock.acquire(blocking=False)
+            held.append(not got)
+            if got:
+                lock.release()
+
+        other = threading.Thread(target=try_lock)
+        other.start()
+        other.join()
+
+    ev = LRUFileEvictor(
+        fs, path_of, directory=DIR, lock=lock, max_size=1, eviction_ratio=1.0, on_evict=on_evict
+    )
     assert ev.reserve("a", 1)
     assert "a" in ev and "b" not in ev
+    ev.commit("a")
+    assert ev.reserve("b", 1) and held == [True]
 
 
 @pytest.mark.clauses("V3", "F8")

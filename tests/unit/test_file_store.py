@@ -13,6 +13,7 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines.file_store import believed
 
 DIR = "/cache"
 NS = "_m_r0"
@@ -160,7 +161,7 @@ def test_a_failed_write_is_false_with_a_log_line_and_leaves_nothing_behind(
         assert s.set("k", b"value") is False
     assert "cannot write" in caplog.text
     assert set(fs.listing(DIR)) == {"a_m_r0.bin"}, "the temp file was removed"
-    assert s.evictor.total == 2 and not s.believes("k")
+    assert s.evictor.total == 2 and "k" not in believed(s)
     assert s.set("k", b"value") and s.get("k") == b"value"
     s.check_invariants()
 
@@ -192,7 +193,7 @@ def test_get_of_a_vanished_file_is_none_and_gives_its_bytes_back(
     fs.remove(f"{DIR}/k{NS}.bin")  # another process
     assert s.exists("k"), "the belief stands until the store finds the file missing (C2)"
     assert s.get("k") is None
-    assert s.evictor.total == 0 and not s.believes("k") and not s.exists("k")
+    assert s.evictor.total == 0 and "k" not in believed(s) and not s.exists("k")
 
 
 @pytest.mark.clauses("F4", "F6")
@@ -204,7 +205,7 @@ def test_get_hit_refreshes_recency_and_teaches_the_belief(fs: FakeFileSystem, cl
     s.delete("a")
     fs.put(f"{DIR}/a{NS}.bin", b"1")  # back, untracked and unbelieved
     assert s.get("a") == b"1"
-    assert s.believes("a") and [e.key for e in s.evictor.snapshot()] == ["b", "a"]
+    assert "a" in believed(s) and [e.key for e in s.evictor.snapshot()] == ["b", "a"]
 
 
 @pytest.mark.clauses("F4")
@@ -345,7 +346,7 @@ def test_an_unremovable_file_makes_delete_false_and_stays_counted(
     assert s.set("a", b"1")
     fs.fail_unlink(f"{DIR}/a{NS}.bin", errno.EBUSY)
     assert not s.delete("a")
-    assert s.evictor.total == 1 and not s.believes("a")
+    assert s.evictor.total == 1 and "a" not in believed(s)
     assert s.exists("a"), "a later stat restores the belief"
     assert not s.clear()
     assert s.evictor.total == 1 and s.get("a") == b"1"
@@ -359,7 +360,7 @@ def test_clear_keeps_temp_files_and_other_namespaces(fs: FakeFileSystem, clock: 
     assert s.set("a", b"1") and s.set("b", b"2")
     assert s.clear()
     assert set(fs.listing(DIR)) == {".live-writer.tmp", "k_other.bin"}
-    assert s.evictor.total == 0 and not s.exists("a") and not s.believes("b")
+    assert s.evictor.total == 0 and not s.exists("a") and "b" not in believed(s)
 
 
 # -- F8: start-up ---------------------------------------------------------------
@@ -398,7 +399,7 @@ def test_start_up_seeds_accounting_oldest_first_and_beliefs(fs: FakeFileSystem, 
     s = store(fs, clock, enable_metadata_cache=True)
     assert [e.key for e in s.evictor.snapshot()] == ["old", "mid", "new"]
     assert s.evictor.total == 6
-    assert all(s.believes(k) for k in ("old", "mid", "new")) and not s.believes("theirs_x")
+    assert all(k in believed(s) for k in ("old", "mid", "new")) and "theirs_x" not in believed(s)
     assert fs.calls["scandir"] == 1 and fs.calls["stat"] == 0, "one pass over the directory"
 
 
@@ -409,7 +410,7 @@ def test_start_up_over_the_cap_evicts_at_once(fs: FakeFileSystem, clock: FakeClo
         fs.put(f"{DIR}/k{i}{NS}.bin", b"x" * 10, mtime=i)
     s = store(fs, clock, max_size=50, eviction_ratio=0.5, enable_metadata_cache=True)
     assert [e.key for e in s.evictor.snapshot()] == ["k8", "k9"]
-    assert not s.believes("k0") and not s.exists("k0")
+    assert "k0" not in believed(s) and not s.exists("k0")
     assert len(fs.listing(DIR)) == 2
 
 
@@ -570,5 +571,5 @@ def test_a_removal_between_publication_and_commit_leaves_no_entry_behind(
     monkeypatch.setattr(fs, "replace", replace_then_remove)
     assert s.set("k", b"abc")
     assert s.evictor.total == 0 and len(s.evictor) == 0
-    assert not s.exists("k") and not s.believes("k")
+    assert not s.exists("k") and "k" not in believed(s)
     s.check_invariants()

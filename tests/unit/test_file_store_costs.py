@@ -18,6 +18,7 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines.file_store import believed
 from tests.unit._store import DIR, NS, calls_during, store
 
 
@@ -33,7 +34,7 @@ def test_reading_a_file_another_process_wrote_adopts_it_with_the_size_read_and_n
     answer, spent = calls_during(fs, action)
     assert answer
     assert spent == {"read": 1}, "the read told the size: no stat"
-    assert "k" in s.evictor and s.evictor.total == 6 and s.believes("k")
+    assert "k" in s.evictor and s.evictor.total == 6 and "k" in believed(s)
     s.check_invariants()
 
 
@@ -46,8 +47,8 @@ def test_get_into_of_a_vanished_file_is_false_and_gives_its_bytes_back(
     fs.remove(f"{DIR}/k{NS}.bin")  # another process
     assert s.exists("k"), "the belief stands until the store finds the file missing (C2)"
     assert s.get_into("k", bytearray(5)) is False
-    assert s.evictor.total == 2 and "k" not in s.evictor and not s.believes("k")
-    assert s.believes("j") and "j" in s.evictor
+    assert s.evictor.total == 2 and "k" not in s.evictor and "k" not in believed(s)
+    assert "j" in believed(s) and "j" in s.evictor
     s.check_invariants()
 
 
@@ -114,7 +115,7 @@ def test_setting_an_unbelieved_existing_file_costs_one_stat_and_no_write(
     fs.put(f"{DIR}/k{NS}.bin", b"xyz")  # another process wrote it
     answer, spent = calls_during(fs, lambda: s.set("k", b"xyz"))
     assert answer is True and spent == {"stat": 1}
-    assert s.believes("k") and s.evictor.total == 3
+    assert "k" in believed(s) and s.evictor.total == 3
 
 
 @pytest.mark.clauses("F2", "F3", "C3")
@@ -168,15 +169,15 @@ def test_a_failed_set_leaves_its_key_unbelieved_even_if_a_probe_taught_it_meanwh
         if op == "write":
             fs.before = None
             fs.put(f"{DIR}/k{NS}.bin", b"theirs")
-            assert s.exists("k") and s.believes("k")
+            assert s.exists("k") and "k" in believed(s)
             fs.fail("write", errno.ENOSPC)
 
     fs.before = meanwhile
     assert s.set("k", b"mine") is False
-    assert not s.believes("k")
+    assert "k" not in believed(s)
     _, spent = calls_during(fs, lambda: s.exists("k"))
     assert spent == {"stat": 1}
-    assert s.believes("k")
+    assert "k" in believed(s)
 
 
 @pytest.mark.clauses("F2", "B1")
@@ -214,7 +215,7 @@ def test_without_a_filesystem_or_clock_argument_the_store_uses_the_real_ones(tmp
     s = HiCacheFile(str(tmp_path / "store"), namespace=NS, extra_config={"enable_metadata_cache": True})
     assert s.set("k", b"on disk")
     assert (tmp_path / "store" / f"k{NS}.bin").read_bytes() == b"on disk"
-    assert s.get("k") == b"on disk" and s.exists("k") and s.believes("k")
+    assert s.get("k") == b"on disk" and s.exists("k") and "k" in believed(s)
     strided = memoryview(bytearray(b"AaBbCcDd"))[::2]  # os.write takes no strided buffer: the store copies it
     assert s.set("s", strided) and s.get("s") == b"ABCD"
 
@@ -256,4 +257,4 @@ def test_the_store_and_its_evictor_share_one_lock(fs: FakeFileSystem, clock: Fak
     """C1 needs the evictor's removal and the store's belief bookkeeping ordered by one lock: an eviction
     (under the evictor's lock) and a probe's belief update (under the store's) must exclude each other."""
     s = store(fs, clock, max_size=10)
-    assert s.evictor.lock is s._lock
+    assert s.evictor._lock is s._lock

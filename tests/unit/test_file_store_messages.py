@@ -215,7 +215,8 @@ def test_a_write_overlapped_by_a_delete_that_removed_its_file_drops_the_entry(
             s.delete("k")
 
     fs.after = delete_after_publication
-    fs.before = lambda op, path: s._begin_removal() if op == "replace" else None  # an overlapping removal
+    # An overlapping removal:
+    fs.before = lambda op, path: s._overlaps.start_removal() if op == "replace" else None
     assert s.set("k", b"abc")
     assert fs.listing(DIR) == {}
     assert "k" not in s.evictor and s.evictor.total == 0

@@ -17,6 +17,7 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines.file_store import believed
 from tests.unit._store import path, store
 
 
@@ -48,7 +49,7 @@ def test_a_read_overlapped_by_the_delete_of_its_file_plants_nothing_however_many
     fs.put(path("k"), b"abc")  # written by another process: neither tracked nor believed
     once_after(fs, "read", "k", lambda: s.delete("k"))
     assert s.get("k") == b"abc", "the read saw the file before the delete removed it"
-    assert not s.believes("k"), "a belief planted after the delete would be a stale positive (C1)"
+    assert "k" not in believed(s), "a belief planted after the delete would be a stale positive (C1)"
     assert "k" not in s.evictor and s.evictor.total == 0, "adopting a deleted file leaks capacity (C3)"
     assert not s.exists("k")
     s.check_invariants()
@@ -84,9 +85,9 @@ def test_exists_never_refreshes_recency(fs: FakeFileSystem, clock: FakeClock, ov
 def test_check_invariants_reports_a_removal_left_half_done(fs: FakeFileSystem, clock: FakeClock) -> None:
     """The checker can fail: a removal that never ended (an odd epoch) is named."""
     s = store(fs, clock)
-    s._begin_removal()
+    s._overlaps.start_removal()
     with pytest.raises(AssertionError) as caught:
         s.check_invariants()
     assert str(caught.value) == "a removal was left half done"
-    s._end_removal()
+    s._overlaps.end_removal()
     s.check_invariants()

@@ -21,6 +21,7 @@ from hicache.file_config import load_file_config
 from hicache.file_evictor import RETRY_UNREMOVABLE_AFTER
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines.file_store import believed
 from tests.unit._store import DIR, NS, path, store
 
 OTHER = 2000
@@ -196,7 +197,7 @@ def test_a_planted_node_is_never_read_believed_or_counted(
     assert s.get_into("k", bytearray(8)) is False
     assert s.get_into("k", bytearray(11)) is False
     assert s.exists("k") is False and s.batch_exists(["k"]) == 0
-    assert not s.believes("k") and "k" not in s.evictor and s.evictor.total == 0
+    assert "k" not in believed(s) and "k" not in s.evictor and s.evictor.total == 0
     assert s.evictor.touch("k") is False  # never adopted, whatever size it shows
     s.check_invariants()
 
@@ -212,7 +213,7 @@ def test_set_over_a_planted_node_answers_false_and_writes_nothing(
         assert s.set("k", b"mine") is False
     assert "not a page" in caplog.text
     assert fs.calls["write"] == 0 and fs.calls["replace"] == 0
-    assert fs.listing(DIR) == {} and s.evictor.total == 0 and not s.believes("k")
+    assert fs.listing(DIR) == {} and s.evictor.total == 0 and "k" not in believed(s)
 
 
 @pytest.mark.clauses("S3")
@@ -223,7 +224,7 @@ def test_a_page_replaced_by_a_symlink_loses_its_belief_and_its_bytes_on_the_next
     assert s.set("k", b"12345") and s.evictor.total == 5
     fs.plant(path("k"), "symlink")
     clock.advance(1)
-    assert s.get("k") is None and s.evictor.total == 0 and not s.believes("k")
+    assert s.get("k") is None and s.evictor.total == 0 and "k" not in believed(s)
 
 
 @pytest.mark.clauses("S3", "F8")
@@ -241,7 +242,7 @@ def test_start_up_skips_planted_nodes_and_logs_one_line_per_kind_with_its_count(
     with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
         s = store(fs, clock, enable_metadata_cache=True, max_size=10)
     assert [e.key for e in s.evictor.snapshot()] == ["mine"] and s.evictor.total == 3
-    assert s.believes("mine") and not s.believes("o0")
+    assert "mine" in believed(s) and "o0" not in believed(s)
     lines = [r.getMessage() for r in caplog.records if "skipped" in r.getMessage()]
     assert len(lines) == 4
     assert any(line.startswith("file store: 3 symlink node(s)") for line in lines)
@@ -410,7 +411,7 @@ def test_a_file_larger_than_max_value_size_is_refused_and_stays_counted(
         assert s.get_into("k", bytearray(5)) is False
     assert caplog.text.count("max_value_size") == 2
     assert s.get("j") == b"1234" and s.get_into("j", bytearray(4))
-    assert s.evictor.total == 9 and s.believes("k")  # a page of ours: still on disk, still counted
+    assert s.evictor.total == 9 and "k" in believed(s)  # a page of ours: still on disk, still counted
 
 
 @pytest.mark.clauses("S4", "F9", "B1")
@@ -530,7 +531,7 @@ def test_a_full_disk_below_the_cap_evicts_old_pages_and_retries_the_write_once(
         assert s.set("d", b"yyy")  # ENOSPC, evict "a" and "b" (3 bytes at least), one retry
     assert fs.calls["write"] - writes == 2
     assert fs.listing(DIR).keys() == {"someone-else.dat", "c_m.bin", "d_m.bin"}
-    assert s.get("d") == b"yyy" and not s.exists("a") and not s.believes("b")
+    assert s.get("d") == b"yyy" and not s.exists("a") and "b" not in believed(s)
     assert "cannot write '/cache/d_m.bin': [Errno 28]" in caplog.text
     assert "retrying 'd'" in caplog.text
     s.check_invariants()
