@@ -6,9 +6,13 @@ so that a clause nothing checks shows up as UNCHECKED instead of disappearing.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
-__all__ = ["CLAUSES", "COMPONENT_OF_LETTER", "Clause", "clause_ids"]
+__all__ = ["CLAUSES", "CLAUSE_ID", "COMPONENT_OF_LETTER", "Clause", "clause_ids"]
+
+# A clause ID in text: the one way a check names a clause (an assertion's "E4: ..." prefix, a docstring).
+CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9])\b")
 
 
 class Clause(NamedTuple):

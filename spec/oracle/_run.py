@@ -6,7 +6,6 @@ import copy
 import importlib
 import inspect
 import logging
-import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import HypothesisException
 
+from spec.clauses import CLAUSE_ID
 from spec.machines._base import Figures, LockstepMachine, run_machine
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
@@ -531,9 +531,6 @@ def _explain_refusal(refused: ConstructorRefused, target_path: str) -> dict[str,
 
 def _failure(clauses: list[str], message: str, calls: int, lines: list[str], repro: str) -> dict[str, Any]:
     return {"clauses": clauses, "message": message, "calls": calls, "counterexample": lines, "repro": repro}
-
-
-CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9])\b")
 
 
 def clauses_of(message: str) -> list[str]:

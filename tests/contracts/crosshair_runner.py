@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from spec.clauses import CLAUSE_ID
 from spec.contract_names import unresolved_names
 
 __all__ = [
@@ -53,7 +54,6 @@ __all__ = [
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ROOT / "spec" / "variants" / "crosshair"
 TIMEOUT = float(os.environ.get("HICACHE_CROSSHAIR_TIMEOUT", "3"))  # CPU seconds per condition
-CLAUSE_RE = re.compile(r"\b([MEPFVCB][1-9])\b")
 LINE_RE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<kind>info|error): (?P<message>.*)$")
 POST_RE = re.compile(r"^\s*post(?:\[[^\]]*\])?:", re.M)
 UNMET = "Unable to meet precondition"
@@ -146,7 +146,7 @@ def contract_functions(paths: list[Path] | None = None) -> list[ContractFunction
         for node in _functions(path):
             doc = ast.get_docstring(node) or ""
             if POST_RE.search(doc):
-                clauses = tuple(sorted(set(CLAUSE_RE.findall(doc))))
+                clauses = tuple(sorted(set(CLAUSE_ID.findall(doc))))
                 found.append(
                     ContractFunction(path, node.lineno, node.end_lineno or node.lineno, node.name, clauses)
                 )

@@ -14,7 +14,6 @@ Hypothesis profile (``make verify``) only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -33,6 +32,7 @@ from hicache import (
     StorageExistenceCache,
 )
 from hicache.file_evictor import LRUFileEvictor
+from spec.clauses import CLAUSE_ID
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.metadata_cache import MetadataCacheSpec
 from spec.pool_beliefs import PooledExistenceCacheSpec
@@ -47,12 +47,9 @@ class Variant(NamedTuple):
     clause: str
 
 
-CLAUSE = r"\b[MEPFVCBS][1-9]\b"
-
-
 def _also_of(target: Callable[..., Any], clause: str) -> frozenset[str]:
     """The other clauses its docstring names before the colon (``"P1, P5: ..."``, ``"V4/C3 broken: ..."``)."""
-    return frozenset(re.findall(CLAUSE, (target.__doc__ or "").split(":", 1)[0])) - {clause}
+    return frozenset(CLAUSE_ID.findall((target.__doc__ or "").split(":", 1)[0])) - {clause}
 
 
 def metadata_cache_with_counters(ttl_seconds: float, **kwargs: Any) -> MetadataCache:
