@@ -62,8 +62,9 @@ class _WithEvictor(HiCacheFile):
 
 
 class CallbackSkippedWhenGone(_WithEvictor):
-    """V6, C1 broken: the store with the evictor that drops a victim whose file is already gone without
-    ``on_evict``, so its belief outlives it."""
+    """V6, C1, V3 broken: the store with the evictor that drops a victim whose file is already gone
+    without ``on_evict``, so its belief outlives it (and the writes it then skips make later evictions
+    pick other victims than the spec's: V3 is where the default budget first sees it)."""
 
     evictor_variant = _CallbackSkippedWhenGoneEvictor
 
