@@ -77,7 +77,10 @@ class TextbookHardTTL:
             del self.births[key]
 
     def add(self, key: Hashable) -> None:
-        now = self.clock()
+        self.add_at(key, self.clock())
+
+    def add_at(self, key: Hashable, now: float) -> None:
+        """``add`` at the instant ``now`` (a batch adds every key at its one reading)."""
         self.purge(now)
         if key in self.births:
             return
@@ -312,17 +315,6 @@ class MonotonicBoundaryExclusive(MonotonicHardTTL):
 
 class TextbookBatches(TextbookHardTTL):
     """Correct: the textbook cache with the M9 batches, each the single operations at one reading."""
-
-    def add(self, key: Hashable) -> None:
-        self.add_at(key, self.clock())
-
-    def add_at(self, key: Hashable, now: float) -> None:
-        self.purge(now)
-        if key in self.births:
-            return
-        if self.max_entries is not None and len(self.births) >= self.max_entries:
-            self.evict()
-        self.births[key] = now
 
     def add_many(self, keys: Iterable[Hashable]) -> None:
         keys = list(keys)
