@@ -1,7 +1,6 @@
 """``python -m spec.modelcheck [component ...] [--depth N] [--wide] [--json PATH] [--verbose]``.
 
-Exit status 0 when every available component passes; a component whose code
-has not landed is reported N/A (and does not fail the run).
+Exit status 0 when every component passes, 1 when one fails.
 """
 
 from __future__ import annotations

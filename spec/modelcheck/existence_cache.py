@@ -16,29 +16,18 @@ there are explored separately.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from typing import Any
 
 from hicache.existence_cache import StorageExistenceCache
 from spec.existence_cache import StorageExistenceCacheSpec
-from spec.modelcheck.explorer import Configuration, Op, Pair
+from spec.modelcheck.explorer import Configuration, Op, Pair, outcome
 
-__all__ = ["ExistenceCachePair", "configurations", "domain"]
+__all__ = ["ExistenceCachePair", "configurations", "domain", "outcome"]
 
 POOLS = ("p", "q")
 CHAINS: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (1, 2), (2, 1), (2, 3), (1, 1), (1, 2, 3))
 COVERS = (frozenset({2}), frozenset({1, 3}))
-
-
-def _pages(chain: tuple[int, ...], form: str) -> Any:
-    return iter(chain) if form == "iter" else chain
-
-
-def outcome(call: Callable[[], Any]) -> Any:
-    """The answer, or the exception type and message (both sides must raise alike, B1)."""
-    try:
-        return call()
-    except (TypeError, ValueError) as exc:
-        return ("raises", type(exc).__name__)
 
 
 class ExistenceCachePair(Pair):
@@ -75,34 +64,21 @@ class ExistenceCachePair(Pair):
 
     def perform(self, op: Op) -> tuple[Any, Any]:
         name, *args = op
-        impl, spec = self.implementation, self.spec
-        if name in ("add", "contains_all"):
-            pool, chain, form = args
-            return (
-                outcome(lambda: getattr(impl, str(name))(pool, _pages(chain, form))),  # type: ignore[arg-type]
-                outcome(lambda: getattr(spec, str(name))(pool, _pages(chain, form))),  # type: ignore[arg-type]
-            )
         if name == "len":
-            return len(impl), len(spec)
-        return outcome(lambda: getattr(impl, str(name))(*args)), outcome(
-            lambda: getattr(spec, str(name))(*args)
-        )
-
-    def abstract_implementation(self) -> Hashable:
-        return tuple(self.implementation.snapshot())
-
-    def abstract_spec(self) -> Hashable:
-        return tuple(self.spec.snapshot())
+            return len(self.implementation), len(self.spec)
+        if name in ("add", "contains_all"):  # each side gets its own pages: a generator is one-shot
+            pool, chain, form = args
+            return self.both(lambda side: getattr(side, str(name))(pool, _pages(chain, form)))
+        return self.both(lambda side: getattr(side, str(name))(*args))
 
     def fingerprint(self) -> Hashable:
         # The primary pool is private production state; read only here, for deduplication.
         primary = getattr(self.implementation, "_primary", None)
         return self.abstract_implementation(), primary if primary in self.pools else None
 
-    def check_invariants(self) -> None:
-        check = getattr(self.implementation, "check_invariants", None)
-        if check is not None:
-            check()
+
+def _pages(chain: Any, form: Hashable) -> Any:
+    return iter(chain) if form == "iter" else chain
 
 
 def configurations(
@@ -111,14 +87,13 @@ def configurations(
     chains: Sequence[tuple[int, ...]] = CHAINS,
 ) -> list[Configuration]:
     """One configuration per bound."""
-
-    def config(bound: int) -> Configuration:
-        def build() -> Pair:
-            return ExistenceCachePair(factory, bound, chains=chains)
-
-        return Configuration(f"cap={bound} pools=2 hashes=3 chains={len(chains)}", build)
-
-    return [config(bound) for bound in bounds]
+    return [
+        Configuration(
+            f"cap={bound} pools=2 hashes=3 chains={len(chains)}",
+            partial(ExistenceCachePair, factory, bound, chains=chains),
+        )
+        for bound in bounds
+    ]
 
 
 def domain(wide: bool) -> list[Configuration]:

@@ -47,6 +47,7 @@ __all__ = [
     "Progress",
     "Result",
     "explore",
+    "outcome",
     "print_progress",
 ]
 
@@ -54,8 +55,19 @@ Op = tuple[Hashable, ...]
 """An operation: its name, then its arguments (hashable, printable)."""
 
 
+def outcome(call: Callable[[], Any]) -> Any:
+    """The answer, or the exception type and message (both sides must raise alike, B1)."""
+    try:
+        return call()
+    except (TypeError, ValueError) as exc:
+        return ("raises", type(exc).__name__)
+
+
 class Pair(ABC):
     """An implementation and the spec, built fresh in one fake world, driven in lock step."""
+
+    implementation: Any
+    spec: Any
 
     @abstractmethod
     def operations(self) -> Sequence[Op]:
@@ -65,28 +77,35 @@ class Pair(ABC):
     def perform(self, op: Op) -> tuple[Any, Any]:
         """Perform ``op`` on both sides; return (implementation answer, spec answer)."""
 
-    @abstractmethod
+    def both(self, call: Callable[[Any], Any]) -> tuple[Any, Any]:
+        """``call`` on the implementation, then on the spec: the two :func:`outcome`\\ s."""
+        return outcome(lambda: call(self.implementation)), outcome(lambda: call(self.spec))
+
+    def abstract(self, side: Any) -> Hashable:
+        """One side's state, in the form both share (default: its ``snapshot()``, as a tuple)."""
+        return tuple(side.snapshot())
+
     def abstract_implementation(self) -> Hashable:
         """The refinement mapping: the implementation's state, as the spec would hold it."""
+        return self.abstract(self.implementation)
 
-    @abstractmethod
     def abstract_spec(self) -> Hashable:
         """The spec's state, in the same form as :meth:`abstract_implementation`."""
+        return self.abstract(self.spec)
 
     def fingerprint(self) -> Hashable:
         """The implementation's state in a finite form, the unit of deduplication (default: the abstraction).
 
-        Override it to be finer than the abstraction when the implementation keeps
-        hidden state that the spec does not observe directly but that can change a
-        later answer (for example entries expired but not purged yet): two paths are
-        merged only when their fingerprints are equal, so a bug hiding in that state
-        is not pruned away.
+        Finer than the abstraction where hidden state can change a later answer (entries expired but not
+        purged yet): paths merge only on equal fingerprints, so a bug hiding there is not pruned away.
         """
         return self.abstract_implementation()
 
     def check_invariants(self) -> None:
-        """Assert the implementation's internal invariants (default: none)."""
-        return None
+        """Assert the implementation's internal invariants: its ``check_invariants()``, if it has one."""
+        check = getattr(self.implementation, "check_invariants", None)
+        if check is not None:
+            check()
 
 
 @dataclass(frozen=True)
@@ -149,23 +168,23 @@ def _replay(config: Configuration, path: tuple[Op, ...]) -> Pair:
     return pair
 
 
-def _judge(pair: Pair, op: Op | None) -> tuple[tuple[Hashable, Hashable] | None, str | None]:
-    """Perform ``op`` (if any) and return the abstract state and what went wrong, if anything."""
+def _judge(pair: Pair, op: Op | None) -> tuple[Hashable, Hashable] | str:
+    """Perform ``op`` (if any); the (fingerprint, abstract state) reached, or what went wrong."""
     if op is not None:
         try:
             got, want = pair.perform(op)
         except AssertionError as exc:  # the pair's own answer checks (e.g. a counter delta)
-            return None, f"{_show(op)}: {exc}"
+            return f"{_show(op)}: {exc}"
         if got != want:
-            return None, f"{_show(op)} answered {got!r}, the spec answers {want!r}"
+            return f"{_show(op)} answered {got!r}, the spec answers {want!r}"
     implementation, spec = pair.abstract_implementation(), pair.abstract_spec()
     if implementation != spec:
-        return None, f"abstract states differ: implementation {implementation!r}, spec {spec!r}"
+        return f"abstract states differ: implementation {implementation!r}, spec {spec!r}"
     try:
         pair.check_invariants()
     except AssertionError as exc:
-        return None, f"invariant broken: {exc}"
-    return (pair.fingerprint(), implementation), None
+        return f"invariant broken: {exc}"
+    return pair.fingerprint(), implementation
 
 
 def explore(
@@ -184,47 +203,45 @@ def explore(
         raise ValueError(f"max_depth must be >= 0, got {max_depth!r}")
     result = Result(configuration=config.name, max_depth=max_depth)
     start = last_report = time.perf_counter()
-    root, problem = _judge(config.build(), None)
-    if problem is not None:
-        result.counterexample = Counterexample(config.name, (), problem)
-        return result
-    assert root is not None
-    seen: set[Hashable] = {root[0]}
-    abstract: set[Hashable] = {root[1]}
-    frontier: list[tuple[Op, ...]] = [()]
-    result.states_per_level.append(1)
-    for depth in range(1, max_depth + 1):
-        discovered: list[tuple[Op, ...]] = []
-        for path in frontier:
-            listing = _replay(config, path)
-            ops = listing.operations()
-            for index, op in enumerate(ops):
-                pair = listing if index == 0 else _replay(config, path)
-                result.transitions += 1
-                state, problem = _judge(pair, op)
-                if problem is not None:
-                    result.counterexample = Counterexample(config.name, (*path, op), problem)
-                    result.states, result.abstract_states = len(seen), len(abstract)
-                    result.seconds = time.perf_counter() - start
-                    return result
-                assert state is not None
-                if state[0] not in seen:
-                    seen.add(state[0])
-                    abstract.add(state[1])
-                    discovered.append((*path, op))
-            if progress is not None and time.perf_counter() - last_report >= progress_every:
-                last_report = time.perf_counter()
-                result.states, result.seconds, result.levels = len(seen), last_report - start, depth - 1
-                progress(result, len(frontier))
-        result.levels = depth
-        result.states_per_level.append(len(discovered))
-        if not discovered:
-            result.complete = True
-            break
-        result.diameter = depth
-        frontier = discovered
-    result.states, result.abstract_states = len(seen), len(abstract)
-    result.seconds = time.perf_counter() - start
+    seen: set[Hashable] = set()
+    abstract: set[Hashable] = set()
+    try:
+        root = _judge(config.build(), None)
+        if isinstance(root, str):
+            result.counterexample = Counterexample(config.name, (), root)
+            return result
+        seen.add(root[0])
+        abstract.add(root[1])
+        frontier: list[tuple[Op, ...]] = [()]
+        result.states_per_level.append(1)
+        for depth in range(1, max_depth + 1):
+            discovered: list[tuple[Op, ...]] = []
+            for path in frontier:
+                listing = _replay(config, path)
+                for index, op in enumerate(listing.operations()):
+                    result.transitions += 1
+                    state = _judge(listing if index == 0 else _replay(config, path), op)
+                    if isinstance(state, str):
+                        result.counterexample = Counterexample(config.name, (*path, op), state)
+                        return result
+                    if state[0] not in seen:
+                        seen.add(state[0])
+                        abstract.add(state[1])
+                        discovered.append((*path, op))
+                if progress is not None and time.perf_counter() - last_report >= progress_every:
+                    last_report = time.perf_counter()
+                    result.states, result.seconds, result.levels = len(seen), last_report - start, depth - 1
+                    progress(result, len(frontier))
+            result.levels = depth
+            result.states_per_level.append(len(discovered))
+            if not discovered:
+                result.complete = True
+                break
+            result.diameter = depth
+            frontier = discovered
+    finally:
+        result.states, result.abstract_states = len(seen), len(abstract)
+        result.seconds = time.perf_counter() - start
     return result
 
 

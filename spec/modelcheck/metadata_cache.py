@@ -25,8 +25,10 @@ over all keys.  ``eviction`` (M6-lru) builds both sides evicting by recency.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from typing import Any
 
+from hicache.metadata_cache import MetadataCache
 from spec.fakes import FakeClock
 from spec.metadata_cache import MetadataCacheSpec
 from spec.modelcheck.explorer import Configuration, Op, Pair
@@ -35,6 +37,7 @@ __all__ = ["FAMILIES", "MetadataCachePair", "configurations", "domain"]
 
 FAMILIES = frozenset({"add", "contains", "remove", "clear", "len", "advance", "expire"})
 BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")
+COUNTERS = ("hits", "misses", "evictions")  # M8, compared as deltas step by step
 START = 1000.0
 
 
@@ -98,22 +101,20 @@ class MetadataCachePair(Pair):
             self.clock.set(spec.live()[key] + self.ttl + (self.tick if where == "past" else 0.0))
             return None, None
         before = impl.stats() if self.counting else None
-        spec_before = (spec.hits, spec.misses, spec.evictions)
-        if name == "len":
-            answers = (len(impl), len(spec))
-        elif name in BATCHES:
-            run = args[0]
-            assert isinstance(run, tuple)
-            keys = list(run)
-            answers = (getattr(impl, str(name))(keys), getattr(spec, str(name))(keys))
-        else:
-            answers = (getattr(impl, str(name))(*args), getattr(spec, str(name))(*args))
+        spec_before = [getattr(spec, c) for c in COUNTERS]
+
+        def on(side: Any) -> Any:
+            if name == "len":
+                return len(side)
+            if name in BATCHES:  # a run of keys (a tuple), passed as a list
+                return getattr(side, str(name))(list(args[0]))  # type: ignore[call-overload]
+            return getattr(side, str(name))(*args)
+
+        answers = on(impl), on(spec)
         if before is not None:
             after = impl.stats()
-            got = (after.hits - before.hits, after.misses - before.misses, after.evictions - before.evictions)
-            want = tuple(
-                n - m for n, m in zip((spec.hits, spec.misses, spec.evictions), spec_before, strict=True)
-            )
+            got = tuple(getattr(after, c) - getattr(before, c) for c in COUNTERS)
+            want = tuple(getattr(spec, c) - n for c, n in zip(COUNTERS, spec_before, strict=True))
             assert got == want, f"counter deltas (hits, misses, evictions) {got}, the spec's {want}"
         return answers
 
@@ -135,20 +136,6 @@ class MetadataCachePair(Pair):
         stale = tuple(k for k, b in stored(self.implementation, self.clock) if ttl >= 0 and now - b > ttl)
         return self.abstract_implementation(), stale
 
-    def check_invariants(self) -> None:
-        check = getattr(self.implementation, "check_invariants", None)
-        if check is not None:
-            check()
-
-
-def _production(stats: bool) -> Callable[..., Any]:
-    from hicache.metadata_cache import MetadataCache
-
-    def build(ttl: float, **kwargs: Any) -> Any:
-        return MetadataCache(ttl, stats=stats, **kwargs)
-
-    return build
-
 
 TTLS = (-1, 0, 1.0)
 BOUNDS = (None, 1, 2)
@@ -167,37 +154,31 @@ def configurations(
     """One configuration per TTL kind, bound and eviction order, over ``factory`` or production (counters
     on and off); ``batches`` adds the M9 family."""
     families = FAMILIES | {"batch"} if batches else FAMILIES
-    factories = (
-        {"": factory} if factory is not None else {"counters ": _production(True), "": _production(False)}
+    factories: dict[str, Callable[..., Any]] = (
+        {"": factory}
+        if factory is not None
+        else {"counters ": partial(MetadataCache, stats=True), "": partial(MetadataCache, stats=False)}
     )
-    configs = []
-    for label, build in factories.items():
-        for eviction in evictions:
-            order = "" if eviction == "birth" else f"{eviction} "
-            for ttl in ttls:
-                for bound in bounds:
-
-                    def make(
-                        build: Callable[..., Any] = build,
-                        ttl: float = ttl,
-                        bound: int | None = bound,
-                        eviction: str = eviction,
-                        counting: bool = label == "counters ",
-                    ) -> Pair:
-                        return MetadataCachePair(
-                            build,
-                            ttl,
-                            bound,
-                            keys=keys,
-                            tick=tick,
-                            families=families,
-                            eviction=eviction,
-                            counting=counting,
-                        )
-
-                    name = f"{label}{order}ttl={ttl:g} cap={bound} keys={len(keys)}"
-                    configs.append(Configuration(name, make))
-    return configs
+    return [
+        Configuration(
+            f"{label}{'' if eviction == 'birth' else eviction + ' '}ttl={ttl:g} cap={bound} keys={len(keys)}",
+            partial(
+                MetadataCachePair,
+                build,
+                ttl,
+                bound,
+                keys=keys,
+                tick=tick,
+                families=families,
+                eviction=eviction,
+                counting=label == "counters ",
+            ),
+        )
+        for label, build in factories.items()
+        for eviction in evictions
+        for ttl in ttls
+        for bound in bounds
+    ]
 
 
 def domain(wide: bool) -> list[Configuration]:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from typing import Any
 
 from hicache.pool_beliefs import PooledExistenceCache
-from spec.modelcheck.existence_cache import outcome
 from spec.modelcheck.explorer import Configuration, Op, Pair
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
@@ -41,14 +41,11 @@ class PoolBeliefsPair(Pair):
         ops: list[Op] = []
         for pool in POOLS:
             inflight = self.spec.pool(pool).inflight if pool in self.spec.pools else {}
-            for name in POOL_OPS:
-                for chain in CHAINS:
-                    more = Counter(chain)
-                    if name == "track_inflight" and any(
-                        inflight.get(h, 0) + n > self.max_refs for h, n in more.items()
-                    ):
-                        continue  # the reference-count cap of the domain
-                    ops.append((name, pool, chain))
+            cap = self.max_refs  # the domain's reference-count cap: no track_inflight past it
+            over = {c for c in CHAINS if any(inflight.get(h, 0) + n > cap for h, n in Counter(c).items())}
+            ops.extend(
+                (n, pool, c) for n in POOL_OPS for c in CHAINS if n != "track_inflight" or c not in over
+            )
             ops.extend(("contains", pool, h) for h in (1, 2))
             ops.extend(("invalidate_beyond", pool, chain, keep) for chain in CHAINS for keep in (0, 1))
             ops.append(("invalidate_beyond", pool, (1, 2), -1))
@@ -58,52 +55,36 @@ class PoolBeliefsPair(Pair):
 
     def perform(self, op: Op) -> tuple[Any, Any]:
         name, *args = op
-        if name in ("clear", "clear_inflight"):
-            return getattr(self.implementation, str(name))(), getattr(self.spec, str(name))()
-        pool, *rest = args
 
         def on(registry: Any) -> Any:
-            beliefs = registry.pool(pool)
+            if name in ("clear", "clear_inflight"):  # the registry's; "<name>_pool" is one pool's
+                return getattr(registry, str(name))()
+            beliefs = registry.pool(args[0])
             if name == "len":
                 return len(beliefs)
-            if name in ("clear_pool", "clear_inflight_pool"):
-                return getattr(beliefs, str(name).removesuffix("_pool"))()
-            return getattr(beliefs, str(name))(*rest)
+            return getattr(beliefs, str(name).removesuffix("_pool"))(*args[1:])
 
-        return outcome(lambda: on(self.implementation)), outcome(lambda: on(self.spec))
+        return self.both(on)
 
-    @staticmethod
-    def _abstract(snapshot: dict[Hashable, tuple[list[Hashable], dict[Hashable, int]]]) -> Hashable:
+    def abstract(self, side: Any) -> Hashable:
         return tuple(
             (name, tuple(beliefs), tuple(sorted(inflight.items())))
-            for name, (beliefs, inflight) in sorted(snapshot.items())
+            for name, (beliefs, inflight) in sorted(side.snapshot().items())
             if beliefs or inflight
         )
-
-    def abstract_implementation(self) -> Hashable:
-        return self._abstract(self.implementation.snapshot())
-
-    def abstract_spec(self) -> Hashable:
-        return self._abstract(self.spec.snapshot())
-
-    def check_invariants(self) -> None:
-        check = getattr(self.implementation, "check_invariants", None)
-        if check is not None:
-            check()
 
 
 def configurations(
     factory: Callable[[int], Any] = PooledExistenceCache, bounds: Sequence[int] = (0, 1, 2), max_refs: int = 1
 ) -> list[Configuration]:
     """One configuration per bound."""
-
-    def config(bound: int) -> Configuration:
-        def build() -> Pair:
-            return PoolBeliefsPair(factory, bound, max_refs=max_refs)
-
-        return Configuration(f"cap={bound} pools=2 hashes=2 refs<={max_refs}", build)
-
-    return [config(bound) for bound in bounds]
+    return [
+        Configuration(
+            f"cap={bound} pools=2 hashes=2 refs<={max_refs}",
+            partial(PoolBeliefsPair, factory, bound, max_refs=max_refs),
+        )
+        for bound in bounds
+    ]
 
 
 def domain(wide: bool) -> list[Configuration]:

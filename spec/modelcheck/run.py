@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spec.modelcheck.components import MODEL_CHECKED, Component, available
+from spec.modelcheck.components import MODEL_CHECKED, Component
 from spec.modelcheck.explorer import Progress, Result, explore
 
 __all__ = ["ComponentSummary", "check_component", "format_table"]
@@ -26,7 +26,7 @@ class ComponentSummary:
     depth: int = 0  # deepest level at which any configuration found a new state
     complete: bool = False  # every configuration reached its fixpoint within the bound
     seconds: float = 0.0
-    verdict: str = "PASS"  # PASS, FAIL, or N/A (component not available)
+    verdict: str = "PASS"  # or FAIL
     note: str = ""
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -40,26 +40,19 @@ def check_component(
     """Explore every configuration of ``component`` up to ``depth`` (default: its CI bound)."""
     bound = component.default_depth if depth is None else depth
     summary = ComponentSummary(component.name, list(component.clauses), bound)
-    missing = available(component)
-    if missing is not None:
-        summary.verdict, summary.note = "N/A", missing
-        return summary
     start = time.perf_counter()
-    results: list[Result] = []
+    runs: Iterable[Result]
     if component.schedules:  # every interleaving of each scenario: depth = the most choice points
-        module = importlib.import_module(f"spec.modelcheck.{component.module}")
-        runs: list[Result] = module.results()
+        runs = component.module.results()
         summary.depth_bound = max((r.max_depth for r in runs), default=0)
-    else:
-        runs = []
-    configs = [] if component.schedules else component.configurations(wide)
-    for item in runs or configs:
-        result = item if isinstance(item, Result) else explore(item, bound, progress=progress)
-        config_name = result.configuration
+    else:  # explored one by one, up to the first counterexample
+        runs = (explore(config, bound, progress=progress) for config in component.configurations(wide))
+    results: list[Result] = []
+    for result in runs:
         results.append(result)
         summary.rows.append(
             {
-                "configuration": config_name,
+                "configuration": result.configuration,
                 "states": result.states,
                 "transitions": result.transitions,
                 "depth": result.diameter,
@@ -69,8 +62,7 @@ def check_component(
             }
         )
         if result.counterexample is not None:
-            summary.verdict = "FAIL"
-            summary.note = result.counterexample.render()
+            summary.verdict, summary.note = "FAIL", result.counterexample.render()
             break
     summary.configurations = len(results)
     summary.states = sum(r.states for r in results)
@@ -86,11 +78,6 @@ def format_table(summaries: list[ComponentSummary]) -> list[str]:
     header = f"{'component':<16} {'configs':>7} {'depth':>11} {'states':>9} {'transitions':>12} {'time':>7}"
     lines = [f"  {header}  verdict"]
     for s in summaries:
-        if s.verdict == "N/A":
-            lines.append(
-                f"  {s.component:<16} {'-':>7} {'-':>11} {'-':>9} {'-':>12} {'-':>7}  N/A ({s.note})"
-            )
-            continue
         depth = f"{s.depth}/{s.depth_bound}" + (" fix" if s.complete else "")
         lines.append(
             f"  {s.component:<16} {s.configurations:>7} {depth:>11} {s.states:>9} {s.transitions:>12}"
