@@ -15,7 +15,6 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
@@ -32,57 +31,50 @@ __all__ = ["main"]
 CATCH_BOUND = 1000
 
 
-def _batches(args: argparse.Namespace) -> list[tuple[str, str, Callable[[], RunSummary]]]:
+Batch = tuple[str, str, Callable[[], RunSummary]]  # label, expectation, the run
+
+
+def _batches(args: argparse.Namespace) -> list[Batch]:
     n, threads, length = args.histories, args.threads, args.length
 
     def cache(
-        factory: Callable[..., Any],
-        ttl: float,
-        stop: bool = False,
-        eviction: str = "birth",
-        batches: bool = False,
-    ) -> Callable[[], RunSummary]:
-        build = functools.partial(factory, eviction=eviction)
-        return lambda: check_real_thread_histories(
-            build,
-            # A batch that must catch the racy cache stops at its first violation (4-8% of histories show
-            # one): its bound only has to make a miss impossible in practice, not set the cost.
-            histories=max(n, CATCH_BOUND) if stop else n,
+        factory: type[MetadataCache], ttl: float, eviction: str = "birth", batches: bool = False
+    ) -> Batch:
+        caught = factory is not MetadataCache  # a deliberately racy variant: some history must fail
+        # A batch that must catch the racy cache stops at its first violation (4-8% of histories show
+        # one): its bound only has to make a miss impossible in practice, not set the cost.
+        run = functools.partial(
+            check_real_thread_histories,
+            functools.partial(factory, eviction=eviction),
+            histories=max(n, CATCH_BOUND) if caught else n,
             ttl=ttl,
             threads=threads,
             length=length,
-            stop_at_first_violation=stop,
+            stop_at_first_violation=caught,
             eviction=eviction,
             batches=batches,
         )
+        if caught:
+            return f"{factory.__name__} (must be caught)", "caught", run
+        order, more = ("" if eviction == "birth" else f" {eviction}"), (" with batches" if batches else "")
+        return f"MetadataCache{order} ttl={ttl:g} cap=2{more}", "linearizable", run
 
-    def store(cap: int, phases: bool) -> Callable[[], RunSummary]:
-        return lambda: check_file_store_histories(
-            HiCacheFile, histories=n, threads=threads, cap=cap, phases=phases
+    def store(cap: int, phases: bool, label: str) -> Batch:
+        run = functools.partial(
+            check_file_store_histories, HiCacheFile, histories=n, threads=threads, cap=cap, phases=phases
         )
+        return f"HiCacheFile {label}", "linearizable", run
 
     return [
-        ("MetadataCache ttl=1 cap=2", "linearizable", cache(MetadataCache, 1.0)),
-        ("MetadataCache ttl=-1 cap=2", "linearizable", cache(MetadataCache, -1.0)),
-        ("RacyMetadataCache (must be caught)", "caught", cache(RacyMetadataCache, -1.0, stop=True)),
-        ("MetadataCache ttl=1 cap=2 with batches", "linearizable", cache(MetadataCache, 1.0, batches=True)),
-        (
-            "MetadataCache lru ttl=1 cap=2 with batches",
-            "linearizable",
-            cache(MetadataCache, 1.0, eviction="lru", batches=True),
-        ),
-        (
-            "MetadataCache lru ttl=-1 cap=2 with batches",
-            "linearizable",
-            cache(MetadataCache, -1.0, eviction="lru", batches=True),
-        ),
-        (
-            "TornBatchMetadataCache (must be caught)",
-            "caught",
-            cache(TornBatchMetadataCache, -1.0, stop=True, batches=True),
-        ),
-        ("HiCacheFile no cap (every call atomic)", "linearizable", store(0, False)),
-        ("HiCacheFile cap=6 (set and get in their atomic steps)", "linearizable", store(6, True)),
+        cache(MetadataCache, 1.0),
+        cache(MetadataCache, -1.0),
+        cache(RacyMetadataCache, -1.0),
+        cache(MetadataCache, 1.0, batches=True),
+        cache(MetadataCache, 1.0, eviction="lru", batches=True),
+        cache(MetadataCache, -1.0, eviction="lru", batches=True),
+        cache(TornBatchMetadataCache, -1.0, batches=True),
+        store(0, False, "no cap (every call atomic)"),
+        store(6, True, "cap=6 (set and get in their atomic steps)"),
     ]
 
 
@@ -98,10 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for label, expect, run in _batches(args):
         summary = run()
-        if expect == "linearizable":
-            passed = summary.violations == summary.unknown == 0
-        else:
-            passed = summary.violations > 0
+        passed = (
+            summary.violations == summary.unknown == 0 if expect == "linearizable" else summary.violations > 0
+        )
         ok = ok and passed
         print(f"{'PASS' if passed else 'FAIL'}  {label}: {summary.line()}", flush=True)
         if summary.first_violation is not None and expect == "linearizable":

@@ -180,22 +180,21 @@ def _event_list(history: Sequence[Operation]) -> _Event:
 
 
 def _lift(call: _Event) -> None:
-    ret = call.match
-    assert call.prev is not None and call.next is not None and ret is not None and ret.prev is not None
-    call.prev.next, call.next.prev = call.next, call.prev
-    ret.prev.next = ret.next
-    if ret.next is not None:
-        ret.next.prev = ret.prev
+    """Take ``call`` and its return out of the list; each keeps its own links, for :func:`_unlift`."""
+    for event in (call, call.match):
+        assert event is not None and event.prev is not None
+        event.prev.next = event.next
+        if event.next is not None:
+            event.next.prev = event.prev
 
 
 def _unlift(call: _Event) -> None:
-    ret = call.match
-    assert call.prev is not None and call.next is not None and ret is not None and ret.prev is not None
-    ret.prev.next = ret
-    if ret.next is not None:
-        ret.next.prev = ret
-    call.prev.next = call
-    call.next.prev = call
+    """Put back what the last :func:`_lift` took out, in the reverse order (dancing links)."""
+    for event in (call.match, call):
+        assert event is not None and event.prev is not None
+        event.prev.next = event
+        if event.next is not None:
+            event.next.prev = event
 
 
 def check_history(
@@ -221,38 +220,32 @@ def check_history(
             break
         verdict.steps += 1
         assert entry is not None
-        if entry.is_call:
+        lifting = entry.is_call
+        if lifting:  # try to linearize this operation here: the states after it that give its answer
             op = history[entry.index]
-            bit = 1 << entry.index
             results = outcomes(state, op.name, op.args) if outcomes else [spec.step(state, op.name, op.args)]
-            fresh = [after for after, answer in results if answer == op.result]
-            fresh = [after for after in fresh if (linearized | bit, after) not in memo]
-            if fresh:
-                memo.add((linearized | bit, fresh[0]))
-                stack.append((entry, state, fresh[1:]))
-                state, linearized = fresh[0], linearized | bit
+            candidates = [after for after, answer in results if answer == op.result]
+        elif stack:  # a return: backtrack, to another outcome of the last lifted operation or past it
+            entry, state, candidates = stack.pop()
+            linearized &= ~(1 << entry.index)
+        else:
+            verdict.linearizable = False
+            break
+        bit = 1 << entry.index
+        fresh = [after for after in candidates if (linearized | bit, after) not in memo]
+        if fresh:
+            memo.add((linearized | bit, fresh[0]))
+            stack.append((entry, state, fresh[1:]))
+            state, linearized = fresh[0], linearized | bit
+            if lifting:
                 _lift(entry)
                 if len(stack) > len(longest):
                     longest = [e.index for e, _, _ in stack]
-                entry = head.next
-                continue
-            entry = entry.next
-        else:
-            if not stack:
-                verdict.linearizable = False
-                break
-            entry, state, others = stack.pop()
-            bit = 1 << entry.index
-            linearized &= ~bit
-            others = [after for after in others if (linearized | bit, after) not in memo]
-            if others:  # a nondeterministic operation: the same place, another allowed outcome
-                memo.add((linearized | bit, others[0]))
-                stack.append((entry, state, others[1:]))
-                state, linearized = others[0], linearized | bit
-                entry = head.next
-                continue
+            entry = head.next
+            continue
+        if not lifting:
             _unlift(entry)
-            entry = entry.next
+        entry = entry.next
     else:
         verdict.linearizable = True
         verdict.linearization = [history[e.index] for e, _, _ in stack]

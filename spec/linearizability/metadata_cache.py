@@ -77,40 +77,31 @@ BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9:
 class MetadataCacheHistorySpec:
     """``spec.metadata_cache`` as a step function over hashable states (dead entries dropped)."""
 
-    def __init__(
-        self, ttl: float, max_entries: int | None, start: float = START, eviction: str = "birth"
-    ) -> None:
-        self.ttl, self.max_entries = ttl, max_entries
-        self.lru = eviction == "lru"
-        self.initial: State = ((), start)
+    def __init__(self, ttl: float, max_entries: int | None, eviction: str = "birth") -> None:
+        self.ttl, self.max_entries, self.lru = ttl, max_entries, eviction == "lru"
+        self.initial: State = ((), START)
 
     def step(self, state: State, name: str, args: tuple[Hashable, ...]) -> tuple[State, Any]:
         items, now = state
         births = dict(items)
         answer: Any = None
-        ttl, bound, lru = self.ttl, self.max_entries, self.lru
+        keys, ttl, bound, lru = list(args), self.ttl, self.max_entries, self.lru
         if name == "advance":
             assert isinstance(args[0], float)
             now += args[0]
-        elif name == "add":
-            births, _ = model.add(births, args[0], now, ttl, bound, lru)
-        elif name == "contains":
-            answer, births = model.contains_many(births, [args[0]], now, ttl, lru)
-            answer = answer[0]
-        elif name == "add_many":
-            births, _ = model.add_many(births, list(args), now, ttl, bound, lru)
-        elif name == "contains_many":
-            answer, births = model.contains_many(births, list(args), now, ttl, lru)
+        elif name in ("add", "add_many"):  # a single call is the batch of its one key (M9)
+            births, _ = model.add_many(births, keys, now, ttl, bound, lru)
+        elif name in ("contains", "contains_many"):
+            answer, births = model.contains_many(births, keys, now, ttl, lru)
+            answer = answer[0] if name == "contains" else answer
         elif name == "contains_prefix":
-            answer, births = model.contains_prefix(births, list(args), now, ttl, lru)
-        elif name == "remove_many":
-            births = model.remove_many(births, list(args))
-        elif name == "remove":
-            births = model.remove(births, args[0])
+            answer, births = model.contains_prefix(births, keys, now, ttl, lru)
+        elif name in ("remove", "remove_many"):
+            births = model.remove_many(births, keys)
         elif name == "clear":
             births = {}
         elif name == "len":
-            answer = len(model.live_keys(births, now, self.ttl))
+            answer = len(model.live_keys(births, now, ttl))
         else:
             raise ValueError(f"unknown operation {name!r}")
         live = tuple((k, b) for k, b in births.items() if model.is_live(b, now, self.ttl))
@@ -122,12 +113,9 @@ class ClockedCache:
 
     def __init__(self, cache: Any, clock: FakeClock) -> None:
         self.cache, self.clock = cache, clock
-        self.add, self.contains, self.remove, self.clear = (
-            cache.add,
-            cache.contains,
-            cache.remove,
-            cache.clear,
-        )
+
+    def __getattr__(self, name: str) -> Any:  # add, contains, remove, clear: the cache's own
+        return getattr(self.cache, name)
 
     def len(self) -> int:
         return len(self.cache)
@@ -156,12 +144,17 @@ def _yield() -> None:
     time.sleep(0)  # releases the GIL: another thread may run at this point
 
 
-class RacyMetadataCache(MetadataCache):
-    """DELIBERATELY WRONG (M7): ``add`` is check-then-act across two critical sections."""
+class _Scheduled(MetadataCache):
+    """A MetadataCache with a scheduling point, ``schedule_point`` (by default a meeting point, then a
+    release of the GIL), that its subclass calls where it wants another thread's call to land."""
 
     def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
         super().__init__(ttl, **kwargs)
         self._schedule_point = schedule_point
+
+
+class RacyMetadataCache(_Scheduled):
+    """DELIBERATELY WRONG (M7): ``add`` is check-then-act across two critical sections."""
 
     def add(self, key: Hashable) -> None:
         with self._lock:
@@ -179,25 +172,17 @@ class RacyMetadataCache(MetadataCache):
             births[key] = self._clock()
 
 
-class ScheduledMetadataCache(MetadataCache):
+class ScheduledMetadataCache(_Scheduled):
     """The control: the same scheduling point, placed before production's atomic ``add``."""
-
-    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
-        super().__init__(ttl, **kwargs)
-        self._schedule_point = schedule_point
 
     def add(self, key: Hashable) -> None:
         self._schedule_point()
         super().add(key)
 
 
-class TornBatchMetadataCache(MetadataCache):
+class TornBatchMetadataCache(_Scheduled):
     """DELIBERATELY WRONG (M9, M7): each batch is the single calls in turn, a lock acquisition (and a
     clock reading) per key, with a scheduling point between two keys."""
-
-    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
-        super().__init__(ttl, **kwargs)
-        self._schedule_point = schedule_point
 
     def _each(self, call: Callable[[Hashable], Any], keys: Iterable[Hashable]) -> list[Any]:
         answers = []
@@ -221,40 +206,55 @@ class TornBatchMetadataCache(MetadataCache):
         return found.index(False) if False in found else len(found)
 
 
-class ScheduledBatchMetadataCache(MetadataCache):
+class ScheduledBatchMetadataCache(_Scheduled):
     """The control: the same scheduling point, placed before production's atomic ``contains_many``."""
-
-    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
-        super().__init__(ttl, **kwargs)
-        self._schedule_point = schedule_point
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
         self._schedule_point()
         return super().contains_many(keys)
 
 
+def _forced(
+    factory: Callable[..., Any],
+    held: tuple[Hashable, ...],
+    before: Script,
+    during: Script,
+    after: Script,
+    **kwargs: Any,
+) -> list[Operation]:
+    """Thread 1 runs ``before``; thread 0 calls ``held`` (name, then args) and is held at its scheduling
+    point while thread 1 runs ``during``; then thread 0 returns and thread 1 runs ``after``.  TTL -1."""
+    reached, resume = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        if threading.current_thread() is not threading.main_thread():
+            reached.set()
+            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed thread 0"
+
+    clock = FakeClock(START)
+    target = ClockedCache(factory(-1, clock=clock, schedule_point=hold, **kwargs), clock)
+    recorder = HistoryRecorder()
+
+    def thread_1(script: Script) -> None:
+        for name, args in script:
+            recorder.perform(1, target, name, *args)
+
+    thread_1(before)
+    worker = threading.Thread(target=recorder.perform, args=(0, target, *held))
+    worker.start()
+    assert reached.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its scheduling point"
+    thread_1(during)
+    resume.set()
+    worker.join()
+    thread_1(after)
+    return recorder.operations
+
+
 def forced_torn_batch_history(factory: Callable[..., Any]) -> list[Operation]:
     """Thread 0 asks ``contains_many(a, b)`` and is held at its scheduling point while thread 1 clears
     the cache.  Torn (held between the keys), it answers (True, False), which no order allows; the
     control (held before its atomic batch) answers (False, False)."""
-    between, resume = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        if threading.current_thread() is not threading.main_thread():
-            between.set()
-            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held batch"
-
-    clock = FakeClock(START)
-    target = ClockedCache(factory(-1, clock=clock, schedule_point=hold), clock)
-    recorder = HistoryRecorder()
-    recorder.perform(1, target, "add_many", "a", "b")
-    worker = threading.Thread(target=recorder.perform, args=(0, target, "contains_many", "a", "b"))
-    worker.start()
-    assert between.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its scheduling point"
-    recorder.perform(1, target, "clear")
-    resume.set()
-    worker.join()
-    return recorder.operations
+    return _forced(factory, ("contains_many", "a", "b"), [("add_many", ("a", "b"))], [("clear", ())], [])
 
 
 def forced_racy_history(factory: Callable[..., Any]) -> list[Operation]:
@@ -265,26 +265,9 @@ def forced_racy_history(factory: Callable[..., Any]) -> list[Operation]:
     ``contains(b)``.  With bound 2 and TTL -1 every order the spec allows ends with
     ``a`` evicted by ``c``; the racy cache restarted ``a`` and evicts ``b`` instead.
     """
-    checked, resume = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        if threading.current_thread() is not threading.main_thread():
-            checked.set()
-            assert resume.wait(timeout=SAFETY_TIMEOUT), "the main thread never resumed the held add"
-
-    clock = FakeClock(START)
-    target = ClockedCache(factory(-1, max_entries=2, clock=clock, schedule_point=hold), clock)
-    recorder = HistoryRecorder()
-    worker = threading.Thread(target=recorder.perform, args=(0, target, "add", "a"))
-    worker.start()
-    assert checked.wait(timeout=SAFETY_TIMEOUT), "thread 0 never reached its scheduling point"
-    recorder.perform(1, target, "add", "a")
-    recorder.perform(1, target, "add", "b")
-    resume.set()
-    worker.join()
-    for name, key in (("add", "c"), ("contains", "a"), ("contains", "b")):
-        recorder.perform(1, target, name, key)
-    return recorder.operations
+    during: Script = [("add", ("a",)), ("add", ("b",))]
+    after: Script = [("add", ("c",)), ("contains", ("a",)), ("contains", ("b",))]
+    return _forced(factory, ("add", "a"), [], during, after, max_entries=2)
 
 
 def random_scripts(

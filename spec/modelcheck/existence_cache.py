@@ -34,21 +34,16 @@ class ExistenceCachePair(Pair):
     """A StorageExistenceCache built by ``factory`` and the spec, driven in lock step."""
 
     def __init__(
-        self,
-        factory: Callable[[int], Any],
-        max_entries: int,
-        *,
-        pools: Sequence[str] = POOLS,
-        chains: Sequence[tuple[int, ...]] = CHAINS,
+        self, factory: Callable[[int], Any], max_entries: int, *, chains: Sequence[tuple[int, ...]] = CHAINS
     ) -> None:
         self.implementation = factory(max_entries)
         self.spec = StorageExistenceCacheSpec(max_entries)
-        self.pools, self.chains = tuple(pools), tuple(chains)
+        self.chains = tuple(chains)
 
     def operations(self) -> list[Op]:
         ops: list[Op] = []
         hashes = sorted({h for chain in self.chains for h in chain})
-        for pool in self.pools:
+        for pool in POOLS:
             ops.extend(("add", pool, chain, form) for chain in self.chains for form in ("tuple", "iter"))
             ops.extend(("contains", pool, h) for h in hashes)
             ops.extend(
@@ -74,7 +69,7 @@ class ExistenceCachePair(Pair):
     def fingerprint(self) -> Hashable:
         # The primary pool is private production state; read only here, for deduplication.
         primary = getattr(self.implementation, "_primary", None)
-        return self.abstract_implementation(), primary if primary in self.pools else None
+        return self.abstract_implementation(), primary if primary in POOLS else None
 
 
 def _pages(chain: Any, form: Hashable) -> Any:

@@ -187,17 +187,12 @@ def _judge(pair: Pair, op: Op | None) -> tuple[Hashable, Hashable] | str:
     return pair.fingerprint(), implementation
 
 
-def explore(
-    config: Configuration,
-    max_depth: int,
-    *,
-    progress: Progress | None = None,
-    progress_every: float = 1.0,
-) -> Result:
+def explore(config: Configuration, max_depth: int, *, progress: Progress | None = None) -> Result:
     """Breadth-first search of every operation sequence of length <= ``max_depth``.
 
     Stops at the first counterexample (a shortest one), at the depth bound, or
     at a fixpoint (``complete``).  Cost: O(states * operations * depth).
+    ``progress`` is called about once a second.
     """
     if max_depth < 0:
         raise ValueError(f"max_depth must be >= 0, got {max_depth!r}")
@@ -228,7 +223,7 @@ def explore(
                         seen.add(state[0])
                         abstract.add(state[1])
                         discovered.append((*path, op))
-                if progress is not None and time.perf_counter() - last_report >= progress_every:
+                if progress is not None and time.perf_counter() - last_report >= 1.0:
                     last_report = time.perf_counter()
                     result.states, result.seconds, result.levels = len(seen), last_report - start, depth - 1
                     progress(result, len(frontier))

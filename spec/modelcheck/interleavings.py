@@ -40,9 +40,9 @@ class Scheduler:
         self.steps: list[str] = []  # "t<i>: <label>" for every resumption, for counterexamples
         self.deadlock = False
         self._cv = threading.Condition()
-        self._state: dict[int, str] = {}  # "ready", "blocked", "done"
+        self._label: dict[int, str] = {}  # every thread's, at its last marked point
         self._blocked_on: dict[int, object] = {}
-        self._label: dict[int, str] = {}
+        self._done: set[int] = set()
         self._running: int | None = None
         self._index: dict[int, int] = {}  # thread ident -> index
 
@@ -57,8 +57,7 @@ class Scheduler:
             threading.Thread(target=self._main, args=(i, body, errors)) for i, body in enumerate(bodies)
         ]
         with self._cv:
-            for i in range(len(bodies)):
-                self._state[i], self._label[i] = "ready", "start"
+            self._label = dict.fromkeys(range(len(bodies)), "start")
         for t in threads:
             t.start()
         with self._cv:
@@ -85,16 +84,14 @@ class Scheduler:
         me = self.current()
         assert me is not None
         with self._cv:
-            self._state[me], self._blocked_on[me], self._label[me] = "blocked", resource, label
+            self._blocked_on[me], self._label[me] = resource, label
             self._choose()
             self._cv.wait_for(lambda: self._running == me)
 
     def release(self, resource: object) -> None:
         """``resource`` is free: the threads blocked on it are enabled again."""
         with self._cv:
-            for i in [i for i, r in self._blocked_on.items() if r is resource]:
-                del self._blocked_on[i]
-                self._state[i] = "ready"
+            self._blocked_on = {i: r for i, r in self._blocked_on.items() if r is not resource}
 
     def _main(self, me: int, body: Callable[[], None], errors: list[BaseException]) -> None:
         with self._cv:
@@ -107,14 +104,14 @@ class Scheduler:
             errors.append(exc)
         finally:
             with self._cv:
-                self._state[me] = "done"
+                self._done.add(me)
                 self._choose()
 
     def _choose(self) -> None:
         """Pick the next thread to run (condition held)."""
-        enabled = tuple(sorted(i for i, s in self._state.items() if s == "ready"))
+        enabled = tuple(i for i in sorted(self._label) if i not in self._done and i not in self._blocked_on)
         if not enabled:
-            self.deadlock = any(s == "blocked" for s in self._state.values())
+            self.deadlock = bool(self._blocked_on)
             self._running = None
         elif len(enabled) == 1:
             self._running = enabled[0]
