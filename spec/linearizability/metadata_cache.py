@@ -72,6 +72,7 @@ State = tuple[tuple[tuple[Hashable, float], ...], float]  # (live births in evic
 Script = list[tuple[str, tuple[Hashable, ...]]]
 START = 1000.0
 BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9: the keys are the args
+SINGLES = ((0.55, "add"), (0.9, "contains"), (0.96, "remove"))  # by the roll; len past 0.96
 
 
 class MetadataCacheHistorySpec:
@@ -290,14 +291,9 @@ def random_scripts(
                 script.append(("advance", (tick,)))
             elif batches and rng.random() < 0.2:
                 script.append((rng.choice(BATCHES), tuple(rng.choices(keys, k=rng.randint(1, 3)))))
-            elif roll < 0.55:
-                script.append(("add", (key,)))
-            elif roll < 0.9:
-                script.append(("contains", (key,)))
-            elif roll < 0.96:
-                script.append(("remove", (key,)))
             else:
-                script.append(("len", ()))
+                name = next((name for below, name in SINGLES if roll < below), "len")
+                script.append((name, () if name == "len" else (key,)))
         scripts.append(script)
     return scripts
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from hicache.existence_cache import StorageExistenceCache
 from spec.existence_cache import StorageExistenceCacheSpec
-from spec.modelcheck.explorer import Configuration, Op, Pair, outcome
+from spec.modelcheck.explorer import Configuration, Op, Pair
 
-__all__ = ["ExistenceCachePair", "configurations", "domain", "outcome"]
+__all__ = ["ExistenceCachePair", "configurations", "domain"]
 
 POOLS = ("p", "q")
 CHAINS: tuple[tuple[int, ...], ...] = ((), (1,), (2,), (1, 2), (2, 1), (2, 3), (1, 1), (1, 2, 3))

@@ -1,33 +1,27 @@
 """A bounded exhaustive refinement checker: every sequence of operations up to a depth.
 
-The checker is generic.  A component supplies :class:`Configuration` objects;
-each builds a fresh :class:`Pair` (the implementation and the spec in one fake
-world) on demand.  The explorer runs a breadth-first search over the states the
-pair can reach:
+The checker is generic.  A component supplies :class:`Configuration` objects, each
+building a fresh :class:`Pair` (the implementation and the spec in one fake world);
+the explorer searches breadth-first over the states the pair can reach:
 
 * a state is named by the *abstraction* of the implementation's state (the
-  refinement mapping onto the spec's state), refined where needed by the
-  implementation's hidden state (:meth:`Pair.fingerprint`); two paths that
-  reach the same state are explored once (deduplication);
+  refinement mapping onto the spec's state), refined where needed by hidden
+  state (:meth:`Pair.fingerprint`); paths reaching one state are explored once;
 * every transition performs one operation on both sides and compares the two
   answers, then the two abstract states, then the implementation's own
-  invariants; the first disagreement is a counterexample, and breadth-first
-  order makes it a shortest one;
+  invariants; the first disagreement is a counterexample, a shortest one;
 * states are not copied (production objects hold locks and closures): a state
-  is rebuilt by replaying its shortest path from a fresh pair, which costs
-  O(depth) per transition and needs nothing from the implementation.
+  is rebuilt by replaying its shortest path from a fresh pair, O(depth) per
+  transition, needing nothing from the implementation.
 
-Deduplication is sound when the fingerprint determines the future behaviour
-of the implementation.  The abstraction alone does not always: a stale entry
-that is expired (so not in the abstract state) but not purged yet can change
-what a later ``add`` does; merging on the abstraction would prune exactly the
-paths that show such a bug, so a pair whose implementation keeps hidden state
-fingerprints it.  ``states`` counts fingerprints, ``abstract_states`` the
-distinct abstract (spec) states among them.
+Deduplication is sound when the fingerprint determines the implementation's future
+behaviour.  The abstraction alone does not always: an entry expired (so not in
+the abstract state) but not purged yet can change what a later ``add`` does, and
+merging on the abstraction would prune exactly the paths that show such a bug.
+``states`` counts fingerprints, ``abstract_states`` the abstract states among them.
 
 When a whole level adds no new state, every reachable state has been expanded
-with every operation: the search is *complete* (a fixpoint), and deeper bounds
-would check nothing more.
+with every operation: the search is *complete* (a fixpoint).
 """
 
 from __future__ import annotations
@@ -94,11 +88,8 @@ class Pair(ABC):
         return self.abstract(self.spec)
 
     def fingerprint(self) -> Hashable:
-        """The implementation's state in a finite form, the unit of deduplication (default: the abstraction).
-
-        Finer than the abstraction where hidden state can change a later answer (entries expired but not
-        purged yet): paths merge only on equal fingerprints, so a bug hiding there is not pruned away.
-        """
+        """The implementation's state in a finite form, the unit of deduplication (default: the abstraction;
+        finer where hidden state can change a later answer, see the module's docstring)."""
         return self.abstract_implementation()
 
     def check_invariants(self) -> None:

@@ -196,7 +196,5 @@ def explore_schedules(
             return outcome
         for k in range(len(scheduler.choices) - 1, len(prefix) - 1, -1):
             pick, enabled = scheduler.choices[k]
-            for alternative in enabled:
-                if alternative > pick:
-                    pending.append([*taken[:k], alternative])
+            pending.extend([*taken[:k], alternative] for alternative in enabled if alternative > pick)
     return outcome

@@ -154,27 +154,16 @@ def configurations(
     """One configuration per TTL kind, bound and eviction order, over ``factory`` or production (counters
     on and off); ``batches`` adds the M9 family."""
     families = FAMILIES | {"batch"} if batches else FAMILIES
-    factories: dict[str, Callable[..., Any]] = (
-        {"": factory}
-        if factory is not None
-        else {"counters ": partial(MetadataCache, stats=True), "": partial(MetadataCache, stats=False)}
-    )
+    pair: dict[str, Any] = {"keys": keys, "tick": tick, "families": families}
+    production = {"counters ": partial(MetadataCache, stats=True), "": partial(MetadataCache, stats=False)}
     return [
         Configuration(
             f"{label}{'' if eviction == 'birth' else eviction + ' '}ttl={ttl:g} cap={bound} keys={len(keys)}",
             partial(
-                MetadataCachePair,
-                build,
-                ttl,
-                bound,
-                keys=keys,
-                tick=tick,
-                families=families,
-                eviction=eviction,
-                counting=label == "counters ",
+                MetadataCachePair, build, ttl, bound, eviction=eviction, counting=label == "counters ", **pair
             ),
         )
-        for label, build in factories.items()
+        for label, build in ({"": factory} if factory is not None else production).items()
         for eviction in evictions
         for ttl in ttls
         for bound in bounds
@@ -184,14 +173,5 @@ def configurations(
 def domain(wide: bool) -> list[Configuration]:
     """CI: 3 keys, TTL -1 / 0 / 0.5 / 1 on a 1/4 s tick, bounds None / 1 / 2, both eviction orders, the
     batches.  Wide: 4 keys, bound 3 too."""
-    both = ("birth", "lru")
-    if wide:
-        return configurations(
-            keys=("a", "b", "c", "d"),
-            ttls=(-1, 0, 0.5, 1.0),
-            bounds=(None, 1, 2, 3),
-            tick=0.25,
-            evictions=both,
-            batches=True,
-        )
-    return configurations(ttls=(-1, 0, 0.5, 1.0), tick=0.25, evictions=both, batches=True)
+    more: dict[str, Any] = {"keys": ("a", "b", "c", "d"), "bounds": (None, 1, 2, 3)} if wide else {}
+    return configurations(ttls=(-1, 0, 0.5, 1.0), tick=0.25, evictions=("birth", "lru"), batches=True, **more)
