@@ -17,14 +17,10 @@ tries the next candidate).  Lowe's memoization: a pair (set of linearized
 operations, spec state) seen once is never explored again, which turns the
 exponential worst case into one bounded by the distinct configurations.
 
-The search runs under a budget of search steps (not seconds: the verdict of a
-history must not depend on how busy the machine is); when the budget runs out
-the verdict is *unknown*, never a silent pass.
-
-Real threads on a fast or a loaded machine may run one after another, so a
-batch of histories could check nothing concurrent.  :class:`Rendezvous` makes
-some calls overlap by construction: at every few call indices the threads meet
-inside their calls (see there); between meetings they run free.
+The search runs under a budget of search steps (not seconds, so that the verdict
+does not depend on the machine's load); past it the verdict is *unknown*, never a
+silent pass.  Real threads may run one after another and so check nothing
+concurrent: :class:`Rendezvous` makes some calls overlap by construction.
 """
 
 from __future__ import annotations
@@ -266,10 +262,8 @@ _current = threading.local()  # the rendezvous whose meeting the calling thread 
 def meeting_point() -> None:
     """A point inside an operation where the leader of a meeting lets the other threads make their calls.
 
-    A no-op unless the calling thread is the leader of a :class:`Rendezvous` meeting,
-    inside its call, and has not held yet.  Implementations under test put it at
-    a race window (``RacyMetadataCache.add`` between its check and its act) so
-    that the meeting forces the window open.
+    A no-op unless the calling thread leads a :class:`Rendezvous` meeting, inside its call, and has not
+    held yet.  Put at a race window (``RacyMetadataCache.add``), it forces the window open.
     """
     rendezvous: Rendezvous | None = getattr(_current, "rendezvous", None)
     if rendezvous is not None:
@@ -290,15 +284,11 @@ class Rendezvous:
        are as tight as the calls: real-time order between them is recorded);
     3. the leader goes on and returns.
 
-    So each follower's meeting call lies inside the leader's: those intervals
-    overlap for certain, and the leader's operation spans a window in which
-    other threads acted.  Between meetings the threads run free.
-
-    It cannot deadlock: followers wait only for the leader's hold and for the
-    follower before them, the leader only for the followers, and every thread
-    reaches every meeting (meetings stop before the shortest script ends).  A
-    thread that fails calls :meth:`abort`, which wakes every waiter with
-    :class:`RendezvousError`; so does a wait longer than ``timeout``.
+    So each follower's meeting call lies inside the leader's, for certain.  Between
+    meetings the threads run free.  It cannot deadlock: followers wait only for the
+    leader's hold and the follower before them, the leader only for the followers,
+    and every thread reaches every meeting.  A thread that fails calls :meth:`abort`,
+    which wakes every waiter with :class:`RendezvousError`; so does a wait past ``timeout``.
     """
 
     def __init__(self, threads: int, every: int, shortest: int, timeout: float = SAFETY_TIMEOUT) -> None:

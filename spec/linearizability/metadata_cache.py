@@ -4,24 +4,18 @@ The object under test is the cache *and* its clock: ``advance(delta)`` is an
 operation of the history like any other, so expiry races are covered too.
 The implementation reads the clock once, inside its lock, so each call takes
 effect at that instant, inside its interval: the pair is linearizable.
-
-``RacyMetadataCache`` is DELIBERATELY WRONG and kept so that the checker is
-shown to fail: its ``add`` checks liveness in one critical section and acts in
-another, with a scheduling point between them, so a key another thread added
-meanwhile gets its lifetime restarted (M3) and moved to the newest end (M6).
-The scheduling point is a :func:`~spec.linearizability.checker.meeting_point`:
-in the real-thread batches the leader of each meeting holds there while the
-other threads make their calls, so the race window is open by construction,
-not only when the scheduler happens to switch threads there.
-
-``TornBatchMetadataCache`` is DELIBERATELY WRONG too (M9): its batches are the
-single calls one after another, each under the lock, with a scheduling point
-between two keys, so another thread's call can land inside a batch.
-
 The spec takes the eviction order (``"birth"`` or ``"lru"``, M6-lru) and the
-batches (``add_many``, ``contains_many``, ``contains_prefix``, ``remove_many``,
-their keys as the operation's arguments); ``random_scripts(..., batches=True)``
-mixes them into the workload.
+batches (their keys as the operation's arguments), which
+``random_scripts(..., batches=True)`` mixes into the workload.
+
+Two DELIBERATELY WRONG variants show that the checker fails: ``RacyMetadataCache``
+(its ``add`` checks liveness and acts in two critical sections, so a key another
+thread added meanwhile gets its lifetime restarted, M3, and moved to the newest end,
+M6) and ``TornBatchMetadataCache`` (its batches are the single calls in turn, so
+another thread's call can land inside a batch, M9).  Their race windows are
+scheduling points, each a :func:`~spec.linearizability.checker.meeting_point`: in
+the real-thread batches the leader of each meeting holds there while the other
+threads make their calls, so the window is open by construction.
 """
 
 from __future__ import annotations
@@ -115,23 +109,15 @@ class ClockedCache:
     def __init__(self, cache: Any, clock: FakeClock) -> None:
         self.cache, self.clock = cache, clock
 
-    def __getattr__(self, name: str) -> Any:  # add, contains, remove, clear: the cache's own
-        return getattr(self.cache, name)
+    def __getattr__(self, name: str) -> Any:
+        """The cache's own single calls; a batch (M9) takes its keys as the call's arguments."""
+        method = getattr(self.cache, name)
+        if name not in BATCHES:
+            return method
+        return lambda *keys: list(method(keys)) if name == "contains_many" else method(keys)
 
     def len(self) -> int:
         return len(self.cache)
-
-    def add_many(self, *keys: Hashable) -> None:
-        self.cache.add_many(keys)
-
-    def contains_many(self, *keys: Hashable) -> list[bool]:
-        return list(self.cache.contains_many(keys))
-
-    def contains_prefix(self, *keys: Hashable) -> int:
-        return int(self.cache.contains_prefix(keys))
-
-    def remove_many(self, *keys: Hashable) -> None:
-        self.cache.remove_many(keys)
 
     def advance(self, delta: float) -> None:
         self.clock.advance(delta)  # one advancing thread per history: the += is not shared
