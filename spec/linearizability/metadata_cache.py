@@ -364,13 +364,10 @@ def check_real_thread_histories(
 ) -> RunSummary:
     """Record ``histories`` real-thread runs of seeded scripts on fresh caches and check each one.
 
-    ``meet_every``: the threads meet (:class:`~spec.linearizability.checker.Rendezvous`)
-    at every ``meet_every``-th call, so that every history has overlapping calls
-    however fast or loaded the machine; None lets them run free throughout.
-    ``eviction``: the order the spec evicts in (the factory must build caches that evict so).
-    ``batches``: the scripts include the M9 batches.
-    ``switch_interval``: the interpreter's thread switch interval during the batch
-    (short: more interleavings between meetings; the meetings do not need it).
+    ``meet_every``: the threads meet at every ``meet_every``-th call, as in
+    :func:`~spec.linearizability.checker.run_threads` (None: never).  ``eviction``: the spec's order (the
+    factory must build caches that evict so).  ``batches``: the scripts include the M9 batches.
+    ``switch_interval``: the interpreter's thread switch interval meanwhile (short: more interleavings).
     """
     summary = RunSummary()
     rng = random.Random(seed)

@@ -1,22 +1,16 @@
 """A deterministic scheduler for real threads, and the exploration of every schedule at its marked points.
 
-Stateless model checking in the style of CHESS: the threads under test are
-real threads, but only one runs at a time; the running thread hands control
-back at *marked points* (:meth:`Scheduler.point`: in practice every call into
-the fake filesystem and every acquisition of the store's lock), and the
-scheduler picks who runs next from a *schedule* (a list of choices).  A
-schedule therefore fixes the whole interleaving, and replaying it reproduces
-the run exactly.
+Stateless model checking in the style of CHESS: the threads under test are real
+threads, but only one runs at a time; it hands control back at *marked points*
+(:meth:`Scheduler.point`: every call into the fake filesystem and every acquisition
+of the store's lock), and a *schedule* (a list of choices) picks who runs next, so
+it fixes the whole interleaving and its replay reproduces the run exactly.
 
-:func:`explore_schedules` enumerates every schedule depth-first: it runs a
-prefix, records at each choice point which threads were enabled, and queues
-every alternative not taken yet.  No partial-order reduction is applied: the
-count is the size of the full tree of interleavings at the marked points.
-
-Locks: a thread that would block on a lock held by another scheduled thread is
-*blocked* (not enabled) until the lock is released; :class:`ScheduledLock` is
-an ``RLock`` stand-in with that behaviour.  A state with no enabled thread but
-some blocked one is a deadlock, reported as such.
+:func:`explore_schedules` enumerates every schedule depth-first, queueing at each
+choice point every enabled thread not taken yet; without partial-order reduction,
+the count is the full tree of interleavings at the marked points.  A thread that
+would block on a :class:`ScheduledLock` (an ``RLock`` stand-in) held by another is
+not enabled until it is released; no enabled thread but a blocked one is a deadlock.
 """
 
 from __future__ import annotations
