@@ -82,12 +82,9 @@ def configurations(
     chains: Sequence[tuple[int, ...]] = CHAINS,
 ) -> list[Configuration]:
     """One configuration per bound."""
+    build = partial(ExistenceCachePair, factory, chains=chains)
     return [
-        Configuration(
-            f"cap={bound} pools=2 hashes=3 chains={len(chains)}",
-            partial(ExistenceCachePair, factory, bound, chains=chains),
-        )
-        for bound in bounds
+        Configuration(f"cap={b} pools=2 hashes=3 chains={len(chains)}", partial(build, b)) for b in bounds
     ]
 
 

@@ -77,10 +77,9 @@ class MetadataCachePair(Pair):
         self.counting = counting
 
     def operations(self) -> list[Op]:
-        ops: list[Op] = []
-        for name in ("add", "contains", "remove"):
-            if name in self.families:
-                ops.extend((name, k) for k in self.keys)
+        ops: list[Op] = [
+            (name, k) for name in ("add", "contains", "remove") if name in self.families for k in self.keys
+        ]
         ops.extend((name,) for name in ("clear", "len", "advance") if name in self.families)
         if "batch" in self.families:
             runs = [self.keys[:2], self.keys[1::-1], self.keys]

@@ -78,13 +78,8 @@ def configurations(
     factory: Callable[[int], Any] = PooledExistenceCache, bounds: Sequence[int] = (0, 1, 2), max_refs: int = 1
 ) -> list[Configuration]:
     """One configuration per bound."""
-    return [
-        Configuration(
-            f"cap={bound} pools=2 hashes=2 refs<={max_refs}",
-            partial(PoolBeliefsPair, factory, bound, max_refs=max_refs),
-        )
-        for bound in bounds
-    ]
+    build = partial(PoolBeliefsPair, factory, max_refs=max_refs)
+    return [Configuration(f"cap={b} pools=2 hashes=2 refs<={max_refs}", partial(build, b)) for b in bounds]
 
 
 def domain(wide: bool) -> list[Configuration]:
