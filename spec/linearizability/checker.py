@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 S = TypeVar("S", bound=Hashable)
+Call = tuple[str, tuple[Hashable, ...]]  # a method's name and its arguments: one step of a script
+Around = Callable[[Callable[[], Any]], Any]  # runs a call (HistoryRecorder.perform)
 
 # Search steps before the verdict is "unknown".  The histories of the tests (3 threads, up to 25 calls
 # each) take at most a few thousand; the bound only stops a pathological search, and it is a count, so
@@ -103,12 +105,7 @@ class HistoryRecorder:
         self._clock = clock
 
     def perform(
-        self,
-        thread: int,
-        target: Any,
-        name: str,
-        *args: Hashable,
-        around: Callable[[Callable[[], Any]], Any] | None = None,
+        self, thread: int, target: Any, name: str, *args: Hashable, around: Around | None = None
     ) -> Any:
         """Call ``target.name(*args)`` and record it; ``around(call)``, if given, runs the call
         between the two clock reads (a rendezvous inside the recorded interval)."""
@@ -323,7 +320,7 @@ class Rendezvous:
             self._turn = turn
             self._cv.notify_all()
 
-    def lead(self, meeting: int) -> Callable[[Callable[[], Any]], Any]:
+    def lead(self, meeting: int) -> Around:
         """The leader's ``around`` for its call at ``meeting`` (see :meth:`HistoryRecorder.perform`)."""
 
         def around(call: Callable[[], Any]) -> Any:
@@ -367,7 +364,7 @@ def meetings_of(scripts: Sequence[Sequence[object]], meet_every: int | None) -> 
 def run_threads(
     recorder: HistoryRecorder,
     target: Any,
-    scripts: Sequence[Sequence[tuple[str, tuple[Hashable, ...]]]],
+    scripts: Sequence[Sequence[Call]],
     *,
     meet_every: int | None = None,
 ) -> list[Operation]:
@@ -383,7 +380,7 @@ def run_threads(
     rendezvous = Rendezvous(len(scripts), meet_every, shortest) if meet_every is not None else None
     errors: list[BaseException] = []
 
-    def worker(thread: int, script: Sequence[tuple[str, tuple[Hashable, ...]]]) -> None:
+    def worker(thread: int, script: Sequence[Call]) -> None:
         try:
             start.wait()
             for index, (name, args) in enumerate(script):
