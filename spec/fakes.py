@@ -1,11 +1,37 @@
 """Deterministic stand-ins for the world: a clock that only moves when told to.
 
-Correctness tests never sleep: they drive time through a FakeClock.
+Correctness tests never sleep: they drive time through a FakeClock.  Threads meet where the test
+says: :func:`meeting_point` marks a race window inside an operation, where the thread leading a
+meeting of ``spec.linearizability.checker.Rendezvous`` lets the others make their calls.
 """
 
 from __future__ import annotations
 
-__all__ = ["CountingClock", "FakeClock"]
+import threading
+from collections.abc import Callable
+
+__all__ = ["LEADER", "CountingClock", "FakeClock", "meeting_point"]
+
+
+class _Leader(threading.local):
+    """Per thread: the hold of the meeting the thread leads, inside its call (None: it leads none)."""
+
+    hold: Callable[[], None] | None = None
+
+
+LEADER = _Leader()  # set and cleared by Rendezvous around the leader's call
+
+
+def meeting_point() -> None:
+    """A point inside an operation where the leader of a meeting lets the other threads make their calls.
+
+    A no-op unless the calling thread leads a ``Rendezvous`` meeting, inside its call, and has not
+    held yet.  Put at a race window (``spec.variants.metadata_cache.RacyMetadataCache.add``), it
+    forces the window open.
+    """
+    hold = LEADER.hold
+    if hold is not None:
+        hold()
 
 
 class FakeClock:

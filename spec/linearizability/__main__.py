@@ -20,11 +20,10 @@ from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
 from spec.linearizability.file_store import check_file_store_histories
 from spec.linearizability.metadata_cache import (
-    RacyMetadataCache,
     RunSummary,
-    TornBatchMetadataCache,
     check_real_thread_histories,
 )
+from spec.variants.metadata_cache import RacyMetadataCache, TornBatchMetadataCache
 
 __all__ = ["main"]
 

@@ -32,6 +32,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from spec.fakes import LEADER, meeting_point
+
 __all__ = [
     "MAX_STEPS",
     "SAFETY_TIMEOUT",
@@ -253,18 +255,7 @@ class RendezvousError(RuntimeError):
     """A rendezvous was broken: a thread failed, or did not arrive within the safety timeout."""
 
 
-_current = threading.local()  # the rendezvous whose meeting the calling thread leads, if any
-
-
-def meeting_point() -> None:
-    """A point inside an operation where the leader of a meeting lets the other threads make their calls.
-
-    A no-op unless the calling thread leads a :class:`Rendezvous` meeting, inside its call, and has not
-    held yet.  Put at a race window (``RacyMetadataCache.add``), it forces the window open.
-    """
-    rendezvous: Rendezvous | None = getattr(_current, "rendezvous", None)
-    if rendezvous is not None:
-        rendezvous.hold()
+_current = threading.local()  # the meeting the calling thread leads, and whether it has held
 
 
 class Rendezvous:
@@ -324,12 +315,12 @@ class Rendezvous:
         """The leader's ``around`` for its call at ``meeting`` (see :meth:`HistoryRecorder.perform`)."""
 
         def around(call: Callable[[], Any]) -> Any:
-            _current.rendezvous, _current.meeting, _current.held = self, meeting, False
+            _current.meeting, _current.held, LEADER.hold = meeting, False, self.hold
             try:
                 result = call()
                 self.hold()  # no meeting point inside the operation: the followers go after it
             finally:
-                _current.rendezvous = None
+                LEADER.hold = None
             return result
 
         return around

@@ -1,4 +1,4 @@
-"""MetadataCache histories (M7, M9): the sequential spec, the object under test, workloads, racy variants.
+"""MetadataCache histories (M7, M9): the sequential spec, the object under test, workloads.
 
 The object under test is the cache *and* its clock: ``advance(delta)`` is an
 operation of the history like any other, so expiry races are covered too.
@@ -8,14 +8,8 @@ The spec takes the eviction order (``"birth"`` or ``"lru"``, M6-lru) and the
 batches (their keys as the operation's arguments), which
 ``random_scripts(..., batches=True)`` mixes into the workload.
 
-Two DELIBERATELY WRONG variants show that the checker fails: ``RacyMetadataCache``
-(its ``add`` checks liveness and acts in two critical sections, so a key another
-thread added meanwhile gets its lifetime restarted, M3, and moved to the newest end,
-M6) and ``TornBatchMetadataCache`` (its batches are the single calls in turn, so
-another thread's call can land inside a batch, M9).  Their race windows are
-scheduling points, each a :func:`~spec.linearizability.checker.meeting_point`: in
-the real-thread batches the leader of each meeting holds there while the other
-threads make their calls, so the window is open by construction.
+The deliberately racy caches that show the checker fails, and their controls, are
+``spec.variants.metadata_cache.RACES`` and ``SCHEDULED``.
 """
 
 from __future__ import annotations
@@ -24,12 +18,11 @@ import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from hicache.metadata_cache import MetadataCache
 from spec import metadata_cache as model
 from spec.fakes import FakeClock
 from spec.linearizability.checker import (
@@ -39,7 +32,6 @@ from spec.linearizability.checker import (
     Operation,
     Verdict,
     check_history,
-    meeting_point,
     meetings_of,
     run_threads,
 )
@@ -49,11 +41,7 @@ __all__ = [
     "MEET_EVERY",
     "ClockedCache",
     "MetadataCacheHistorySpec",
-    "RacyMetadataCache",
     "RunSummary",
-    "ScheduledBatchMetadataCache",
-    "ScheduledMetadataCache",
-    "TornBatchMetadataCache",
     "check_real_thread_histories",
     "forced_racy_history",
     "forced_torn_batch_history",
@@ -124,81 +112,6 @@ class ClockedCache:
 
 
 MEET_EVERY = 4  # the threads meet at calls 0, 4, 8, ... of their scripts (Rendezvous); free in between
-
-
-def _yield() -> None:
-    meeting_point()  # the leader of a meeting holds here while the other threads make their calls
-    time.sleep(0)  # releases the GIL: another thread may run at this point
-
-
-class _Scheduled(MetadataCache):
-    """A MetadataCache with a scheduling point, ``schedule_point`` (by default a meeting point, then a
-    release of the GIL), that its subclass calls where it wants another thread's call to land."""
-
-    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
-        super().__init__(ttl, **kwargs)
-        self._schedule_point = schedule_point
-
-
-class RacyMetadataCache(_Scheduled):
-    """DELIBERATELY WRONG (M7): ``add`` is check-then-act across two critical sections."""
-
-    def add(self, key: Hashable) -> None:
-        with self._lock:
-            self._reclaim(self._clock())
-            known = key in self._births
-        self._schedule_point()  # the race window: another thread may add `key` now
-        if known:
-            return
-        with self._lock:
-            births = self._births
-            births.pop(key, None)  # acting on a stale check: restarts a lifetime that just began
-            if self._max_entries is not None and len(births) >= self._max_entries:
-                births.popitem(last=False)
-                self._evictions += 1
-            births[key] = self._clock()
-
-
-class ScheduledMetadataCache(_Scheduled):
-    """The control: the same scheduling point, placed before production's atomic ``add``."""
-
-    def add(self, key: Hashable) -> None:
-        self._schedule_point()
-        super().add(key)
-
-
-class TornBatchMetadataCache(_Scheduled):
-    """DELIBERATELY WRONG (M9, M7): each batch is the single calls in turn, a lock acquisition (and a
-    clock reading) per key, with a scheduling point between two keys."""
-
-    def _each(self, call: Callable[[Hashable], Any], keys: Iterable[Hashable]) -> list[Any]:
-        answers = []
-        for i, key in enumerate(keys):
-            if i:
-                self._schedule_point()  # the tear: another thread's call may land here
-            answers.append(call(key))
-        return answers
-
-    def add_many(self, keys: Iterable[Hashable]) -> None:
-        self._each(self.add, keys)
-
-    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
-        return self._each(self.contains, keys)
-
-    def remove_many(self, keys: Iterable[Hashable]) -> None:
-        self._each(self.remove, keys)
-
-    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
-        found = self.contains_many(keys)
-        return found.index(False) if False in found else len(found)
-
-
-class ScheduledBatchMetadataCache(_Scheduled):
-    """The control: the same scheduling point, placed before production's atomic ``contains_many``."""
-
-    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
-        self._schedule_point()
-        return super().contains_many(keys)
 
 
 def _forced(

@@ -7,6 +7,13 @@
   finds at a known depth (tests/modelcheck/test_explorer.py), as it does the caches of
   ``forgets_the_nth_live_key(n)``, whose mistake needs exactly ``n`` operations to show.
 * ``CORRECT``: what the oracle must pass.
+* ``RACES``: production with a race window (a :func:`spec.fakes.meeting_point`), which only threads
+  show: ``RacyMetadataCache`` (its ``add`` checks liveness and acts in two critical sections, so a key
+  another thread added meanwhile gets its lifetime restarted, M3, and moved to the newest end, M6) and
+  ``TornBatchMetadataCache`` (its batches are the single calls in turn, so another thread's call can
+  land inside a batch, M9).  ``SCHEDULED``: their controls, the same point before production's atomic
+  call.  In the linearizability checker's real-thread batches the leader of each meeting holds at
+  the point while the other threads make their calls, so the window is open by construction.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any, NamedTuple
 
 from hicache.metadata_cache import MetadataCache
+from spec.fakes import meeting_point
 
 __all__ = [
     "CORRECT",
+    "RACES",
+    "SCHEDULED",
     "WRONG",
     "WRONG_PRODUCTION",
     "BatchReadsTheClockPerKey",
@@ -41,11 +51,15 @@ __all__ = [
     "MonotonicHardTTL",
     "PlainHardTTLSet",
     "PrefixCountsPastTheMiss",
+    "RacyMetadataCache",
     "ReAddKeepsPosition",
     "RefreshOnReAdd",
+    "ScheduledBatchMetadataCache",
+    "ScheduledMetadataCache",
     "StaleBirthOnReAdd",
     "TextbookBatches",
     "TextbookHardTTL",
+    "TornBatchMetadataCache",
     "ZeroTtlNeverExpires",
     "forgets_the_nth_live_key",
 ]
@@ -454,4 +468,92 @@ WRONG_PRODUCTION: dict[str, tuple[type[MetadataCache], str]] = {
     "EvictsTheNewest": (EvictsTheNewest, "M6"),
     "ExclusiveBoundary": (ExclusiveBoundary, "M2"),
     "KeepsStaleBirth": (KeepsStaleBirth, "M3"),
+}
+
+
+# -- races: production with a race window, for the linearizability checker (M7, M9) ----------
+
+
+def _yield() -> None:
+    meeting_point()  # the leader of a meeting holds here while the other threads make their calls
+    time.sleep(0)  # releases the GIL: another thread may run at this point
+
+
+class _Scheduled(MetadataCache):
+    """A MetadataCache with a scheduling point, ``schedule_point`` (by default a meeting point, then a
+    release of the GIL), that its subclass calls where it wants another thread's call to land."""
+
+    def __init__(self, ttl: float, *, schedule_point: Callable[[], None] = _yield, **kwargs: Any) -> None:
+        super().__init__(ttl, **kwargs)
+        self._schedule_point = schedule_point
+
+
+class RacyMetadataCache(_Scheduled):
+    """DELIBERATELY WRONG (M7): ``add`` is check-then-act across two critical sections."""
+
+    def add(self, key: Hashable) -> None:
+        with self._lock:
+            self._reclaim(self._clock())
+            known = key in self._births
+        self._schedule_point()  # the race window: another thread may add `key` now
+        if known:
+            return
+        with self._lock:
+            births = self._births
+            births.pop(key, None)  # acting on a stale check: restarts a lifetime that just began
+            if self._max_entries is not None and len(births) >= self._max_entries:
+                births.popitem(last=False)
+                self._evictions += 1
+            births[key] = self._clock()
+
+
+class ScheduledMetadataCache(_Scheduled):
+    """The control: the same scheduling point, placed before production's atomic ``add``."""
+
+    def add(self, key: Hashable) -> None:
+        self._schedule_point()
+        super().add(key)
+
+
+class TornBatchMetadataCache(_Scheduled):
+    """DELIBERATELY WRONG (M9, M7): each batch is the single calls in turn, a lock acquisition (and a
+    clock reading) per key, with a scheduling point between two keys."""
+
+    def _each(self, call: Callable[[Hashable], Any], keys: Iterable[Hashable]) -> list[Any]:
+        answers = []
+        for i, key in enumerate(keys):
+            if i:
+                self._schedule_point()  # the tear: another thread's call may land here
+            answers.append(call(key))
+        return answers
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        self._each(self.add, keys)
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        return self._each(self.contains, keys)
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        self._each(self.remove, keys)
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        found = self.contains_many(keys)
+        return found.index(False) if False in found else len(found)
+
+
+class ScheduledBatchMetadataCache(_Scheduled):
+    """The control: the same scheduling point, placed before production's atomic ``contains_many``."""
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        self._schedule_point()
+        return super().contains_many(keys)
+
+
+RACES: dict[str, tuple[type[MetadataCache], str]] = {
+    "RacyMetadataCache": (RacyMetadataCache, "M7"),
+    "TornBatchMetadataCache": (TornBatchMetadataCache, "M9"),
+}
+SCHEDULED: dict[str, type[MetadataCache]] = {
+    "ScheduledMetadataCache": ScheduledMetadataCache,
+    "ScheduledBatchMetadataCache": ScheduledBatchMetadataCache,
 }

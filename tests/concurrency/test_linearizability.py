@@ -17,11 +17,10 @@ from spec.linearizability.checker import check_history
 from spec.linearizability.metadata_cache import (
     MEET_EVERY,
     MetadataCacheHistorySpec,
-    RacyMetadataCache,
-    ScheduledMetadataCache,
     check_real_thread_histories,
     forced_racy_history,
 )
+from spec.variants.metadata_cache import RacyMetadataCache, ScheduledMetadataCache
 
 pytestmark = pytest.mark.threads
 

@@ -17,11 +17,10 @@ from hicache import MetadataCache
 from spec.linearizability.checker import check_history
 from spec.linearizability.metadata_cache import (
     MetadataCacheHistorySpec,
-    ScheduledBatchMetadataCache,
-    TornBatchMetadataCache,
     check_real_thread_histories,
     forced_torn_batch_history,
 )
+from spec.variants.metadata_cache import ScheduledBatchMetadataCache, TornBatchMetadataCache
 
 pytestmark = pytest.mark.threads
 
