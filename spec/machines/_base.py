@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import settings
 from hypothesis.control import current_build_context, currently_in_test_context
@@ -16,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, run_state_mach
 __all__ = [
     "Figures",
     "LockstepMachine",
+    "assert_refused",
     "independent_of_loaded_modules",
     "replaying_a_failure",
     "run_machine",
@@ -46,6 +48,10 @@ class LockstepMachine(RuleBasedStateMachine):
     ``check_step`` (compare implementation and spec after every step)."""
 
     figures: Figures = Figures()
+    impl: Any  # the implementation, built by the machine's @initialize rule with its spec
+    # Whether that rule has run: Hypothesis runs it before any other rule, but ``check_step`` and
+    # ``abstract_state`` also run before it (after __init__; the oracle's replays call them directly).
+    ready = False
     # Clauses whose comparisons a run skips (the oracle sets a clause aside after it failed, O2).
     set_aside: frozenset[str] = frozenset()
 
@@ -83,6 +89,16 @@ class LockstepMachine(RuleBasedStateMachine):
         figures.examples += 1
         figures.checks += seen.checks
         figures.states |= seen.states
+
+
+def assert_refused(calls: Iterable[Callable[[], object]], message: str) -> None:
+    """Every call raises ValueError (bad input, B1); the first that does not fails with ``message``."""
+    for call in calls:
+        try:
+            call()
+        except ValueError:
+            continue
+        raise AssertionError(message)
 
 
 def replaying_a_failure() -> bool:
