@@ -45,7 +45,7 @@ class Figures:
 class LockstepMachine(RuleBasedStateMachine):
     """Base of the machines: subclasses compare answers in their rules and
     implement ``abstract_state`` (a hashable view of the spec state) and
-    ``check_step`` (compare implementation and spec after every step)."""
+    ``_compare`` (what ``check_step`` compares after every step), or ``check_step`` itself."""
 
     figures: Figures = Figures()
     impl: Any  # the implementation, built by the machine's @initialize rule with its spec
@@ -63,6 +63,14 @@ class LockstepMachine(RuleBasedStateMachine):
         raise NotImplementedError
 
     def check_step(self) -> None:
+        """Compare implementation and spec: nothing before the @initialize rule; then the
+        implementation's own ``check_invariants()``, where it has one, and ``_compare()``."""
+        if self.ready:
+            if hasattr(self.impl, "check_invariants"):
+                self.impl.check_invariants()
+            self._compare()
+
+    def _compare(self) -> None:
         raise NotImplementedError
 
     @invariant()

@@ -194,12 +194,8 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             """E7: a rule, not a check after every step: ``len()`` may trim or purge (O1)."""
             assert len(self.impl) == len(self.model), "E7: len()"
 
-        def check_step(self) -> None:
+        def _compare(self) -> None:
             """Compares only what the implementation declares side-effect free (O1)."""
-            if not self.ready:
-                return
-            if hasattr(self.impl, "check_invariants"):
-                self.impl.check_invariants()
             if hasattr(self.impl, "snapshot"):
                 got: Any = [tuple(belief) for belief in self.impl.snapshot()]
                 want: Any = self.model.snapshot()

@@ -238,15 +238,11 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 f"{', '.join(clauses)}: len()"
             )
 
-        def check_step(self) -> None:
-            """Compares only what the implementation declares side-effect free: ``check_invariants``,
+        def _compare(self) -> None:
+            """Compares only what the implementation declares side-effect free (after ``check_invariants``):
             ``snapshot`` and ``stats``, where it has them.  Never ``contains`` or ``len``: a cache may
             purge inside them, and a purge between steps would hide the mistakes that keep expired
             entries (O1)."""
-            if not self.ready:
-                return
-            if hasattr(self.impl, "check_invariants"):
-                self.impl.check_invariants()
             snapshot = getattr(self.impl, "snapshot", None)
             if snapshot is not None:
                 # The refinement mapping, where the implementation exposes it: the live keys with
