@@ -44,7 +44,7 @@ class Figures:
 
 class LockstepMachine(RuleBasedStateMachine):
     """Base of the machines: subclasses compare answers in their rules and
-    implement ``abstract_state`` (a hashable view of the spec state) and
+    implement ``abstract_state`` (a hashable view of the spec state, once built) and
     ``_compare`` (what ``check_step`` compares after every step), or ``check_step`` itself."""
 
     figures: Figures = Figures()
@@ -77,7 +77,7 @@ class LockstepMachine(RuleBasedStateMachine):
     def _after_every_step(self) -> None:
         self._seen.checks += 1
         self.check_step()
-        self._seen.states.add(self.abstract_state())
+        self._seen.states.add(self.abstract_state() if self.ready else None)
 
     def teardown(self) -> None:
         """Count this example if it ran a check and Hypothesis counts it towards ``max_examples``: it

@@ -204,8 +204,6 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
                 assert got == want, f"{self.clause}: LRU order: {got} != {want}"
 
         def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
             return (self.model.max_entries, tuple(self.model.beliefs))
 
     return StorageExistenceCacheMachine

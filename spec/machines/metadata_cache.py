@@ -261,8 +261,6 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 assert not self.counting or counters == want, "M8: counters"
 
         def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
             now = self.clock()
             return (
                 self.model.ttl,

@@ -216,8 +216,6 @@ def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]
                 )
 
         def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
             return (
                 self.model.max_entries,
                 tuple(
