@@ -43,7 +43,7 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
             self.readded: set[str] = set()  # keys added again while stored (M3 is what their answer shows)
             self.reborn: set[str] = set()  # of those, the ones re-added once expired (a new lifetime)
             self.evicted = False  # the bound has evicted a live key (M6)
-            self.counting = False  # the implementation's M8 counters have moved (see check_step)
+            self.counting = False  # the implementation's M8 counters have moved (see _compare)
 
         @initialize(ttl=st.sampled_from(TTLS), max_entries=st.sampled_from(BOUNDS))
         def build(self, ttl: float, max_entries: int | None) -> None:
