@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["CLAUSES", "CLAUSE_ID", "COMPONENT_OF_LETTER", "Clause", "clause_ids"]
+__all__ = ["CLAUSES", "CLAUSE_ID", "CLAUSE_IDS", "COMPONENT_OF_LETTER", "Clause"]
 
-# A clause ID in text: the one way a check names a clause (an assertion's "E4: ..." prefix, a docstring).
+# A clause ID in text: how a check names a clause (an assertion's "E4: ..." prefix; a CrossHair
+# contract's docstring, which its test turns into a ``clauses`` marker).
 CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9])\b")
 
 
@@ -98,8 +99,4 @@ _TITLES: dict[str, str] = {
 CLAUSES: tuple[Clause, ...] = tuple(
     Clause(cid, COMPONENT_OF_LETTER[cid[0]], title) for cid, title in _TITLES.items()
 )
-
-
-def clause_ids() -> frozenset[str]:
-    """Every clause ID of docs/SEMANTICS.md."""
-    return frozenset(_TITLES)
+CLAUSE_IDS: frozenset[str] = frozenset(_TITLES)  # every clause ID of docs/SEMANTICS.md

@@ -66,17 +66,6 @@ def _expression_names(expr: ast.expr) -> tuple[set[str], set[str]]:
     return loaded, bound
 
 
-def _docstring_start(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
-    first = node.body[0] if node.body else None
-    if (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Constant)
-        and isinstance(first.value.value, str)
-    ):
-        return first.lineno
-    return None
-
-
 def unresolved_names(path: Path) -> list[UnresolvedName]:
     """Every (line, name) of a contract in ``path`` that nothing defines; ``[]`` when all resolve.
 
@@ -91,13 +80,11 @@ def unresolved_names(path: Path) -> list[UnresolvedName]:
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        start = _docstring_start(node)
-        if start is None:
+        if ast.get_docstring(node, clean=False) is None:
             continue
-        doc_node = node.body[0]
-        end = doc_node.end_lineno or start
+        doc = node.body[0]
         known = module_names | _parameters(node) | CROSSHAIR_NAMES
-        for lineno in range(start, end + 1):
+        for lineno in range(doc.lineno, (doc.end_lineno or doc.lineno) + 1):
             m = CONTRACT_RE.match(lines[lineno - 1])
             if not m:
                 continue

@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -275,25 +276,26 @@ def mutate(module: str, jobs: int) -> dict[str, Any]:
         raise RuntimeError(f"mutmut produced no stats for {module}; see {target / 'run.log'}")
     stats = json.loads(stats_path.read_text())
     listing = _mutmut(target, "results").stdout
-    survivors = []
-    for line in listing.splitlines():
-        m = re.match(r"\s*(\S+): (survived|no tests|suspicious)", line)
-        if m:
-            diff = _mutmut(target, "show", m[1]).stdout
-            reason = EQUIVALENT.get(m[1], "")
-            survivors.append({"name": m[1], "status": m[2], "equivalent": reason, "diff": diff.strip()})
+    survivors = [
+        {"name": m[1], "status": m[2], "equivalent": "", "diff": _mutmut(target, "show", m[1]).stdout.strip()}
+        for m in (
+            re.match(r"\s*(\S+): (survived|no tests|suspicious)", line) for line in listing.splitlines()
+        )
+        if m
+    ]
     # A mutant that makes the tests hang (timeout) or crash (segfault) is detected: counted as killed.
     killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
     total = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
-    return {
-        "module": module,
-        "tests": tests,
-        "killed": killed,
-        "total": total,
-        "equivalent": sum(1 for s in survivors if s["equivalent"]),
-        "stats": stats,
-        "survivors": survivors,
-    }
+    row = {"module": module, "tests": tests, "killed": killed, "total": total, "equivalent": 0}
+    return _annotated({**row, "stats": stats, "survivors": survivors})
+
+
+def _annotated(row: dict[str, Any]) -> dict[str, Any]:
+    """``row``, its survivors marked equivalent or not from ``EQUIVALENT`` and counted (in place)."""
+    for survivor in row["survivors"]:
+        survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
+    row["equivalent"] = sum(1 for s in row["survivors"] if s["equivalent"])
+    return row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -309,14 +311,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.annotate:
         if not SCORE.exists():
             parser.error(f"nothing recorded yet: {SCORE.relative_to(ROOT)} is missing")
-        rows = json.loads(SCORE.read_text())["modules"]
-        for row in rows:
-            for survivor in row["survivors"]:
-                survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
-            row["equivalent"] = sum(1 for s in row["survivors"] if s["equivalent"])
-        return _record(
-            {row["module"]: row for row in rows}, recorded=json.loads(SCORE.read_text())["recorded"]
-        )
+        recorded = json.loads(SCORE.read_text())
+        return _record({row["module"]: _annotated(row) for row in recorded["modules"]}, recorded["recorded"])
     modules = args.modules or [m for m in SELECTIONS if (ROOT / m).exists()]
     unknown = [m for m in modules if m not in SELECTIONS]
     if unknown:
@@ -370,10 +366,8 @@ def _record(per_module: dict[str, dict[str, Any]], recorded: str | None = None) 
 
 def _version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("mutmut")
-    except ImportError:
+    except PackageNotFoundError:
         return "?"
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from spec.clauses import clause_ids
+from spec.clauses import CLAUSE_IDS
 
 __all__: list[str] = []
 
@@ -39,21 +39,22 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_Recorder(Path(path)), "hicache-conformance-recorder")
 
 
+def _clauses(item: pytest.Item) -> list[str]:
+    return sorted({c for mark in item.iter_markers("clauses") for c in mark.args})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    known = clause_ids()
     for item in items:
-        for mark in item.iter_markers("clauses"):
-            unknown = [c for c in mark.args if c not in known]
-            if unknown:
-                raise pytest.UsageError(f"{item.nodeid}: unknown clause IDs {unknown}")
+        unknown = [c for c in _clauses(item) if c not in CLAUSE_IDS]
+        if unknown:
+            raise pytest.UsageError(f"{item.nodeid}: unknown clause IDs {unknown}")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the test's clause IDs to its report, where the markers are known (in a worker, if any)."""
     report: pytest.TestReport = yield
-    clauses = sorted({c for mark in item.iter_markers("clauses") for c in mark.args})
-    report.hicache_clauses = clauses  # type: ignore[attr-defined]  # an extra field, which xdist carries
+    report.hicache_clauses = _clauses(item)  # type: ignore[attr-defined]  # an extra field, which xdist carries
     return report
 
 
@@ -65,15 +66,9 @@ class _Recorder:
         self.records: dict[str, dict[str, Any]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = self.records.setdefault(
-            report.nodeid,
-            {
-                "nodeid": report.nodeid,
-                "clauses": list(getattr(report, "hicache_clauses", [])),
-                "outcome": "passed",
-                "figures": {},
-            },
-        )
+        clauses = list(getattr(report, "hicache_clauses", []))
+        new = {"nodeid": report.nodeid, "clauses": clauses, "outcome": "passed", "figures": {}}
+        record = self.records.setdefault(report.nodeid, new)
         if report.failed:
             record["outcome"] = "failed"
         elif report.skipped and record["outcome"] == "passed":

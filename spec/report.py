@@ -8,7 +8,7 @@ clause no check names is printed as UNCHECKED, never left out.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +33,9 @@ class StepResult:
 
 
 FIGURE_KEYS = ("examples", "steps", "distinct_states")
+# Which tests a clause's "checks:" line names first: the failed ones, then the broadest kinds of check.
+TIER_ORDER = ("stateful", "modelcheck", "concurrency", "integration", "oracle", "unit")
+NAMED_CHECKS = 3
 
 
 def _tier(nodeid: str) -> str:
@@ -45,33 +48,18 @@ def _summarize_tests(records: Iterable[dict[str, Any]]) -> list[str]:
     for record in records:
         by_tier[_tier(record["nodeid"])].append(record)
     parts = []
-    for tier in sorted(by_tier):
-        group = by_tier[tier]
-        passed = sum(r["outcome"] == "passed" for r in group)
-        failed = sum(r["outcome"] == "failed" for r in group)
-        skipped = sum(r["outcome"] == "skipped" for r in group)
-        text = f"{tier} {passed}/{len(group)} tests"
-        if failed:
-            text += f" ({failed} FAILED)"
-        if skipped:
-            text += f" ({skipped} skipped)"
-        figures = {k: sum(int(r["figures"].get(k, 0)) for r in group) for k in FIGURE_KEYS}
-        if figures["examples"]:
-            text += (
-                f" [{figures['examples']} examples, {figures['steps']} steps,"
-                f" {figures['distinct_states']} states]"
-            )
-        other = sorted({k for r in group for k in r["figures"] if k not in (*FIGURE_KEYS, "seconds")})
-        for key in other:
-            total = sum(float(r["figures"][key]) for r in group if key in r["figures"])
-            text += f" [{key} {total:g}]"
+    for tier, group in sorted(by_tier.items()):
+        outcomes = Counter(r["outcome"] for r in group)
+        text = f"{tier} {outcomes['passed']}/{len(group)} tests"
+        text += f" ({outcomes['failed']} FAILED)" if outcomes["failed"] else ""
+        text += f" ({outcomes['skipped']} skipped)" if outcomes["skipped"] else ""
+        examples, steps, states = (sum(int(r["figures"].get(k, 0)) for r in group) for k in FIGURE_KEYS)
+        if examples:
+            text += f" [{examples} examples, {steps} steps, {states} states]"
+        for key in sorted({k for r in group for k in r["figures"] if k not in (*FIGURE_KEYS, "seconds")}):
+            text += f" [{key} {sum(float(r['figures'][key]) for r in group if key in r['figures']):g}]"
         parts.append(text)
     return parts
-
-
-# Which tests a clause's "checks:" line names first: the failed ones, then the broadest kinds of check.
-TIER_ORDER = ("stateful", "modelcheck", "concurrency", "integration", "oracle", "unit")
-NAMED_CHECKS = 3
 
 
 def _named_checks(records: list[dict[str, Any]]) -> list[str]:
@@ -79,10 +67,9 @@ def _named_checks(records: list[dict[str, Any]]) -> list[str]:
     ranked: dict[str, tuple[int, int, str]] = {}
     for record in records:
         path, _, name = record["nodeid"].partition("::")
-        name = name.split("[", 1)[0]
         tier = _tier(record["nodeid"])
+        label = f"{path.rsplit('/', 1)[-1].removesuffix('.py')}::{name.split('[', 1)[0]}"
         order = TIER_ORDER.index(tier) if tier in TIER_ORDER else len(TIER_ORDER)
-        label = f"{path.rsplit('/', 1)[-1].removesuffix('.py')}::{name}"
         rank = (0 if record["outcome"] == "failed" else 1, order, label)
         ranked[label] = min(ranked.get(label, rank), rank)
     names = [label for _failed, _order, label in sorted(ranked.values())]
@@ -146,66 +133,59 @@ def render_report(
             tests_by_clause[clause].append(record)
     checked_by_clause: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for summary in modelcheck or []:
-        if summary["verdict"] != "N/A":
-            for clause in summary["clauses"]:
-                checked_by_clause[clause].append(summary)
+        for clause in summary["clauses"] if summary["verdict"] != "N/A" else []:
+            checked_by_clause[clause].append(summary)
 
     lines = ["", "=" * 100, "CONFORMANCE REPORT (clauses of docs/SEMANTICS.md)", "=" * 100]
-    counts: dict[str, int] = defaultdict(int)
+    counts: Counter[str] = Counter()
     component = None
     for clause in CLAUSES:
         if clause.component != component:
             component = clause.component
             lines.append(f"\n{component}")
-        tests = tests_by_clause.get(clause.id, [])
-        failed = any(r["outcome"] == "failed" for r in tests)
-        passed = any(r["outcome"] == "passed" for r in tests)
-        model_checked = checked_by_clause.get(clause.id, [])
-        failed = failed or any(m["verdict"] == "FAIL" for m in model_checked)
-        passed = passed or bool(model_checked)
+        tests, model_checked = tests_by_clause.get(clause.id, []), checked_by_clause.get(clause.id, [])
+        failed = any(r["outcome"] == "failed" for r in tests) or any(
+            m["verdict"] == "FAIL" for m in model_checked
+        )
+        passed = any(r["outcome"] == "passed" for r in tests) or bool(model_checked)
         status = "FAIL" if failed else "PASS" if passed else "UNCHECKED"
         counts[status] += 1
-        evidence = _summarize_tests(tests) + _named_checks(tests)
-        for m in model_checked:
-            fixpoint = ", fixpoint" if m["complete"] else ""
-            evidence.append(
-                f"model check {m['component']} {m['verdict']} [{m['states']} states, {m['transitions']}"
-                f" transitions, depth {m['depth']}/{m['depth_bound']}{fixpoint}]"
-            )
         lines.append(f"  {clause.id:<3} {status:<9} {clause.title}")
-        for item in evidence:
-            lines.append(f"                {item}")
+        evidence = _summarize_tests(tests) + _named_checks(tests)
+        evidence += [
+            f"model check {m['component']} {m['verdict']} [{m['states']} states, {m['transitions']}"
+            f" transitions, depth {m['depth']}/{m['depth_bound']}{', fixpoint' if m['complete'] else ''}]"
+            for m in model_checked
+        ]
+        lines.extend(f"                {item}" for item in evidence)
 
     if modelcheck is not None:
         lines.extend(_modelcheck_lines(modelcheck))
     if linearizability is not None:
         lines.append("\nLinearizability (real-thread histories, python -m spec.linearizability)")
-        for run in linearizability:
-            verdict = "PASS" if run["passed"] else "FAIL"
-            lines.append(f"  {verdict:<5} {run['subject']}: {run['summary']}")
-        if not linearizability:
-            lines.append("  not run")
+        runs = [
+            f"  {'PASS' if r['passed'] else 'FAIL':<5} {r['subject']}: {r['summary']}"
+            for r in linearizability
+        ]
+        lines.extend(runs or ["  not run"])
     lines.extend(_mutation_line(mutation))
 
     lines.append("\nTool steps")
-    for step in steps:
-        lines.append(f"  {'PASS' if step.ok else 'FAIL':<9} {step.name} ({step.seconds:.1f}s)")
+    lines.extend(f"  {'PASS' if step.ok else 'FAIL':<9} {step.name} ({step.seconds:.1f}s)" for step in steps)
     untagged = [r for r in records if not r["clauses"]]
     failed_untagged = [r["nodeid"] for r in untagged if r["outcome"] == "failed"]
     lines.append(f"\nTests without a clause tag: {len(untagged)} ({len(failed_untagged)} failed)")
-    for nodeid in failed_untagged:
-        lines.append(f"  FAIL {nodeid}")
+    lines.extend(f"  FAIL {nodeid}" for nodeid in failed_untagged)
     evidenced = set(tests_by_clause) | set(checked_by_clause)
     unchecked = [c.id for c in CLAUSES if c.id not in evidenced]
-    by_component = sorted({COMPONENT_OF_LETTER[c[0]] for c in unchecked})
     contracts = sum(int(r["figures"].get("contracts", 0)) for r in records)
     ok = counts["FAIL"] == 0 and all(s.ok for s in steps) and not failed_untagged
     lines.append(
         f"\nClauses: {counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['UNCHECKED']} UNCHECKED"
-        f" of {len(CLAUSES)}; {len(records)} tests; {contracts} contracts;"
-        f" {seconds:.0f}s"
+        f" of {len(CLAUSES)}; {len(records)} tests; {contracts} contracts; {seconds:.0f}s"
     )
     if unchecked:
+        by_component = sorted({COMPONENT_OF_LETTER[c[0]] for c in unchecked})
         lines.append(f"Unchecked ({', '.join(by_component)}): {' '.join(unchecked)}")
     lines.append(f"VERDICT: {'PASS' if ok else 'FAIL'}")
     return "\n".join(lines), ok

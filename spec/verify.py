@@ -46,13 +46,11 @@ MUTATION_SCORE = ROOT / "docs" / "mutation-score.json"  # written by `make mutat
 def _run(name: str, argv: list[str], env: dict[str, str] | None = None) -> StepResult:
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})})
-    seconds = time.perf_counter() - start
-    output = proc.stdout + proc.stderr
-    return StepResult(name, proc.returncode, seconds, output)
+    return StepResult(name, proc.returncode, time.perf_counter() - start, proc.stdout + proc.stderr)
 
 
-def _tool(module: str) -> list[str]:
-    return [sys.executable, "-m", module]
+def _load(path: Path, missing: Any) -> Any:
+    return json.loads(path.read_text()) if path.exists() else missing
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,79 +73,61 @@ def main(argv: list[str] | None = None) -> int:
     budget.add_argument("--modelcheck-depth", type=int, default=None, help="model-check depth bound")
     budget.add_argument("--modelcheck-wide", action="store_true", help="the model checker's larger domains")
     args = parser.parse_args(argv)
-    knobs = {
-        name: str(value)
-        for name, value in (
-            ("HICACHE_VERIFY_EXAMPLES", args.max_examples),
-            ("HICACHE_VERIFY_STEPS", args.steps),
-            ("HICACHE_CROSSHAIR_TIMEOUT", args.crosshair_timeout),
-        )
-        if value is not None
-    }
-    modelcheck_args = [
-        *(["--depth", str(args.modelcheck_depth)] if args.modelcheck_depth is not None else []),
-        *(["--wide"] if args.modelcheck_wide else []),
-    ]
     profile = "dev" if args.quick else "verify"
+    env = {"HYPOTHESIS_PROFILE": profile}
+    for name, value in (
+        ("HICACHE_VERIFY_EXAMPLES", args.max_examples),
+        ("HICACHE_VERIFY_STEPS", args.steps),
+        ("HICACHE_CROSSHAIR_TIMEOUT", args.crosshair_timeout),
+    ):
+        if value is not None:
+            env[name] = str(value)
+    modelcheck_args = ["--depth", str(args.modelcheck_depth)] if args.modelcheck_depth is not None else []
+    modelcheck_args += ["--wide"] if args.modelcheck_wide else []
     OUT.mkdir(exist_ok=True)
-    results_json = OUT / "pytest.json"
-    modelcheck_json, lin_json = OUT / "modelcheck.json", OUT / "linearizability.json"
-    for stale in (results_json, modelcheck_json, lin_json):
+    out = {name: OUT / f"{name}.json" for name in ("pytest", "modelcheck", "linearizability")}
+    for stale in out.values():
         stale.unlink(missing_ok=True)
-    steps: list[StepResult] = []
-    started = time.perf_counter()
-
-    def say(step: StepResult) -> None:
-        mark = "ok  " if step.ok else "FAIL"
-        print(f"[{mark}] {step.name} ({step.seconds:.1f}s)", flush=True)
-        if not step.ok:
-            print(step.output[-4000:], flush=True)
-        steps.append(step)
-
-    print(f"== make verify: lint, types, tests with contracts ({args.jobs} workers), report", flush=True)
+    python = [sys.executable, "-m"]
+    pytest_args = ["-n", str(args.jobs), f"--conformance-json={out['pytest']}", "-p", "no:cacheprovider"]
     # Every step is its own process and none reads another's output, so all of them start at once and
     # share the cores: the wall time is about the total work over the cores, not the sum of the steps.
-    # The pytest step is the largest (CrossHair included); its workers (pytest-xdist) split it.  Results are
-    # printed in a fixed order, whatever order the steps end in.
-    with ThreadPoolExecutor(max_workers=5) as pool:
-        tests = pool.submit(
-            _run,
+    # The pytest step is the largest (CrossHair included); its workers (pytest-xdist) split it, an idle
+    # worker taking tests queued for a busy one (worksteal: the long machines spread).  Exhaustive bounded
+    # model checking (CI-sized domains) and real-thread linearizability runs beside it.  Results are printed
+    # in this order, whatever order the steps end in.
+    plan: list[tuple[str, list[str], dict[str, str] | None]] = [
+        ("ruff check", [*python, "ruff", "check", "."], None),
+        ("mypy --strict", [*python, "mypy"], None),
+        (
             f"pytest (Hypothesis profile {profile!r}, {args.jobs} workers)",
-            [
-                *_tool("pytest"),
-                "-n",
-                str(args.jobs),
-                "--dist",
-                "worksteal",  # an idle worker takes tests queued for a busy one: the long machines spread
-                f"--conformance-json={results_json}",
-                "-p",
-                "no:cacheprovider",
-            ],
-            {"HYPOTHESIS_PROFILE": profile, **knobs},
-        )
-        lint = pool.submit(_run, "ruff check", [*_tool("ruff"), "check", "."])
-        types = pool.submit(_run, "mypy --strict", _tool("mypy"))
-        # Exhaustive bounded model checking (CI-sized domains), real-thread linearizability runs, and the
-        # last mutation score recorded by `make mutation` (read, not re-run).
-        modelcheck = pool.submit(
-            _run, "model check", [*_tool("spec.modelcheck"), *modelcheck_args, "--json", str(modelcheck_json)]
-        )
-        linearizability = pool.submit(
-            _run, "linearizability", [*_tool("spec.linearizability"), "--json", str(lin_json)]
-        )
-        say(lint.result())
-        say(types.result())
-        say(tests.result())
-        say(modelcheck.result())
-        say(linearizability.result())
-    extras = {
-        "modelcheck": json.loads(modelcheck_json.read_text()) if modelcheck_json.exists() else [],
-        "linearizability": json.loads(lin_json.read_text()) if lin_json.exists() else [],
-        "mutation": json.loads(MUTATION_SCORE.read_text()) if MUTATION_SCORE.exists() else None,
-    }
-
-    records: list[dict[str, Any]] = json.loads(results_json.read_text()) if results_json.exists() else []
-    report, ok = render_report(records, steps, time.perf_counter() - started, **extras)
+            [*python, "pytest", "--dist", "worksteal", *pytest_args],
+            env,
+        ),
+        (
+            "model check",
+            [*python, "spec.modelcheck", *modelcheck_args, "--json", str(out["modelcheck"])],
+            None,
+        ),
+        ("linearizability", [*python, "spec.linearizability", "--json", str(out["linearizability"])], None),
+    ]
+    steps: list[StepResult] = []
+    started = time.perf_counter()
+    print(f"== make verify: lint, types, tests with contracts ({args.jobs} workers), report", flush=True)
+    with ThreadPoolExecutor(max_workers=len(plan)) as pool:
+        for step in pool.map(lambda planned: _run(*planned), plan):
+            print(f"[{'ok  ' if step.ok else 'FAIL'}] {step.name} ({step.seconds:.1f}s)", flush=True)
+            if not step.ok:
+                print(step.output[-4000:], flush=True)
+            steps.append(step)
+    report, ok = render_report(
+        _load(out["pytest"], []),
+        steps,
+        time.perf_counter() - started,
+        modelcheck=_load(out["modelcheck"], []),
+        linearizability=_load(out["linearizability"], []),
+        mutation=_load(MUTATION_SCORE, None),  # the last score `make mutation` recorded (read, not re-run)
+    )
     print(report)
     (OUT / "report.txt").write_text(report)
     return 0 if ok else 1

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import settings
 from hypothesis.control import current_build_context, currently_in_test_context
@@ -16,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, run_state_mach
 __all__ = [
     "Figures",
     "LockstepMachine",
+    "assert_refused",
     "independent_of_loaded_modules",
     "replaying_a_failure",
     "run_machine",
@@ -42,10 +44,14 @@ class Figures:
 
 class LockstepMachine(RuleBasedStateMachine):
     """Base of the machines: subclasses compare answers in their rules and
-    implement ``abstract_state`` (a hashable view of the spec state) and
-    ``check_step`` (compare implementation and spec after every step)."""
+    implement ``abstract_state`` (a hashable view of the spec state, once built) and
+    ``_compare`` (what ``check_step`` compares after every step), or ``check_step`` itself."""
 
     figures: Figures = Figures()
+    impl: Any  # the implementation, built by the machine's @initialize rule with its spec
+    # Whether that rule has run: Hypothesis runs it before any other rule, but ``check_step`` and
+    # ``abstract_state`` also run before it (after __init__; the oracle's replays call them directly).
+    ready = False
     # Clauses whose comparisons a run skips (the oracle sets a clause aside after it failed, O2).
     set_aside: frozenset[str] = frozenset()
 
@@ -57,13 +63,21 @@ class LockstepMachine(RuleBasedStateMachine):
         raise NotImplementedError
 
     def check_step(self) -> None:
+        """Compare implementation and spec: nothing before the @initialize rule; then the
+        implementation's own ``check_invariants()``, where it has one, and ``_compare()``."""
+        if self.ready:
+            if hasattr(self.impl, "check_invariants"):
+                self.impl.check_invariants()
+            self._compare()
+
+    def _compare(self) -> None:
         raise NotImplementedError
 
     @invariant()
     def _after_every_step(self) -> None:
         self._seen.checks += 1
         self.check_step()
-        self._seen.states.add(self.abstract_state())
+        self._seen.states.add(self.abstract_state() if self.ready else None)
 
     def teardown(self) -> None:
         """Count this example if it ran a check and Hypothesis counts it towards ``max_examples``: it
@@ -83,6 +97,16 @@ class LockstepMachine(RuleBasedStateMachine):
         figures.examples += 1
         figures.checks += seen.checks
         figures.states |= seen.states
+
+
+def assert_refused(calls: Iterable[Callable[[], object]], message: str) -> None:
+    """Every call raises ValueError (bad input, B1); the first that does not fails with ``message``."""
+    for call in calls:
+        try:
+            call()
+        except ValueError:
+            continue
+        raise AssertionError(message)
 
 
 def replaying_a_failure() -> bool:

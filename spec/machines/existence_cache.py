@@ -14,13 +14,14 @@ pool (``by_pool``).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from spec.existence_cache import StorageExistenceCacheSpec, by_pool
-from spec.machines._base import LockstepMachine
+from spec.machines._base import LockstepMachine, assert_refused
 
 __all__ = [
     "CAPACITIES",
@@ -63,12 +64,10 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
     """A machine class that checks ``factory``'s caches against the spec, under the declared bound."""
 
     class StorageExistenceCacheMachine(LockstepMachine):
-        impl: Any
         model: StorageExistenceCacheSpec
 
         def __init__(self) -> None:
             super().__init__()
-            self.ready = False
             self.clause = "E2"  # the clause of the step just run: what a wrong snapshot after it breaks
 
         @initialize(max_entries=st.sampled_from(CAPACITIES))
@@ -87,9 +86,7 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
         @rule(pool=pools, chain=chains)
         def add_maybe_empty(self, pool: str, chain: list[str]) -> None:
             """E2: an empty batch changes nothing."""
-            self.clause = "E1" if self.model.max_entries == 0 else "E2"
-            self.impl.add(pool, chain)
-            self.model.add(pool, chain)
+            self.add(pool, chain, "list")
 
         @rule(pool=pools, page=hashes)
         def contains(self, pool: str, page: str) -> None:
@@ -134,7 +131,6 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             self.impl.invalidate_beyond(pool, tuple(chain) if as_tuple else list(chain), keep_pages)
             self.model.invalidate_beyond(pool, chain, keep_pages)
 
-        @precondition(lambda self: self.ready)
         @rule(pool=pools, chain=chains, keep_pages=st.integers(-3, -1))
         def invalidate_beyond_with_negative_keep_pages(
             self, pool: str, chain: list[str], keep_pages: int
@@ -142,25 +138,22 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             """E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
             self.clause = "B1"
             before = self.model.snapshot()
-            for cache in (self.impl, self.model):
-                try:
-                    cache.invalidate_beyond(pool, list(chain), keep_pages)
-                except ValueError:
-                    pass
-                else:
-                    raise AssertionError(
-                        f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (E6)"
-                    )
+            refuse = [
+                partial(c.invalidate_beyond, pool, list(chain), keep_pages) for c in (self.impl, self.model)
+            ]
+            assert_refused(
+                refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (E6)"
+            )
             assert self.model.snapshot() == before, "B1: a refused invalidate_beyond changed the beliefs (E6)"
 
-        @precondition(lambda self: self.ready and self.model.max_entries > 0)
+        @precondition(lambda self: self.model.max_entries > 0)
         @rule(pool=pools)
         def evict_one_then_ask_for_it(self, pool: str) -> None:
             """E2: add pages not believed, one at a time, until the bound evicts, then ask for the
             victim.  Without a ``snapshot()`` this is what shows the LRU order."""
             self._evict_one(pool, "E2")
 
-        @precondition(lambda self: self.ready and self.model.max_entries > 0)
+        @precondition(lambda self: self.model.max_entries > 0)
         @rule(pool=pools, chain=chains, shape=shapes)
         def contains_all_then_evict(self, pool: str, chain: list[str], shape: str) -> None:
             """E4: a chain query, then the probe above: which pages ``contains_all`` touched (the
@@ -196,18 +189,13 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
             self.impl.clear()
             self.model.clear()
 
-        @precondition(lambda self: self.ready)
         @rule()
         def length(self) -> None:
             """E7: a rule, not a check after every step: ``len()`` may trim or purge (O1)."""
             assert len(self.impl) == len(self.model), "E7: len()"
 
-        def check_step(self) -> None:
+        def _compare(self) -> None:
             """Compares only what the implementation declares side-effect free (O1)."""
-            if not self.ready:
-                return
-            if hasattr(self.impl, "check_invariants"):
-                self.impl.check_invariants()
             if hasattr(self.impl, "snapshot"):
                 got: Any = [tuple(belief) for belief in self.impl.snapshot()]
                 want: Any = self.model.snapshot()
@@ -216,8 +204,6 @@ def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "glob
                 assert got == want, f"{self.clause}: LRU order: {got} != {want}"
 
         def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
             return (self.model.max_entries, tuple(self.model.beliefs))
 
     return StorageExistenceCacheMachine

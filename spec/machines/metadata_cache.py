@@ -9,7 +9,7 @@ machine can land on exactly ``birth + ttl`` and on one tick past it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -35,17 +35,15 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
     """A machine class that checks ``factory``'s caches against the spec, evicting in the declared order."""
 
     class MetadataCacheMachine(LockstepMachine):
-        impl: Any
         model: MetadataCacheSpec
 
         def __init__(self) -> None:
             super().__init__()
-            self.ready = False
             self.clock = CountingClock(1000.0)
             self.readded: set[str] = set()  # keys added again while stored (M3 is what their answer shows)
             self.reborn: set[str] = set()  # of those, the ones re-added once expired (a new lifetime)
             self.evicted = False  # the bound has evicted a live key (M6)
-            self.counting = False  # the implementation's M8 counters have moved (see check_step)
+            self.counting = False  # the implementation's M8 counters have moved (see _compare)
 
         @initialize(ttl=st.sampled_from(TTLS), max_entries=st.sampled_from(BOUNDS))
         def build(self, ttl: float, max_entries: int | None) -> None:
@@ -62,15 +60,22 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 "M3" in self.set_aside or ("M2" in self.set_aside and "M2" in self._clause_of(key))
             ):
                 return  # nor, with M2 set aside, a key at exactly its boundary (its re-add is M2's case)
-            if key in self.model.births:  # a re-add: of a live key (no effect) or of a stored expired one
-                self.readded.add(key)
-                if key not in self.model.live():
-                    self.reborn.add(key)
+            self._readding([key])
             evictions = self.model.evictions
             self.impl.add(key)
             self.model.add(key)
-            if self.model.evictions != evictions:
-                self.evicted = True
+            self.evicted = self.evicted or self.model.evictions != evictions
+
+        def _readding(self, keys: list[str]) -> None:
+            """Note the keys the model stores as re-added: of a live key (no effect) or of a stored
+            expired one (reborn: a new lifetime)."""
+            stored, live = [k for k in keys if k in self.model.births], self.model.live()
+            self.readded.update(stored)
+            self.reborn.update(k for k in stored if k not in live)
+
+        def _forget(self, keys: Iterable[str]) -> None:
+            self.readded.difference_update(keys)
+            self.reborn.difference_update(keys)
 
         @rule(key=keys)
         def contains(self, key: str) -> None:
@@ -81,17 +86,15 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 clauses = [c for c in clauses if c != "M3"]
             assert got == want or self.set_aside & set(clauses), f"{', '.join(clauses)}: contains({key!r})"
 
-        @precondition(lambda self: self.ready and self.model.ttl != -1)
+        @precondition(lambda self: self.model.ttl != -1)
         @rule(key=keys)
         def add_after_expiry_of(self, key: str) -> None:
             """M3: the clock lands one tick after a live key's expiry, and the key is added again: its
             entry is stored but expired, and the add must give it a new lifetime."""
-            birth = self.model.live().get(key)
-            if birth is not None:
-                self.clock.set(birth + self.model.ttl + TICK)
+            self.advance_to_expiry_of(key, TICK)
             self.add(key)
 
-        @precondition(lambda self: self.ready and self.model.max_entries is not None)
+        @precondition(lambda self: self.model.max_entries is not None)
         @rule()
         def fill(self) -> None:
             """M6: add keys the model does not store until the bound is reached, so that the next add
@@ -102,7 +105,7 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 if key not in self.model.births:
                     self.add(key)
 
-        @precondition(lambda self: self.ready and self.model.max_entries is not None)
+        @precondition(lambda self: self.model.max_entries is not None)
         @rule()
         def hit_the_next_victim_then_evict(self) -> None:
             """M6, M6-lru: a hit on the key the declared order evicts next, an add of a key not stored,
@@ -118,7 +121,7 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 self.add(fresh[0])
             self.contains(victim)
 
-        @precondition(lambda self: self.ready and self.model.ttl not in (-1, 0))
+        @precondition(lambda self: self.model.ttl not in (-1, 0))
         @rule(key=keys)
         def hit_midlife_then_ask_after_expiry(self, key: str) -> None:
             """M3, M6-lru: a hit halfway through a live key's life, then a query one tick after its
@@ -131,7 +134,6 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
             self.clock.set(birth + self.model.ttl + TICK)
             self.contains(key)
 
-        @precondition(lambda self: self.ready)
         @rule()
         def contains_every_key(self) -> None:
             """M4: ask for every key, one call each: steps of the sequence, printed like any other (a
@@ -150,44 +152,35 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 found.append("M2")
             return [*found, *(["M6"] if self.evicted else []), "M4"]
 
-        @precondition(lambda self: self.ready)
         @rule(chain=batches)
         def add_many(self, chain: list[str]) -> None:
             """M9: the adds of the batch in order, at one instant (one clock reading)."""
             if "M3" in self.set_aside:  # as in add: no re-adds once M3 has failed
                 chain = [key for key in chain if key not in self.model.births]
-            self.readded.update(key for key in chain if key in self.model.births)
-            self.reborn.update(
-                key for key in chain if key in self.model.births and key not in self.model.live()
-            )
+            self._readding(chain)
             evictions = self.model.evictions
             self._one_instant("add_many", chain)
             self.model.add_many(chain)
-            if self.model.evictions != evictions:
-                self.evicted = True
+            self.evicted = self.evicted or self.model.evictions != evictions
 
-        @precondition(lambda self: self.ready)
         @rule(chain=batches)
         def contains_many(self, chain: list[str]) -> None:
             """M9: the answers of ``contains`` of each key in order, at one instant."""
             got, want = self._one_instant("contains_many", chain), self.model.contains_many(chain)
             assert list(got) == want, f"M9: contains_many({chain!r})"
 
-        @precondition(lambda self: self.ready)
         @rule(chain=batches)
         def contains_prefix(self, chain: list[str]) -> None:
             """M9: how many leading keys are alive, at one instant."""
             got, want = self._one_instant("contains_prefix", chain), self.model.contains_prefix(chain)
             assert got == want, f"M9: contains_prefix({chain!r})"
 
-        @precondition(lambda self: self.ready)
         @rule(chain=batches)
         def remove_many(self, chain: list[str]) -> None:
             """M9 (M5's remove, batched)."""
             self.impl.remove_many(chain)
             self.model.remove_many(chain)
-            self.readded.difference_update(chain)
-            self.reborn.difference_update(chain)
+            self._forget(chain)
 
         def _one_instant(self, method: str, chain: list[str]) -> Any:
             """Call a batch on the implementation: one instant, so at most one clock reading (M9)."""
@@ -202,22 +195,20 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
             """M5."""
             self.impl.remove(key)
             self.model.remove(key)
-            self.readded.discard(key)
-            self.reborn.discard(key)
+            self._forget([key])
 
         @rule()
         def clear(self) -> None:
             """M5."""
             self.impl.clear()
             self.model.clear()
-            self.readded.clear()
-            self.reborn.clear()
+            self._forget(KEYS)
 
         @rule(delta=st.sampled_from(DELTAS))
         def advance(self, delta: float) -> None:
             self.clock.advance(delta)
 
-        @precondition(lambda self: self.ready and self.model.ttl != -1)
+        @precondition(lambda self: self.model.ttl != -1)
         @rule(key=keys, past=st.sampled_from((0.0, TICK)))
         def advance_to_expiry_of(self, key: str, past: float) -> None:
             """M2: land on exactly birth + ttl, or one tick after it."""
@@ -225,17 +216,14 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
             if birth is not None:
                 self.clock.set(birth + self.model.ttl + past)
 
-        @precondition(lambda self: self.ready and self.model.ttl != -1)
+        @precondition(lambda self: self.model.ttl != -1)
         @rule(key=keys, past=st.sampled_from((0.0, TICK)))
         def contains_at_expiry_of(self, key: str, past: float) -> None:
             """M2: the clock lands on exactly birth + ttl of a live key, or one tick after, and the key is
             asked for at once (a clock move, then one call: an observation would be a call too)."""
-            birth = self.model.live().get(key)
-            if birth is not None:
-                self.clock.set(birth + self.model.ttl + past)
+            self.advance_to_expiry_of(key, past)
             self.contains(key)
 
-        @precondition(lambda self: self.ready)
         @rule()
         def length(self) -> None:
             """M5: len() counts the live keys.  A rule rather than a check after every step: len()
@@ -250,15 +238,11 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 f"{', '.join(clauses)}: len()"
             )
 
-        def check_step(self) -> None:
-            """Compares only what the implementation declares side-effect free: ``check_invariants``,
+        def _compare(self) -> None:
+            """Compares only what the implementation declares side-effect free (after ``check_invariants``):
             ``snapshot`` and ``stats``, where it has them.  Never ``contains`` or ``len``: a cache may
             purge inside them, and a purge between steps would hide the mistakes that keep expired
             entries (O1)."""
-            if not self.ready:
-                return
-            if hasattr(self.impl, "check_invariants"):
-                self.impl.check_invariants()
             snapshot = getattr(self.impl, "snapshot", None)
             if snapshot is not None:
                 # The refinement mapping, where the implementation exposes it: the live keys with
@@ -277,8 +261,6 @@ def metadata_cache_machine(factory: Callable[..., Any], *, eviction: str = "birt
                 assert not self.counting or counters == want, "M8: counters"
 
         def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
             now = self.clock()
             return (
                 self.model.ttl,

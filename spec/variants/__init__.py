@@ -11,6 +11,8 @@ implementation the oracle must pass (textbook baselines, other structures).
 
 To add a variant: write it in its component's module with a docstring that opens with the
 clauses it breaks (``"E4: ..."``, ``"V4/C3 broken: ..."``), and list it in the registry of its
-kind; the catalogue then runs it through the oracle.  The classes double as targets for the
+kind; the catalogue then runs it through the oracle.  The registry's clause is what the oracle
+must name; any other the mistake breaks, which the oracle may name first, goes in the
+catalogue's ``ALSO_NAMED`` (nothing reads the docstring's clauses).  The classes double as targets for the
 CLI: ``python -m spec.oracle metadata-cache spec.variants.metadata_cache:BoundaryExclusive``.
 """

@@ -92,3 +92,29 @@ def test_records_from_xdist_workers_equal_those_of_one_process(tmp_path: Path) -
     assert by_name["test_skips"]["outcome"] == "skipped"
     assert by_name["test_untagged"]["clauses"] == []
     assert [by_name[f"test_param[{n}]"]["figures"] for n in (1, 2, 3)] == [{"n": 1}, {"n": 2}, {"n": 3}]
+
+
+def test_an_unknown_clause_id_stops_the_run_before_any_test(tmp_path: Path) -> None:
+    """A marker naming a clause docs/SEMANTICS.md lacks (a typo) is a usage error, never a silent tag."""
+    (tmp_path / "test_typo.py").write_text(
+        'import pytest\n\n@pytest.mark.clauses("M2", "E9")\ndef test_typo():\n    pass\n'
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    clauses(*ids): clause IDs\n")
+    pytest_args = ["-p", "spec.pytest_plugin", "-p", "no:cacheprovider", "-c", str(tmp_path / "pytest.ini")]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *pytest_args,
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_typo.py"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert "test_typo.py::test_typo: unknown clause IDs ['E9']" in proc.stdout + proc.stderr
