@@ -87,10 +87,6 @@ def _modelcheck_lines(summaries: list[dict[str, Any]]) -> list[str]:
     header = f"{'component':<16} {'configs':>7} {'depth':>11} {'states':>9} {'transitions':>12} {'time':>7}"
     lines.append(f"  {header}  verdict")
     for s in summaries:
-        if s["verdict"] == "N/A":
-            dashes = f"{'-':>7} {'-':>11} {'-':>9} {'-':>12} {'-':>7}"
-            lines.append(f"  {s['component']:<16} {dashes}  N/A ({s['note']})")
-            continue
         depth = f"{s['depth']}/{s['depth_bound']}" + (" fix" if s["complete"] else "")
         lines.append(
             f"  {s['component']:<16} {s['configurations']:>7} {depth:>11} {s['states']:>9}"
@@ -133,7 +129,7 @@ def render_report(
             tests_by_clause[clause].append(record)
     checked_by_clause: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for summary in modelcheck or []:
-        for clause in summary["clauses"] if summary["verdict"] != "N/A" else []:
+        for clause in summary["clauses"]:
             checked_by_clause[clause].append(summary)
 
     lines = ["", "=" * 100, "CONFORMANCE REPORT (clauses of docs/SEMANTICS.md)", "=" * 100]
