@@ -1,4 +1,5 @@
-"""What every lock-step machine shares: counting examples, steps and distinct states."""
+"""What every lock-step machine shares: counting examples, steps and distinct states; and what the two
+file machines share: the world the store's model lives in (:class:`FileWorldMachine`)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,20 @@ import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import settings
 from hypothesis.control import current_build_context, currently_in_test_context
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, invariant, run_state_machine_as_test
 
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+from spec.file_store import FileStoreModel
+
 __all__ = [
     "Figures",
+    "FileWorldMachine",
     "LockstepMachine",
     "independent_of_loaded_modules",
     "replaying_a_failure",
@@ -83,6 +90,35 @@ class LockstepMachine(RuleBasedStateMachine):
         figures.examples += 1
         figures.checks += seen.checks
         figures.states |= seen.states
+
+
+class FileWorldMachine(LockstepMachine):
+    """Base of the file store's and the file evictor's machines: the world (a fake clock and filesystem,
+    whose fault ledger the model reads too, so a fault is armed once), the model built in it, and the
+    victims the model tried (its ``on_evict`` calls), in order."""
+
+    impl: Any
+    model: FileStoreModel
+
+    def __init__(self, start: float) -> None:
+        super().__init__()
+        self.ready = False
+        self.clock = FakeClock(start)
+        self.fs = FakeFileSystem(self.clock)
+        self.victims: list[str] = []
+
+    def new_model(self, directory: str, *, disk_size: int, **settings: Any) -> FileStoreModel:
+        """The model of a store or evictor in ``directory`` of the world, on a disk of ``disk_size``."""
+        self.fs.disk_size = disk_size
+        faults, on_evict = self.fs.faults, self.victims.append
+        return FileStoreModel(
+            directory=directory,
+            disk_size=disk_size,
+            clock=self.clock,
+            faults=faults,
+            on_evict=on_evict,
+            **settings,
+        )
 
 
 def replaying_a_failure() -> bool:

@@ -47,10 +47,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
-from spec.machines._base import LockstepMachine
+from spec.machines._base import FileWorldMachine, LockstepMachine
 
 __all__ = ["file_evictor_machine", "project_factory"]
 
@@ -109,15 +106,9 @@ def file_evictor_machine(
     """A machine class that checks ``factory``'s evictors against the model, under the declared choices."""
     factory = project_factory(factory)
 
-    class FileEvictorMachine(LockstepMachine):
-        impl: Any
-        model: FileStoreModel
-
+    class FileEvictorMachine(FileWorldMachine):
         def __init__(self) -> None:
-            super().__init__()
-            self.ready = False
-            self.clock = FakeClock(0.0)
-            self.fs = FakeFileSystem(self.clock)
+            super().__init__(0.0)
             self.fs.mkdir(DIRECTORY)
             self.callbacks: list[str] = []
             self.late_callbacks: list[str] = []  # V6: on_evict calls that came after the victim's unlink
@@ -154,7 +145,8 @@ def file_evictor_machine(
                 on_evict=self.on_evict,
                 fs=self.fs,
             )
-            self.model = FileStoreModel(
+            self.model = self.new_model(
+                DIRECTORY,
                 namespace="",
                 cap=cap,
                 ratio=ratio,
@@ -163,7 +155,6 @@ def file_evictor_machine(
                 metadata=False,
                 ttl=-1,
                 temp_max_age=0,
-                clock=self.clock,
                 commit_moves=commit == "mru",
                 own_counted=own == "counted",
             )
@@ -192,12 +183,12 @@ def file_evictor_machine(
                 late, self.late_callbacks = self.late_callbacks, []
                 raise AssertionError(f"V6: on_evict({late[0]!r}) called after its file was unlinked ({text})")
             self.late_callbacks = []
-            tried_before = len(self.model.evicted)
+            tried_before = len(self.victims)
             want = model_call()
-            self.gone_victims = gone & set(self.model.evicted[tried_before:])
+            self.gone_victims = gone & set(self.victims[tried_before:])
             self._compare_callbacks(gone, before, tried_before)  # the victims first: the more specific
             if got is not None and want is not None and got != want:
-                clause = self._eviction_clause(got, gone, self.model.evicted[tried_before:])
+                clause = self._eviction_clause(got, gone, self.victims[tried_before:])
                 raise AssertionError(f"{clause}: {text} -> {got}, model {want}")
 
         @precondition(lambda self: self.ready)
@@ -210,8 +201,8 @@ def file_evictor_machine(
                 lambda: self.model.reserve(key, size),
                 f"reserve({key!r}, {size})",
             )
-            if writers == "one":  # a key's second write in flight is the same one: one commit ends both
-                self.model.more.pop(key, None)
+            if writers == "one" and key in self.model.writers:  # a second write in flight is the same one:
+                self.model.writers[key] = 1  # one commit ends both
 
         @precondition(lambda self: self.ready)
         @rule(key=keys, size=sizes)
@@ -315,8 +306,7 @@ def file_evictor_machine(
             self.clause = "V5"
             tracked = [e[0] for e in self.model.lru] or list(KEYS)
             key = tracked[index % len(tracked)]
-            self.fs.fail_unlink(path_of(key), code)
-            self.model.unremovable.add(self.model.name(key))
+            self.fs.fail_unlink(path_of(key), code)  # the model reads the same ledger
 
         def _next_victim(self) -> str | None:
             """The key the next eviction tries first (the least recently used committed entry)."""
@@ -342,7 +332,6 @@ def file_evictor_machine(
             victim = self._next_victim()
             if victim is not None:
                 self.fs.fail_unlink(path_of(victim), code)
-                self.model.unremovable.add(self.model.name(victim))
             self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
@@ -364,7 +353,6 @@ def file_evictor_machine(
         def heal(self) -> None:
             self.clause = "V5"
             self.fs.heal()
-            self.model.unremovable.clear()
 
         def _snapshot(self) -> list[tuple[Any, ...]] | None:
             """The target's entries, when it has ``snapshot()`` and eviction is on (V1: inert, no tracking
@@ -385,7 +373,7 @@ def file_evictor_machine(
             """The clause an eviction that differs from the model's breaks: V5 when a write in flight was
             evicted, an unremovable file wedged eviction (a refusal the model does not make), or a file
             already gone was among the model's victims (it counts as evicted); else V3."""
-            wedged = got is False and bool(self.model.unremovable)
+            wedged = got is False and bool(self.fs.faults.unremovable)
             leaked = got is False and bool(gone & set(tried))  # refused: a vanished victim's bytes kept
             return "V5" if wedged or leaked or self._lost_in_flight() else "V3"
 
@@ -395,16 +383,16 @@ def file_evictor_machine(
             """The ``on_evict`` calls against the model's victims.  ``before``/``tried_before``: the calls and
             victims before the evicting step under way; None: a step that evicts nothing (abort, clear, ...),
             where any callback is V6's."""
-            if self.callbacks == self.model.evicted:
+            if self.callbacks == self.victims:
                 return
-            done, want = self.callbacks, self.model.evicted
+            done, want = self.callbacks, self.victims
             if before is None or done[:before] != want[:tried_before]:
                 self._fail_callbacks("V6")
                 return
             now, expected = done[before:], want[tried_before:]
             missing = [k for k in expected if k not in now]
             extra = [k for k in now if k not in expected]
-            unremovable = {k for k in KEYS if self.model.name(k) in self.model.unremovable}
+            unremovable = {k for k in KEYS if self.fs.faults.stuck(path_of(k))}
             # Fewer victims than the model, after an unremovable one: eviction stopped at a file it could
             # not remove instead of going on with the next victim (V5).
             untried = expected[len(now) :] if expected[: len(now)] == now else []
@@ -430,9 +418,9 @@ def file_evictor_machine(
             taken as the model's victims, so later steps are compared from there (as a V3 one, with V3 set
             aside: only eviction's victims are; its answers are still compared)."""
             if clause in self.set_aside:
-                self.callbacks[:] = self.model.evicted
+                self.callbacks[:] = self.victims
                 return
-            raise AssertionError(f"{clause}: on_evict {self.callbacks} != {self.model.evicted}")
+            raise AssertionError(f"{clause}: on_evict {self.callbacks} != {self.victims}")
 
         def check_step(self) -> None:
             if not self.ready:
@@ -464,10 +452,10 @@ def file_evictor_machine(
                 model.min_free,
                 model.disk_size,
                 tuple(model.lru),
-                tuple(sorted(model.more.items())),
+                tuple(sorted(model.writers.items())),
                 tuple(sorted(model.published)),
                 tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
-                tuple(sorted(model.unremovable)),
+                tuple(sorted(self.fs.faults.unremovable)),
             )
 
     return FileEvictorMachine

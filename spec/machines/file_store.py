@@ -37,10 +37,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.fake_fs import Crash, FakeFileSystem
-from spec.fakes import FakeClock
+from spec.fake_fs import Crash
 from spec.file_store import FileStoreModel, is_temp
-from spec.machines._base import LockstepMachine
+from spec.machines._base import FileWorldMachine, LockstepMachine
 
 __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "believed", "file_store_machine"]
 
@@ -71,15 +70,9 @@ def believed(store: Any) -> frozenset[Hashable]:
 def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
     """A machine class that checks ``factory``'s stores against the model."""
 
-    class FileStoreMachine(LockstepMachine):
-        impl: Any
-        model: FileStoreModel
-
+    class FileStoreMachine(FileWorldMachine):
         def __init__(self) -> None:
-            super().__init__()
-            self.ready = False
-            self.clock = FakeClock(1000.0)
-            self.fs = FakeFileSystem(self.clock)
+            super().__init__(1000.0)
             self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
             self.temp_serial = 0
             self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
@@ -96,7 +89,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def build(
             self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
         ) -> None:
-            self.fs.disk_size = disk_size
             self.extra_config: dict[str, object] = {
                 "max_size": cap,
                 "eviction_ratio": ratio,
@@ -105,7 +97,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 "metadata_ttl": ttl,
                 "temp_max_age": TEMP_MAX_AGE,
             }
-            self.model = FileStoreModel(
+            self.model = self.new_model(
+                DIRECTORY,
                 namespace=NAMESPACE,
                 cap=cap,
                 ratio=ratio,
@@ -114,7 +107,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 metadata=metadata,
                 ttl=ttl,
                 temp_max_age=TEMP_MAX_AGE,
-                clock=self.clock,
             )
             self.impl = self._new_store()
             self.model.restart()
@@ -127,7 +119,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         def _step(self, clause: str) -> None:
             self.clause = clause
-            self.evicted_at_step = len(self.model.evicted)
+            self.evicted_at_step = len(self.victims)
 
         def _answer_clause(self, got: object, want: object, clause: str) -> str:
             """A write refused that the model admits, with an unremovable file around: eviction wedged
@@ -136,12 +128,12 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             admitted = want is True or (
                 isinstance(want, list) and isinstance(got, list) and want.count(True) > got.count(True)
             )
-            return "V5" if refused and admitted and self.model.unremovable else clause
+            return "V5" if refused and admitted and self.fs.faults.unremovable else clause
 
         def _note_evictions(self, before: int) -> None:
             """C1 bookkeeping: victims this store removed."""
-            for key in self.model.evicted[before:]:
-                if self.model.name(key) not in self.model.unremovable:
+            for key in self.victims[before:]:
+                if not self.fs.faults.stuck(f"{DIRECTORY}/{self.model.name(key)}"):
                     self.removed_by_store.add(key)
 
         # -- the public operations --------------------------------------------
@@ -151,7 +143,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def set(self, key: str, value: bytes) -> None:
             """F3, V3-V6, B2."""
             self._step("F3")
-            evicted = len(self.model.evicted)
+            evicted = len(self.victims)
             quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
             calls = sum(self.fs.calls.values())
             got = self.impl.set(key, value)
@@ -171,7 +163,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
             """F5."""
             self._step("F5")
-            evicted = len(self.model.evicted)
+            evicted = len(self.victims)
             got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
             want = [self.model.set(k, v) for k, v in pairs]
             assert got == want, (
@@ -357,8 +349,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if op == "short":
                 self.fs.short_reads(1)
             else:
-                self.fs.fail(op, code)
-            self.model.arm(op, code)
+                self.fs.fail(op, code)  # the model reads the same ledger
 
         @precondition(lambda self: self.ready)
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
@@ -366,7 +357,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             """V5: unlink of this key's file fails until healed."""
             self._step("V5")
             self.fs.fail_unlink(f"{DIRECTORY}/{self.model.name(key)}", code)
-            self.model.unremovable.add(self.model.name(key))
 
         def _oldest_tracked_file(self) -> str | None:
             """The least recently used committed entry whose file is on disk: the next victim."""
@@ -406,8 +396,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def heal(self) -> None:
             self._step("V5")
             self.fs.heal()
-            self.model.unremovable.clear()
-            self.model.disarm()
 
         @precondition(lambda self: self.ready)
         @rule(delta=st.sampled_from(DELTAS))
@@ -424,7 +412,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         def _restart_store(self) -> None:
             self.impl = self._new_store()
-            evicted = len(self.model.evicted)
+            evicted = len(self.victims)
             self.model.restart()
             self._note_evictions(evicted)
             self._check_restart()
@@ -436,17 +424,17 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.heal()
             self._step("C4")
             acknowledged = self._acknowledged()
-            shadow = copy.deepcopy(self.model)  # which files this set may remove: its victims
+            shadow, tried = self._shadow()  # which files this set may remove: its victims
             shadow.set(key, value)
             self.fs.crash_after(after)
             try:
                 got = self.impl.set(key, value)
             except Crash:
                 self.fs.restart()
-                self._after_crash(acknowledged, self._victims(shadow), key, value)
+                self._after_crash(acknowledged, self._names(tried), key, value)
                 return
             self.fs.restart()
-            evicted = len(self.model.evicted)
+            evicted = len(self.victims)
             want = self.model.set(key, value)
             assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
             self._note_evictions(evicted)
@@ -485,18 +473,18 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.heal()
             self._step("C4")
             acknowledged = self._acknowledged()
-            shadow = copy.deepcopy(self.model)
+            shadow, tried = self._shadow()
             shadow.restart()
             self.fs.crash_after(after)
             try:
                 store = self._new_store()
             except Crash:
                 self.fs.restart()
-                self._after_crash(acknowledged, self._victims(shadow))
+                self._after_crash(acknowledged, self._names(tried))
                 return
             self.fs.restart()
             self.impl = store
-            evicted = len(self.model.evicted)
+            evicted = len(self.victims)
             self.model.restart()
             self._note_evictions(evicted)
             self._check_restart()
@@ -513,9 +501,13 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             """This namespace's files as the model has them: each one a write acknowledged earlier."""
             return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
 
-        def _victims(self, shadow: FileStoreModel) -> frozenset[str]:
-            """The file names ``shadow`` (the model, one step on) evicted in that step."""
-            return frozenset(shadow.name(k) for k in shadow.evicted[len(self.model.evicted) :])
+        def _shadow(self) -> tuple[FileStoreModel, list[str]]:
+            """A copy of the model (its faults too) that tells its victims to the list beside it."""
+            tried: list[str] = []
+            return copy.deepcopy(self.model, {id(self.model.on_evict): tried.append}), tried
+
+        def _names(self, keys: list[str]) -> frozenset[str]:
+            return frozenset(self.model.name(k) for k in keys)
 
         def _after_crash(
             self,
@@ -602,7 +594,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             beliefs = believed(self.impl) if hasattr(self.impl, "_beliefs") else frozenset()
             if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
                 return "C1"  # the store believes a key whose file is not there
-            if len(self.model.evicted) > self.evicted_at_step:
+            if len(self.victims) > self.evicted_at_step:
                 return "V3"  # the step evicted: the victims differ
             return self.clause
 
@@ -620,7 +612,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
                 tuple(model.lru),
                 tuple(k for k in KEYS if model.believed(k)),
-                len(model.unremovable),
+                len(self.fs.faults.unremovable),
                 tuple(sorted(model.planted.items())),
             )
 
