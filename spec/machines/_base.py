@@ -110,15 +110,31 @@ class FileWorldMachine(LockstepMachine):
     def new_model(self, directory: str, *, disk_size: int, **settings: Any) -> FileStoreModel:
         """The model of a store or evictor in ``directory`` of the world, on a disk of ``disk_size``."""
         self.fs.disk_size = disk_size
-        faults, on_evict = self.fs.faults, self.victims.append
-        return FileStoreModel(
-            directory=directory,
-            disk_size=disk_size,
-            clock=self.clock,
-            faults=faults,
-            on_evict=on_evict,
-            **settings,
+        world: dict[str, Any] = {
+            "clock": self.clock,
+            "faults": self.fs.faults,
+            "on_evict": self.victims.append,
+        }
+        return FileStoreModel(directory=directory, disk_size=disk_size, **world, **settings)
+
+    def abstract_state(self) -> Hashable:
+        if not self.ready:
+            return None
+        model = self.model
+        files = tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items()))
+        return (
+            model.cap,
+            model.ratio,
+            model.min_free,
+            model.disk_size,
+            files,
+            tuple(model.lru),
+            self.more_state(),
         )
+
+    def more_state(self) -> Hashable:
+        """What else this machine's abstract state tells apart."""
+        raise NotImplementedError
 
 
 def replaying_a_failure() -> bool:

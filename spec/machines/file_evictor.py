@@ -45,7 +45,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, rule
 
 from spec.machines._base import FileWorldMachine, LockstepMachine
 
@@ -191,7 +191,6 @@ def file_evictor_machine(
                 clause = self._eviction_clause(got, gone, self.victims[tried_before:])
                 raise AssertionError(f"{clause}: {text} -> {got}, model {want}")
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, size=sizes)
         def reserve(self, key: str, size: int) -> None:
             """V3, V5, V6."""
@@ -204,7 +203,6 @@ def file_evictor_machine(
             if writers == "one" and key in self.model.writers:  # a second write in flight is the same one:
                 self.model.writers[key] = 1  # one commit ends both
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, size=sizes)
         def write(self, key: str, size: int) -> None:
             """What the store does: reserve, and when admitted, write and commit at once."""
@@ -218,7 +216,6 @@ def file_evictor_machine(
             self.impl.commit(key)
             self.model.commit(key)
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 3))
         def publish(self, index: int) -> None:
             """V4: a write in flight lands on disk and is committed."""
@@ -229,7 +226,6 @@ def file_evictor_machine(
             key, size, _ = flying[index % len(flying)]
             self._publish(key, size)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def commit(self, key: str) -> None:
             """V4 (also of a key not in flight: a no-op)."""
@@ -237,7 +233,6 @@ def file_evictor_machine(
             self.impl.commit(key)
             self.model.commit(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def abort(self, key: str) -> None:
             """V4, V6: bytes given back, no callback."""
@@ -245,7 +240,6 @@ def file_evictor_machine(
             self.impl.abort(key)
             self.model.abort(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def touch(self, key: str) -> None:
             """V4: most recently used; an untracked file on disk is adopted with its real size."""
@@ -253,7 +247,6 @@ def file_evictor_machine(
             self.impl.touch(key)
             self.model.touch(key, None)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def discard(self, key: str) -> None:
             """V4 (optional: a target with ``discard``): a file found missing is dropped (F4), a write in
@@ -262,14 +255,12 @@ def file_evictor_machine(
             got, want = self.impl.discard(key), self.model.discard(key)
             assert got is None or bool(got) == want, f"V4: discard({key!r}) -> {got}, model {want}"
 
-        @precondition(lambda self: self.ready)
         @rule()
         def evict(self) -> None:
             """V3 with nothing to write (start-up; optional: a target with ``evict``)."""
             self.clause = "V3"
             self._evicting(lambda: self.impl.evict(), self.model.evict, "evict()")
 
-        @precondition(lambda self: self.ready)
         @rule()
         def clear(self) -> None:
             """V6: no callbacks; writes in flight keep their entries (or not: the declared ``clear``)."""
@@ -280,7 +271,6 @@ def file_evictor_machine(
             else:
                 self.model.forget_committed()
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 3))
         def another_process_deletes(self, index: int) -> None:
             """V5: a victim already gone counts as evicted."""
@@ -291,7 +281,6 @@ def file_evictor_machine(
                 self.fs.remove(f"{DIRECTORY}/{name}")
                 del self.model.files[name]
 
-        @precondition(lambda self: self.ready)
         @rule(size=st.integers(0, 20))
         def other_files_take_disk_space(self, size: int) -> None:
             """V3: free space is shared with files the evictor does not own."""
@@ -299,7 +288,6 @@ def file_evictor_machine(
             self.fs.put(f"{DIRECTORY}/{FOREIGN}", b"f" * size)
             self.model.files[FOREIGN] = (b"f" * size, self.clock())
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 3), code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EIO)))
         def file_becomes_unremovable(self, index: int, code: int) -> None:
             """V5: one of the tracked files (the likely next victims) cannot be removed."""
@@ -323,7 +311,6 @@ def file_evictor_machine(
                 if all(e[0] != key for e in self.model.lru):
                     self.write(key, 1)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EIO)))
         def evict_past_an_unremovable_file(self, key: str, code: int) -> None:
             """V5: the next victim cannot be removed, and a write needs all the room: eviction goes on past
@@ -335,7 +322,6 @@ def file_evictor_machine(
             self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def evict_a_file_that_vanished(self, key: str) -> None:
             """V5, V6: the next victim's file is gone (another process): it counts as evicted, with its
@@ -348,7 +334,6 @@ def file_evictor_machine(
             self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
-        @precondition(lambda self: self.ready)
         @rule()
         def heal(self) -> None:
             self.clause = "V5"
@@ -442,20 +427,8 @@ def file_evictor_machine(
                 f"{self.clause}: directory {listing} != model {self.model.files}"
             )
 
-        def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
-            model = self.model
-            return (
-                model.cap,
-                model.ratio,
-                model.min_free,
-                model.disk_size,
-                tuple(model.lru),
-                tuple(sorted(model.writers.items())),
-                tuple(sorted(model.published)),
-                tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
-                tuple(sorted(self.fs.faults.unremovable)),
-            )
+        def more_state(self) -> Hashable:
+            writers = tuple(sorted(self.model.writers.items()))
+            return writers, tuple(sorted(self.model.published)), tuple(sorted(self.fs.faults.unremovable))
 
     return FileEvictorMachine

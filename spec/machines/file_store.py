@@ -35,7 +35,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, rule
 
 from spec.fake_fs import Crash
 from spec.file_store import FileStoreModel, is_temp
@@ -130,20 +130,18 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             )
             return "V5" if refused and admitted and self.fs.faults.unremovable else clause
 
-        def _note_evictions(self, before: int) -> None:
-            """C1 bookkeeping: victims this store removed."""
-            for key in self.victims[before:]:
+        def _note_evictions(self) -> None:
+            """C1 bookkeeping: victims this store removed in the step under way."""
+            for key in self.victims[self.evicted_at_step :]:
                 if not self.fs.faults.stuck(f"{DIRECTORY}/{self.model.name(key)}"):
                     self.removed_by_store.add(key)
 
         # -- the public operations --------------------------------------------
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, value=values)
         def set(self, key: str, value: bytes) -> None:
             """F3, V3-V6, B2."""
             self._step("F3")
-            evicted = len(self.victims)
             quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
             calls = sum(self.fs.calls.values())
             got = self.impl.set(key, value)
@@ -154,31 +152,27 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             )
             if quiet:
                 assert calls == 0, f"F6/F3: set of believed {key!r} made {calls} filesystem calls"
-            self._note_evictions(evicted)
+            self._note_evictions()
             if want:
                 self.removed_by_store.discard(key)
 
-        @precondition(lambda self: self.ready)
         @rule(pairs=st.lists(st.tuples(keys, values), max_size=3))
         def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
             """F5."""
             self._step("F5")
-            evicted = len(self.victims)
             got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
             want = [self.model.set(k, v) for k, v in pairs]
             assert got == want, (
                 f"{self._answer_clause(got, want, 'F5')}: batch_set({pairs!r}) -> {got}, model {want}"
             )
-            self._note_evictions(evicted)
+            self._note_evictions()
             self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
 
-        @precondition(lambda self: self.ready)
         @rule(value=st.sampled_from(VALUES[3:]))
         def write_every_key(self, value: bytes) -> None:
             """V3, V6: a burst of writes that overflows a small cap (victims include vanished files)."""
             self.batch_set([(key, value) for key in KEYS])
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def get(self, key: str) -> None:
             """F4, B2."""
@@ -187,7 +181,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             want = self.model.get(key)
             assert got == want, f"F4: get({key!r}) -> {got!r}, model {want!r}"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, delta=st.sampled_from((0, 0, 1, -1)))
         def get_into(self, key: str, delta: int) -> None:
             """F4: exact size only."""
@@ -201,7 +194,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if want is not None:
                 assert bytes(buffer) == want, f"F4: get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
 
-        @precondition(lambda self: self.ready)
         @rule(batch=st.lists(keys, max_size=4))
         def batch_get(self, batch: list[str]) -> None:
             """F5."""
@@ -210,7 +202,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             want = [self.model.get(k) for k in batch]
             assert got == want, f"F5: batch_get({batch!r}) -> {got!r}, model {want!r}"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def exists(self, key: str) -> None:
             """F6 (no filesystem call on a live belief), C1, C2."""
@@ -227,7 +218,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if got and self.model.name(key) not in self.model.files:
                 assert believed, f"C2: exists({key!r}) is True for a gone file without a live belief"
 
-        @precondition(lambda self: self.ready)
         @rule(batch=st.lists(keys, max_size=4))
         def batch_exists(self, batch: list[str]) -> None:
             """F5: the longest existing prefix; at most one call per key asked, never a listing."""
@@ -249,7 +239,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             calls = sum(self.fs.calls.values()) - calls
             assert calls == unbelieved, f"F5/F6: {calls} calls for {unbelieved} unbelieved keys asked"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def delete(self, key: str) -> None:
             """F7."""
@@ -260,7 +249,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if want:
                 self.removed_by_store.add(key)
 
-        @precondition(lambda self: self.ready)
         @rule()
         def clear(self) -> None:
             """F7: only this namespace's files go (the foreign ones are compared every step)."""
@@ -275,7 +263,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         # -- the world --------------------------------------------------------
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 9))
         def another_process_deletes(self, index: int) -> None:
             """C2, F4: one of this namespace's files is deleted behind the store's back."""
@@ -286,7 +273,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 self.fs.remove(f"{DIRECTORY}/{name}")
                 del self.model.files[name]
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 9), op=st.sampled_from(("get", "exists", "set", "get_into", "delete")))
         def revisit_a_vanished_file(self, index: int, op: str) -> None:
             """F4, C2, V4: a key the store tracks or believes, whose file another process deleted."""
@@ -302,7 +288,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             else:
                 getattr(self, op)(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, value=values, foreign=st.booleans())
         def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
             """F1: a file of this namespace (or, foreign, of another one) appears."""
@@ -314,7 +299,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if not foreign:
                 self.removed_by_store.discard(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, kind=st.sampled_from(("symlink", "fifo", "dir", "other")))
         def another_user_plants_a_node(self, key: str, kind: str) -> None:
             """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
@@ -327,7 +311,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.model.files.pop(name, None)
             self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
 
-        @precondition(lambda self: self.ready)
         @rule(size=st.integers(0, 4), ours=st.booleans())
         def another_writer_leaves_a_temp_file(self, size: int, ours: bool) -> None:
             """F8, C4: a live (young) or crashed (later old) writer's temp file; S6: or another program's
@@ -338,7 +321,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
             self.model.files[name] = (b"t" * size, self.clock())
 
-        @precondition(lambda self: self.ready)
         @rule(
             op=st.sampled_from(("write", "replace", "read", "short")),
             code=st.sampled_from((errno.EIO, errno.ENOSPC)),
@@ -351,7 +333,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             else:
                 self.fs.fail(op, code)  # the model reads the same ledger
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
         def file_becomes_unremovable(self, key: str, code: int) -> None:
             """V5: unlink of this key's file fails until healed."""
@@ -365,7 +346,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                     return key
             return None
 
-        @precondition(lambda self: self.ready)
         @rule(value=st.sampled_from(VALUES[5:]))
         def evict_a_file_that_vanished(self, value: bytes) -> None:
             """V6, C1: the next victim's file is deleted behind the store's back, then a burst of writes
@@ -380,7 +360,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             del self.model.files[self.model.name(key)]
             self.batch_set([(k, value) for k in KEYS if k != key])
 
-        @precondition(lambda self: self.ready)
         @rule(value=st.sampled_from(VALUES[5:]), code=st.sampled_from((errno.EPERM, errno.EBUSY)))
         def evict_past_an_unremovable_file(self, value: bytes, code: int) -> None:
             """V5, S7: the next victim's file cannot be removed, then a burst of writes of the other keys
@@ -391,19 +370,16 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.file_becomes_unremovable(key, code)
             self.batch_set([(k, value) for k in KEYS if k != key])
 
-        @precondition(lambda self: self.ready)
         @rule()
         def heal(self) -> None:
             self._step("V5")
             self.fs.heal()
 
-        @precondition(lambda self: self.ready)
         @rule(delta=st.sampled_from(DELTAS))
         def advance(self, delta: float) -> None:
             self._step("C2")
             self.clock.advance(delta)
 
-        @precondition(lambda self: self.ready)
         @rule()
         def restart(self) -> None:
             """F8, C3: a new store on the same directory counts exactly this namespace's bytes."""
@@ -412,12 +388,10 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         def _restart_store(self) -> None:
             self.impl = self._new_store()
-            evicted = len(self.victims)
             self.model.restart()
-            self._note_evictions(evicted)
+            self._note_evictions()
             self._check_restart()
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, value=values, after=st.integers(0, 10))
         def crash_during_set(self, key: str, value: bytes, after: int) -> None:
             """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
@@ -434,14 +408,12 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 self._after_crash(acknowledged, self._names(tried), key, value)
                 return
             self.fs.restart()
-            evicted = len(self.victims)
             want = self.model.set(key, value)
             assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
-            self._note_evictions(evicted)
+            self._note_evictions()
             if want:
                 self.removed_by_store.discard(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, clear=st.booleans(), after=st.integers(0, 10))
         def crash_during_removal(self, key: str, clear: bool, after: int) -> None:
             """C4: the process dies inside ``delete(key)`` or ``clear()``; only what it removes may go."""
@@ -466,7 +438,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             elif want:
                 self.removed_by_store.add(key)
 
-        @precondition(lambda self: self.ready)
         @rule(after=st.integers(0, 10))
         def crash_during_start_up(self, after: int) -> None:
             """C4, F8: the process dies while a new store scans the directory, cleans up and evicts."""
@@ -484,9 +455,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 return
             self.fs.restart()
             self.impl = store
-            evicted = len(self.victims)
             self.model.restart()
-            self._note_evictions(evicted)
+            self._note_evictions()
             self._check_restart()
 
         def _planted(self) -> dict[str, tuple[str, int]]:
@@ -598,22 +568,10 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 return "V3"  # the step evicted: the victims differ
             return self.clause
 
-        def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
+        def more_state(self) -> Hashable:
             model = self.model
-            return (
-                model.cap,
-                model.ratio,
-                model.min_free,
-                model.disk_size,
-                model.metadata,
-                model.ttl,
-                tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
-                tuple(model.lru),
-                tuple(k for k in KEYS if model.believed(k)),
-                len(self.fs.faults.unremovable),
-                tuple(sorted(model.planted.items())),
-            )
+            believed = tuple(k for k in KEYS if model.believed(k))
+            planted = tuple(sorted(model.planted.items()))
+            return model.metadata, model.ttl, believed, len(self.fs.faults.unremovable), planted
 
     return FileStoreMachine
