@@ -9,6 +9,8 @@ and adds, for the test:
   ``fail_unlink(path, errno)`` makes one file unremovable until
   ``allow_unlink``; ``short_reads(n)`` makes the next reads return half the
   bytes.  A write that fails leaves its partial file behind, as a real one does.
+  They are kept in ``faults``, a :class:`FaultLedger` the file store's model reads
+  too (as another reader), so that a test arms a fault once for both.
 * a disk: ``disk_size`` bounds the bytes of all files; ``free_bytes`` is what
   is left, and a write that does not fit fails with ENOSPC after filling it.
 * other processes: ``put``/``remove`` create and delete files without being
@@ -46,7 +48,7 @@ from collections.abc import Callable, Iterator
 from hicache.fs import Accept, DirEntry, FileStat, NotAPageError, check_opened
 from spec.fakes import FakeClock
 
-__all__ = ["KINDS", "OPERATIONS", "Crash", "FakeFile", "FakeFileSystem"]
+__all__ = ["KINDS", "OPERATIONS", "Crash", "FakeFile", "FakeFileSystem", "FaultLedger"]
 
 OPERATIONS = ("stat", "read", "write", "replace", "unlink", "mkdir", "scandir", "free")
 Hook = Callable[[str, str], None]
@@ -92,6 +94,43 @@ class FakeFile:
         return f"FakeFile({self.data!r}, {self.mtime!r}, {self.kind!r}, uid={self.uid})"
 
 
+class FaultLedger:
+    """The faults armed in a world, each read once by every reader (B2, V5): the fake filesystem reads
+    as ``"fs"``, the file store's model as ``"model"``, so one ``arm`` serves both.
+
+    ``arm(op, code)``: the next call of ``op`` (an operation name, or ``"short"``: the next read returns
+    half the bytes, code 0) fails with ``code``; ``unremovable``: path -> the errno its unlink fails with.
+    Not locked: the fake filesystem reads it under its own lock.
+    """
+
+    def __init__(self) -> None:
+        self.armed: dict[str, list[int]] = {}
+        self.taken: Counter[tuple[str, str]] = Counter()
+        self.unremovable: dict[str, int] = {}
+
+    def arm(self, op: str, code: int, times: int = 1) -> None:
+        self.armed.setdefault(op, []).extend([code] * times)
+
+    def pending(self, op: str, reader: str = "fs") -> int:
+        return len(self.armed.get(op, ())) - self.taken[reader, op]
+
+    def take(self, op: str, reader: str = "fs") -> int | None:
+        """The errno the next call of ``op`` fails with, for ``reader`` (None: it succeeds)."""
+        if not self.pending(op, reader):
+            return None
+        self.taken[reader, op] += 1
+        return self.armed[op][self.taken[reader, op] - 1]
+
+    def stuck(self, path: str) -> bool:
+        return path in self.unremovable
+
+    def heal(self) -> None:
+        """Every armed fault and unremovable path forgotten."""
+        self.armed.clear()
+        self.taken.clear()
+        self.unremovable.clear()
+
+
 def _error(code: int, path: str) -> OSError:
     # OSError(errno, ...) builds the matching subclass (FileNotFoundError for ENOENT, ...).
     return OSError(code, errno_codes.errorcode.get(code, "error"), path)
@@ -129,9 +168,7 @@ class FakeFileSystem:
         self.calls: Counter[str] = Counter()
         self.before: Hook | None = None
         self.after: Hook | None = None
-        self._faults: dict[str, list[int]] = {}
-        self._unremovable: dict[str, int] = {}
-        self._short_reads = 0
+        self.faults = FaultLedger()
         self._crash_in: int | None = None
         self.crashed = False
         self.locks: dict[int, str] = {}  # C6: handle -> lock file path, while held
@@ -145,32 +182,30 @@ class FakeFileSystem:
         if op not in OPERATIONS:
             raise ValueError(f"op must be one of {OPERATIONS}, got {op!r}")
         with self._lock:
-            self._faults.setdefault(op, []).extend([code] * times)
+            self.faults.arm(op, code, times)
 
     def pending_faults(self, op: str) -> int:
         with self._lock:
-            return len(self._faults.get(op, ()))
+            return self.faults.pending(op)
 
     def fail_unlink(self, path: str, code: int = errno_codes.EPERM) -> None:
         """``unlink(path)`` raises ``OSError(code)`` until :meth:`allow_unlink` (EPERM, EBUSY, EISDIR...)."""
         with self._lock:
-            self._unremovable[posixpath.normpath(path)] = code
+            self.faults.unremovable[posixpath.normpath(path)] = code
 
     def allow_unlink(self, path: str) -> None:
         with self._lock:
-            self._unremovable.pop(posixpath.normpath(path), None)
+            self.faults.unremovable.pop(posixpath.normpath(path), None)
 
     def short_reads(self, times: int = 1) -> None:
         """The next ``times`` reads return only the first half of the file."""
         with self._lock:
-            self._short_reads += times
+            self.faults.arm("short", 0, times)
 
     def heal(self) -> None:
         """Forget every pending fault and unremovable file."""
         with self._lock:
-            self._faults.clear()
-            self._unremovable.clear()
-            self._short_reads = 0
+            self.faults.heal()
 
     def crash_after(self, operations: int) -> None:
         """Let ``operations`` more operations happen; the next one raises :class:`Crash`."""
@@ -338,8 +373,8 @@ class FakeFileSystem:
         try:
             with self._lock:
                 self._step("unlink", path)
-                if path in self._unremovable:
-                    raise _error(self._unremovable[path], path)
+                if self.faults.stuck(path):
+                    raise _error(self.faults.unremovable[path], path)
                 if path in self.dirs or self._existing(path).kind == "dir":
                     raise _error(errno_codes.EISDIR, path)
                 del self.files[path]
@@ -461,9 +496,8 @@ class FakeFileSystem:
                 raise Crash(f"crashed at {op} {path}")
             self._crash_in -= 1
         self.calls[op] += 1
-        queue = self._faults.get(op)
-        if queue:
-            code = queue.pop(0)
+        code = self.faults.take(op)
+        if code is not None:
             if create_partial is not None:
                 self._create(path, create_partial[: len(create_partial) // 2])
             raise _error(code, path)
@@ -480,8 +514,7 @@ class FakeFileSystem:
         return file
 
     def _maybe_short(self, data: bytes) -> bytes:
-        if self._short_reads:
-            self._short_reads -= 1
+        if self.faults.take("short") is not None:
             return data[: len(data) // 2]
         return data
 

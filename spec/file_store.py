@@ -2,21 +2,21 @@
 
 The whole state is three small things:
 
-* ``files``: the directory, name -> (bytes, mtime): this namespace's files,
-  other namespaces' files and leftover temp files alike;
+* the directory: ``files``, name -> (bytes, mtime): this namespace's files,
+  other namespaces' files and leftover temp files alike, and ``planted``, the
+  nodes named like files that are not pages (S3);
 * ``lru``: the evictor's entries ``(key, size, in_flight)``, least recently
-  used first (its total is the sum of the sizes: C3);
+  used first (its total is the sum of the sizes: C3), with ``writers``, the
+  writes of each key in flight (C5: two at once), ``published`` the keys one
+  of whose writes in flight published already, and ``resting`` (S7);
 * ``beliefs``: key -> birth, read through :mod:`spec.metadata_cache`.
 
-(Plus, for the evictor's own API only, two writes of one key in flight at once
-(C5): ``more`` counts a key's writers in flight beyond the first, ``published``
-the keys in flight that one of their writes has already published.)
-
-The pure functions below carry PEP 316 contracts for CrossHair; the class
-applies them operation by operation, in the order the store makes its
-filesystem calls, so that the lock-step machine can inject the same faults
-into both (pending faults are consumed by the next call of that operation,
-as :class:`spec.fake_fs.FakeFileSystem` does).
+The world is beside it, not in it: the faults armed on the filesystem are read
+from a ledger (``faults``, such as :class:`spec.fake_fs.FaultLedger`, read as
+``reader``), each victim tried is told to ``on_evict`` (V6), and other processes
+change the directory between operations.  The pure functions below carry PEP
+316 contracts for CrossHair; the class applies them, one operation at a time
+(it is also run as a target of its own machines: tests/stateful).
 
 Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
@@ -41,13 +41,15 @@ from __future__ import annotations
 import errno
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
+from typing import Protocol
 
 from spec import metadata_cache as beliefs_model
 
 __all__ = [
     "RETRY_UNREMOVABLE_AFTER",
     "Entry",
+    "Faults",
     "FileStoreModel",
     "cap_pass",
     "file_name",
@@ -189,16 +191,22 @@ def space_pass(
     return left, tried
 
 
+class Faults(Protocol):
+    """The world's faults as the model reads them (:class:`spec.fake_fs.FaultLedger` is one)."""
+
+    def take(self, op: str, reader: str) -> int | None: ...  # write, replace, read, short: the errno
+
+    def stuck(self, path: str) -> bool: ...  # the unlink of ``path`` fails
+
+
 class FileStoreModel:
-    """The store's model over a modelled directory; mirrors ``HiCacheFile``'s operations.
+    """The store's model; mirrors ``HiCacheFile``'s operations, and the evictor's (V: reserve ... evict).
 
     ``cap``/``ratio``/``min_free`` are the evictor's limits, ``disk_size`` the
-    fake disk, ``metadata`` whether beliefs are kept, ``ttl`` their lifetime.
-    ``pending`` counts the faults armed on the filesystem (``write``,
-    ``replace``, ``read``, ``short``; arm them with :meth:`arm`, which keeps
-    each write fault's errno: S8) and ``unremovable`` the names whose unlink
-    fails; ``resting`` the keys whose unlink failed, until when (S7).  No
-    validation: the machine passes what the store accepted.
+    fake disk, ``metadata`` whether beliefs are kept, ``ttl`` their lifetime;
+    ``directory`` is where ``faults`` finds this model's paths.  ``files`` and
+    ``planted`` may be given (a view of a fake filesystem: then the model is a
+    store).  No validation: the machine passes what the store accepted.
     """
 
     def __init__(
@@ -213,44 +221,32 @@ class FileStoreModel:
         ttl: float,
         temp_max_age: float,
         clock: Callable[[], float],
+        on_evict: Callable[[str], object] = lambda key: None,
+        faults: Faults | None = None,
+        reader: str = "model",
+        directory: str = "",
+        files: MutableMapping[str, tuple[bytes, float]] | None = None,
+        planted: MutableMapping[str, tuple[str, int]] | None = None,
         commit_moves: bool = True,
         own_counted: bool = False,
     ) -> None:
-        self.namespace = namespace
+        self.namespace, self.directory, self.faults, self.reader = namespace, directory, faults, reader
         self.cap, self.ratio, self.min_free, self.disk_size = cap, ratio, min_free, disk_size
         self.metadata, self.ttl, self.temp_max_age, self.clock = metadata, ttl, temp_max_age, clock
-        # O3 (the evictor's machine): whether commit makes the key the most recently used (V4 leaves it open)
-        self.commit_moves = commit_moves
-        # O3 (the evictor's machine): whether a reservation counts the key's own earlier entry against the
-        # limits, and may evict it (V3's "total + n" read literally), or leaves it out (the default)
-        self.own_counted = own_counted
-        self.files: dict[str, tuple[bytes, float]] = {}
+        self.on_evict = on_evict
+        # O3 (the evictor's machine): whether commit makes the key the most recently used (V4 leaves it
+        # open), and whether a reservation counts the key's own earlier entry against the limits, and may
+        # evict it (V3's "total + n" read literally), or leaves it out (the default)
+        self.commit_moves, self.own_counted = commit_moves, own_counted
+        self.files = {} if files is None else files
+        # S3: kind (symlink, fifo, dir, other = another user's file) and bytes on the disk; a ``dir``
+        # cannot be unlinked (EISDIR)
+        self.planted = {} if planted is None else planted
         self.lru: list[Entry] = []
-        self.more: dict[str, int] = {}
+        self.writers: dict[str, int] = {}
         self.published: set[str] = set()
-        self.beliefs: beliefs_model.Births = {}
-        self.pending: dict[str, int] = {"write": 0, "replace": 0, "read": 0, "short": 0}
-        self.write_codes: list[int] = []  # the errno of each armed write fault, in order (S8)
-        self.unremovable: set[str] = set()
         self.resting: dict[str, float] = {}  # S7: key -> end of its rest
-        # S3: nodes named like files that are not pages (kind: symlink, fifo, dir, other = another
-        # user's file) and the bytes it takes on the disk; never in ``files``.  A planted ``dir``
-        # cannot be unlinked (EISDIR).
-        self.planted: dict[str, tuple[str, int]] = {}
-        self.evicted: list[str] = []  # every victim tried (on_evict calls), for the properties
-
-    # -- the world's faults ---------------------------------------------------
-
-    def arm(self, op: str, code: int = errno.EIO) -> None:
-        """The next call of ``op`` fails with ``code`` (``short``: the next read is short)."""
-        self.pending[op] += 1
-        if op == "write":
-            self.write_codes.append(code)
-
-    def disarm(self) -> None:
-        """Every armed fault is forgotten (the filesystem healed)."""
-        self.pending = dict.fromkeys(self.pending, 0)
-        self.write_codes = []
+        self.beliefs: beliefs_model.Births = {}
 
     # -- observations ------------------------------------------------------
 
@@ -261,96 +257,84 @@ class FileStoreModel:
         return key_of(name, self.namespace)
 
     def free(self) -> int:
-        used = sum(len(data) for data, _mtime in self.files.values()) + sum(
-            n for _k, n in self.planted.values()
-        )
+        used = sum(len(d) for d, _m in self.files.values()) + sum(n for _k, n in self.planted.values())
         return max(self.disk_size - used, 0)
 
     def believed(self, key: str) -> bool:
         return self.metadata and beliefs_model.contains(self.beliefs, key, self.clock(), self.ttl)
 
-    def namespace_bytes(self) -> int:
-        return sum(len(d) for n, (d, _m) in self.files.items() if self.key_of(n) is not None)
+    def stuck(self, name: str) -> bool:
+        """The node ``name`` cannot be unlinked: a fault says so, or it is a planted directory (EISDIR)."""
+        if self.planted.get(name, ("", 0))[0] == "dir":
+            return True
+        return self.faults is not None and self.faults.stuck(f"{self.directory}/{name}")
 
-    # -- the operations (F3-F8) -------------------------------------------
+    # -- the store's operations (F3-F8) ------------------------------------
 
     def exists(self, key: str) -> bool:
         if self.believed(key):
             return True
         if self.name(key) in self.files:
-            self._teach(key)
+            self.teach(key)
             return True
-        self._missing(key)
+        self.missing(key)
         return False
 
     def get(self, key: str, buffer_size: int | None = None) -> bytes | None:
         """``get``, or with ``buffer_size`` the bytes ``get_into`` fills (None: it answers False)."""
-        if self._consume("read"):
+        if self._fault("read") is not None:
             return None
         file = self.files.get(self.name(key))
         if file is None:
-            self._missing(key)
+            self.missing(key)
             return None
         data = file[0]
         if buffer_size is not None and buffer_size != len(data):
             return None
-        if self._consume("short") and len(data) // 2 != len(data):
+        if self._fault("short") is not None and len(data) // 2 != len(data):
             return None
-        self._touch(key, len(data))
-        self._teach(key)
+        self.touch(key, len(data))
+        self.teach(key)
         return data
 
     def set(self, key: str, value: bytes) -> bool:
         if self.believed(key):
-            self._touch(key)
+            self.touch(key)
             return True
         if self.name(key) in self.files:
-            self._teach(key)
-            self._touch(key)
+            self.teach(key)
+            self.touch(key)
             return True
-        self._missing(key)
-        if self.name(key) in self.planted:
+        self.missing(key)
+        if self.name(key) in self.planted or not self.reserve(key, len(value)):
             return False  # S3: never written through or over a node that is not a page
-        if not self._reserve(key, len(value)):
-            return False
         code = self._write(value)
         if code == errno.ENOSPC and self._relieve(key, len(value)):
             code = self._write(value)  # S8: once, after the pressure eviction freed something
-        if code is not None or self._consume("replace"):
+        if code is not None or self._fault("replace") is not None:
             self.abort(key)
-            self._forget(key)
+            self.forget(key)
             return False
         self.files[self.name(key)] = (bytes(value), self.clock())
         self.commit(key)
-        self._teach(key)
+        self.teach(key)
         return True
 
     def delete(self, key: str) -> bool:
-        self._forget(key)
-        if self._stuck(self.name(key)):
+        self.forget(key)
+        if self.stuck(self.name(key)):
             return False
-        self.files.pop(self.name(key), None)
-        self.planted.pop(self.name(key), None)
-        self._discard(key)
+        self._unlink(self.name(key))
+        self.discard(key)
         return True
 
     def clear(self) -> bool:
         self.beliefs = {}
-        kept = []
-        for _mtime, name, key, size in self._scan():
-            if name in self.unremovable:
-                kept.append((key, size))
-            else:
-                del self.files[name]
-        left = 0
-        for name in [n for n in self.planted if self.key_of(n) is not None]:
-            if self._stuck(name):
-                left += 1
-            else:
-                del self.planted[name]
+        kept = [(key, size) for _m, name, key, size in self._scan() if not self._unlink(name)]
+        left = sum(not self._unlink(n) for n in list(self.planted) if self.key_of(n) is not None)
         self.forget_committed()
         for key, size in kept:
-            self._touch(key, size)
+            self.touch(key, size)
         return not kept and not left
 
     def batch_exists(self, keys: Iterable[str]) -> int:
@@ -365,190 +349,156 @@ class FileStoreModel:
         """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
         now = self.clock()
         for name, (_data, mtime) in list(self.files.items()):
-            stale = is_temp(name) and now - mtime > self.temp_max_age
-            if stale and name not in self.unremovable:
-                del self.files[name]
-        self.lru, self.beliefs, self.more, self.published = [], {}, {}, set()
-        self.resting = {}
+            if is_temp(name) and now - mtime > self.temp_max_age:
+                self._unlink(name)
+        self.lru, self.beliefs, self.writers, self.published, self.resting = [], {}, {}, set(), {}
         for _mtime, _name, key, size in self._scan():
             self.lru.append((key, size, False))
-            self._teach(key)
+            self.teach(key)
         self.evict()
 
-    # -- the evictor (V3-V6); the public names are its own API, for its machine --
+    # -- the evictor's operations (V3-V6) ------------------------------------
 
     def reserve(self, key: str, size: int) -> bool:
-        return self._reserve(key, size)
+        if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
+            return False
+        self.writers[key] = self.writers.get(key, 0) + 1  # C5: maybe a second write of key in flight
+        self.lru = [e for e in self.lru if e[0] != key] + [(key, size, True)]
+        self.resting.pop(key, None)  # a new entry: the old one's rest is over (S7)
+        return True
 
     def commit(self, key: str) -> None:
         """V4: no longer in flight (unless another write of it is, C5), most recently used."""
-        more = self.more.pop(key, 0)
-        if more > 1:
-            self.more[key] = more - 1
+        more = self.writers.pop(key, 1) - 1
         if more:
+            self.writers[key] = more
             self.published.add(key)
         else:
             self.published.discard(key)
-        if not self.commit_moves:  # the key keeps the place its reservation gave it
+        if self.commit_moves:
+            mine = [(k, s, more > 0) for k, s, _f in self.lru if k == key]
+            self.lru = [e for e in self.lru if e[0] != key] + mine
+        else:  # the key keeps the place its reservation gave it
             self.lru = [(k, s, more > 0 if k == key else f) for k, s, f in self.lru]
-            return
-        self.lru = [e for e in self.lru if e[0] != key] + [
-            (k, s, more > 0) for k, s, _f in self.lru if k == key
-        ]
 
     def abort(self, key: str) -> None:
         """V4: the entry goes, unless another write of it is in flight or has published it (C5)."""
-        more = self.more.pop(key, 0)
-        if more > 1:
-            self.more[key] = more - 1
+        more = self.writers.pop(key, 1) - 1
         if more:
-            return
-        if key in self.published:
+            self.writers[key] = more
+        elif key in self.published:
             self.published.discard(key)
             self.lru = [(k, s, f and k != key) for k, s, f in self.lru]
-            return
-        self.lru = [e for e in self.lru if e[0] != key]
-        self.resting.pop(key, None)
+        else:
+            self.lru = [e for e in self.lru if e[0] != key]
+            self.resting.pop(key, None)
 
     def touch(self, key: str, size: int | None = None) -> bool:
-        return self._touch(key, size)
+        """V4: most recently used; an untracked file is adopted with its real size."""
+        mine = [e for e in self.lru if e[0] == key]
+        if not mine:
+            if size is None:
+                file = self.files.get(self.name(key))
+                if file is None:
+                    return False
+                size = len(file[0])
+            mine = [(key, size, False)]
+        self.lru = [e for e in self.lru if e[0] != key] + mine
+        return True
 
     def discard(self, key: str) -> bool:
-        return self._discard(key)
+        before = len(self.lru)
+        self.lru = [e for e in self.lru if e[0] != key or e[2]]
+        if len(self.lru) < before:
+            self.resting.pop(key, None)
+        return len(self.lru) < before
 
     def evict(self) -> bool:
         return not (self.cap > 0 or self.min_free > 0) or self._make_room(None, 0)
 
     def forget_all(self) -> None:
         """The evictor's ``clear`` that forgets writes in flight too (a choice V leaves open, O3)."""
-        self.lru, self.more, self.published, self.resting = [], {}, set(), {}
+        self.lru, self.writers, self.published, self.resting = [], {}, set(), {}
 
     def forget_committed(self) -> None:
         """The evictor's ``clear``: writes in flight keep their entries."""
         self.lru = [e for e in self.lru if e[2]]
         self.resting = {k: t for k, t in self.resting.items() if any(e[0] == k for e in self.lru)}
 
-    def _reserve(self, key: str, size: int) -> bool:
-        if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
-            return False
-        if any(e[0] == key and e[2] for e in self.lru):  # another write of key is in flight (C5)
-            self.more[key] = self.more.get(key, 0) + 1
-        self.lru = [e for e in self.lru if e[0] != key] + [(key, size, True)]
-        self.resting.pop(key, None)  # a new entry: the old one's rest is over (S7)
-        return True
-
     def _make_room(self, keep: str | None, size: int) -> bool:
-        unremovable, resting = self._unremovable(), self._resting()
-        if self.own_counted:
-            keep = None
+        keep = None if self.own_counted else keep
+        spared = self._spared()  # one reading for both passes
         own = sum(e[1] for e in self.lru if e[0] == keep)
         if self.cap > 0:
             if size > self.cap:
                 return False
             if total(self.lru) - own + size > self.cap:
-                self._apply(*cap_pass(self.lru, keep, size, self.cap, self.ratio, unremovable, resting))
+                self._apply(*cap_pass(self.lru, keep, size, self.cap, self.ratio, *spared))
                 if total(self.lru) - own + size > self.cap:
                     return False
         if self.min_free > 0 and self.free() - size < self.min_free:
-            left = space_pass(self.lru, keep, size, self.min_free, self.free(), unremovable, resting)
-            self._apply(*left)
-            if self.free() - size < self.min_free:
-                return False
+            self._apply(*space_pass(self.lru, keep, size, self.min_free, self.free(), *spared))
+            return self.free() - size >= self.min_free
         return True
 
     def _relieve(self, key: str, size: int) -> bool:
         """S8: ENOSPC on ``key``'s write: evict as for a cap at the other entries' bytes; True when
         anything was evicted.  Eviction off (V1): nothing."""
-        if not (self.cap > 0 or self.min_free > 0):
-            return False
         others = total(self.lru) - sum(e[1] for e in self.lru if e[0] == key)
-        if others <= 0:
+        if not (self.cap > 0 or self.min_free > 0) or others <= 0:
             return False
         before = len(self.lru)
-        self._apply(*cap_pass(self.lru, key, size, others, self.ratio, self._unremovable(), self._resting()))
+        self._apply(*cap_pass(self.lru, key, size, others, self.ratio, *self._spared()))
         return len(self.lru) < before
 
-    def _write(self, value: bytes) -> int | None:
-        """One write of a temp file: the errno it fails with (an armed fault, else ENOSPC when the
-        disk cannot hold it), or None."""
-        if self._consume("write"):
-            return self.write_codes.pop(0) if self.write_codes else errno.EIO
-        return errno.ENOSPC if len(value) > self.free() else None
-
-    def _unremovable(self) -> frozenset[str]:
-        return frozenset(k for e in self.lru if self._stuck(self.name(k := e[0])))
-
-    def _resting(self) -> frozenset[str]:
-        """S7: the keys whose unlink failed less than a back-off ago."""
+    def _spared(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The entries whose file cannot be unlinked, and S7: those whose unlink failed a back-off ago."""
         now = self.clock()
-        return frozenset(
-            k for k, until in self.resting.items() if until - RETRY_UNREMOVABLE_AFTER <= now < until
-        )
+        resting = (k for k, until in self.resting.items() if until - RETRY_UNREMOVABLE_AFTER <= now < until)
+        return frozenset(e[0] for e in self.lru if self.stuck(self.name(e[0]))), frozenset(resting)
 
     def _apply(self, left: list[Entry], tried: list[str]) -> None:
         """V6: each victim loses its belief before its unlink; removable ones lose their file; S7: an
         unremovable one rests."""
         for key in tried:
-            self.evicted.append(key)
-            self._forget(key)
-            if self._stuck(self.name(key)):
-                self.resting[key] = self.clock() + RETRY_UNREMOVABLE_AFTER
-            else:
+            self.on_evict(key)
+            self.forget(key)
+            if self._unlink(self.name(key)):
                 self.resting.pop(key, None)
-                self.files.pop(self.name(key), None)
-                self.planted.pop(self.name(key), None)  # unlink removes the node itself (S3)
+            else:
+                self.resting[key] = self.clock() + RETRY_UNREMOVABLE_AFTER
         self.lru = left
 
-    # -- internals ----------------------------------------------------------
+    # -- the world and the beliefs -----------------------------------------------
 
-    def _stuck(self, name: str) -> bool:
-        """The node ``name`` cannot be unlinked: made unremovable, or a planted directory (EISDIR)."""
-        return name in self.unremovable or self.planted.get(name, ("", 0))[0] == "dir"
+    def _fault(self, op: str) -> int | None:
+        return None if self.faults is None else self.faults.take(op, self.reader)
+
+    def _write(self, value: bytes) -> int | None:
+        """A temp file's write: the errno it fails with (armed, or ENOSPC: no room), or None."""
+        code = self._fault("write")
+        return code if code is not None else errno.ENOSPC if len(value) > self.free() else None
+
+    def _unlink(self, name: str) -> bool:
+        """The node ``name`` removed (unlink removes the node itself, S3); False: it cannot be."""
+        if self.stuck(name):
+            return False
+        self.files.pop(name, None)
+        self.planted.pop(name, None)
+        return True
 
     def _scan(self) -> list[tuple[float, str, str, int]]:
-        found = []
-        for name, (data, mtime) in self.files.items():
-            key = self.key_of(name)
-            if key is not None:
-                found.append((mtime, name, key, len(data)))
-        return sorted(found)
+        found = ((m, n, self.key_of(n), len(d)) for n, (d, m) in self.files.items())
+        return sorted((m, n, k, size) for m, n, k, size in found if k is not None)
 
-    def _consume(self, fault: str) -> bool:
-        if self.pending[fault]:
-            self.pending[fault] -= 1
-            return True
-        return False
-
-    def _teach(self, key: str) -> None:
+    def teach(self, key: str) -> None:
         if self.metadata:
             self.beliefs = beliefs_model.add(self.beliefs, key, self.clock(), self.ttl, None)[0]
 
-    def _forget(self, key: str) -> None:
+    def forget(self, key: str) -> None:
         self.beliefs = beliefs_model.remove(self.beliefs, key)
 
-    def _touch(self, key: str, size: int | None = None) -> bool:
-        """V4: most recently used; an untracked file is adopted with its real size."""
-        for i, entry in enumerate(self.lru):
-            if entry[0] == key:
-                self.lru.append(self.lru.pop(i))
-                return True
-        if size is None:
-            file = self.files.get(self.name(key))
-            if file is None:
-                return False
-            size = len(file[0])
-        self.lru.append((key, size, False))
-        return True
-
-    def _discard(self, key: str) -> bool:
-        before = len(self.lru)
-        self.lru = [e for e in self.lru if e[0] != key or e[2]]
-        if len(self.lru) < before:
-            self.resting.pop(key, None)
-            return True
-        return False
-
-    def _missing(self, key: str) -> None:
+    def missing(self, key: str) -> None:
         """F4: the file is gone: no belief, and its bytes go back to the accounting."""
-        self._forget(key)
-        self._discard(key)
+        self.forget(key)
+        self.discard(key)

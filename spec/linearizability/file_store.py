@@ -61,7 +61,7 @@ State = tuple[
     tuple[tuple[str, tuple[bytes, float]], ...],  # files
     tuple[tuple[str, int, bool], ...],  # evictor entries, LRU first
     tuple[str, ...],  # believed keys
-    tuple[tuple[str, int], ...],  # extra writers in flight per key
+    tuple[tuple[str, int], ...],  # writes in flight per key
     tuple[str, ...],  # keys in flight that one of their writers has published
     Pending,
 ]
@@ -134,7 +134,7 @@ class FileStoreHistorySpec:
         return in_phases(history) if self.phases else list(history)
 
     def _model(self, state: State) -> FileStoreModel:
-        files, lru, believed, more, published, _pending = state
+        files, lru, believed, writers, published, _pending = state
         model = FileStoreModel(
             namespace="_ns",
             cap=self.cap,
@@ -148,7 +148,7 @@ class FileStoreHistorySpec:
         )
         model.files, model.lru = dict(files), list(lru)
         model.beliefs = dict.fromkeys(believed, 1000.0)
-        model.more, model.published = dict(more), set(published)
+        model.writers, model.published = dict(writers), set(published)
         return model
 
     @staticmethod
@@ -157,7 +157,7 @@ class FileStoreHistorySpec:
             tuple(sorted(model.files.items())),
             tuple(model.lru),
             tuple(sorted(str(k) for k in model.beliefs)),
-            tuple(sorted(model.more.items())),
+            tuple(sorted(model.writers.items())),
             tuple(sorted(model.published)),
             pending,
         )
@@ -172,7 +172,7 @@ class FileStoreHistorySpec:
         file = model.files.get(model.name(key))
         if file is not None:
             model.touch(key, len(file[0]))
-            model._teach(key)
+            model.teach(key)
         elif any(entry[0] == key for entry in model.lru):
             model.touch(key)
 
@@ -202,7 +202,7 @@ class FileStoreHistorySpec:
             elif present:
                 return found  # refreshed at its end, as a read is
             else:
-                model._missing(key)
+                model.missing(key)
                 begun = "writing" if model.reserve(key, len(value)) else "refused"
             also = found if present and begun == "done" else []
             return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None), *also]
@@ -211,7 +211,7 @@ class FileStoreHistorySpec:
             assert isinstance(thread, int) and isinstance(key, str)
             file = model.files.get(model.name(key))
             if file is None:
-                model._missing(key)
+                model.missing(key)
                 return [(self._state(model, tuple(sorted((*pending, (thread, key, "miss"))))), None)]
             return [(self._state(model, tuple(sorted((*pending, (thread, key, "hit"))))), file[0])]
         if name == "get_end":
@@ -241,7 +241,7 @@ class FileStoreHistorySpec:
                 self._refresh(model, key)
             elif mode == "published" and model.name(key) in model.files:
                 model.commit(key)
-                model._teach(key)
+                model.teach(key)
             elif mode == "published":  # a removal overlapped: the file went before the commit
                 model.abort(key)
             return [(self._state(model, left), mode != "refused, published")]

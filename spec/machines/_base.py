@@ -1,4 +1,5 @@
-"""What every lock-step machine shares: counting examples, steps and distinct states."""
+"""What every lock-step machine shares: counting examples, steps and distinct states; and what the two
+file machines share: the world the store's model lives in (:class:`FileWorldMachine`)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from hypothesis.control import current_build_context, currently_in_test_context
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, invariant, run_state_machine_as_test
 
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+from spec.file_store import FileStoreModel
+
 __all__ = [
     "Figures",
+    "FileWorldMachine",
     "LockstepMachine",
     "assert_refused",
     "independent_of_loaded_modules",
@@ -107,6 +113,51 @@ def assert_refused(calls: Iterable[Callable[[], object]], message: str) -> None:
         except ValueError:
             continue
         raise AssertionError(message)
+
+
+class FileWorldMachine(LockstepMachine):
+    """Base of the file store's and the file evictor's machines: the world (a fake clock and filesystem,
+    whose fault ledger the model reads too, so a fault is armed once), the model built in it, and the
+    victims the model tried (its ``on_evict`` calls), in order."""
+
+    impl: Any
+    model: FileStoreModel
+
+    def __init__(self, start: float) -> None:
+        super().__init__()
+        self.ready = False
+        self.clock = FakeClock(start)
+        self.fs = FakeFileSystem(self.clock)
+        self.victims: list[str] = []
+
+    def new_model(self, directory: str, *, disk_size: int, **settings: Any) -> FileStoreModel:
+        """The model of a store or evictor in ``directory`` of the world, on a disk of ``disk_size``."""
+        self.fs.disk_size = disk_size
+        world: dict[str, Any] = {
+            "clock": self.clock,
+            "faults": self.fs.faults,
+            "on_evict": self.victims.append,
+        }
+        return FileStoreModel(directory=directory, disk_size=disk_size, **world, **settings)
+
+    def abstract_state(self) -> Hashable:
+        if not self.ready:
+            return None
+        model = self.model
+        files = tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items()))
+        return (
+            model.cap,
+            model.ratio,
+            model.min_free,
+            model.disk_size,
+            files,
+            tuple(model.lru),
+            self.more_state(),
+        )
+
+    def more_state(self) -> Hashable:
+        """What else this machine's abstract state tells apart."""
+        raise NotImplementedError
 
 
 def replaying_a_failure() -> bool:

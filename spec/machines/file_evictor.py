@@ -45,12 +45,9 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, rule
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
-from spec.machines._base import LockstepMachine
+from spec.machines._base import FileWorldMachine, LockstepMachine
 
 __all__ = ["file_evictor_machine", "project_factory"]
 
@@ -109,15 +106,9 @@ def file_evictor_machine(
     """A machine class that checks ``factory``'s evictors against the model, under the declared choices."""
     factory = project_factory(factory)
 
-    class FileEvictorMachine(LockstepMachine):
-        impl: Any
-        model: FileStoreModel
-
+    class FileEvictorMachine(FileWorldMachine):
         def __init__(self) -> None:
-            super().__init__()
-            self.ready = False
-            self.clock = FakeClock(0.0)
-            self.fs = FakeFileSystem(self.clock)
+            super().__init__(0.0)
             self.fs.mkdir(DIRECTORY)
             self.callbacks: list[str] = []
             self.late_callbacks: list[str] = []  # V6: on_evict calls that came after the victim's unlink
@@ -154,7 +145,8 @@ def file_evictor_machine(
                 on_evict=self.on_evict,
                 fs=self.fs,
             )
-            self.model = FileStoreModel(
+            self.model = self.new_model(
+                DIRECTORY,
                 namespace="",
                 cap=cap,
                 ratio=ratio,
@@ -163,7 +155,6 @@ def file_evictor_machine(
                 metadata=False,
                 ttl=-1,
                 temp_max_age=0,
-                clock=self.clock,
                 commit_moves=commit == "mru",
                 own_counted=own == "counted",
             )
@@ -192,15 +183,14 @@ def file_evictor_machine(
                 late, self.late_callbacks = self.late_callbacks, []
                 raise AssertionError(f"V6: on_evict({late[0]!r}) called after its file was unlinked ({text})")
             self.late_callbacks = []
-            tried_before = len(self.model.evicted)
+            tried_before = len(self.victims)
             want = model_call()
-            self.gone_victims = gone & set(self.model.evicted[tried_before:])
+            self.gone_victims = gone & set(self.victims[tried_before:])
             self._compare_callbacks(gone, before, tried_before)  # the victims first: the more specific
             if got is not None and want is not None and got != want:
-                clause = self._eviction_clause(got, gone, self.model.evicted[tried_before:])
+                clause = self._eviction_clause(got, gone, self.victims[tried_before:])
                 raise AssertionError(f"{clause}: {text} -> {got}, model {want}")
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, size=sizes)
         def reserve(self, key: str, size: int) -> None:
             """V3, V5, V6."""
@@ -210,10 +200,9 @@ def file_evictor_machine(
                 lambda: self.model.reserve(key, size),
                 f"reserve({key!r}, {size})",
             )
-            if writers == "one":  # a key's second write in flight is the same one: one commit ends both
-                self.model.more.pop(key, None)
+            if writers == "one" and key in self.model.writers:  # a second write in flight is the same one:
+                self.model.writers[key] = 1  # one commit ends both
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, size=sizes)
         def write(self, key: str, size: int) -> None:
             """What the store does: reserve, and when admitted, write and commit at once."""
@@ -227,7 +216,6 @@ def file_evictor_machine(
             self.impl.commit(key)
             self.model.commit(key)
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 3))
         def publish(self, index: int) -> None:
             """V4: a write in flight lands on disk and is committed."""
@@ -238,7 +226,6 @@ def file_evictor_machine(
             key, size, _ = flying[index % len(flying)]
             self._publish(key, size)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def commit(self, key: str) -> None:
             """V4 (also of a key not in flight: a no-op)."""
@@ -246,7 +233,6 @@ def file_evictor_machine(
             self.impl.commit(key)
             self.model.commit(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def abort(self, key: str) -> None:
             """V4, V6: bytes given back, no callback."""
@@ -254,7 +240,6 @@ def file_evictor_machine(
             self.impl.abort(key)
             self.model.abort(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def touch(self, key: str) -> None:
             """V4: most recently used; an untracked file on disk is adopted with its real size."""
@@ -262,7 +247,6 @@ def file_evictor_machine(
             self.impl.touch(key)
             self.model.touch(key, None)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def discard(self, key: str) -> None:
             """V4 (optional: a target with ``discard``): a file found missing is dropped (F4), a write in
@@ -271,14 +255,12 @@ def file_evictor_machine(
             got, want = self.impl.discard(key), self.model.discard(key)
             assert got is None or bool(got) == want, f"V4: discard({key!r}) -> {got}, model {want}"
 
-        @precondition(lambda self: self.ready)
         @rule()
         def evict(self) -> None:
             """V3 with nothing to write (start-up; optional: a target with ``evict``)."""
             self.clause = "V3"
             self._evicting(lambda: self.impl.evict(), self.model.evict, "evict()")
 
-        @precondition(lambda self: self.ready)
         @rule()
         def clear(self) -> None:
             """V6: no callbacks; writes in flight keep their entries (or not: the declared ``clear``)."""
@@ -289,7 +271,6 @@ def file_evictor_machine(
             else:
                 self.model.forget_committed()
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 3))
         def another_process_deletes(self, index: int) -> None:
             """V5: a victim already gone counts as evicted."""
@@ -300,7 +281,6 @@ def file_evictor_machine(
                 self.fs.remove(f"{DIRECTORY}/{name}")
                 del self.model.files[name]
 
-        @precondition(lambda self: self.ready)
         @rule(size=st.integers(0, 20))
         def other_files_take_disk_space(self, size: int) -> None:
             """V3: free space is shared with files the evictor does not own."""
@@ -308,15 +288,13 @@ def file_evictor_machine(
             self.fs.put(f"{DIRECTORY}/{FOREIGN}", b"f" * size)
             self.model.files[FOREIGN] = (b"f" * size, self.clock())
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 3), code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EIO)))
         def file_becomes_unremovable(self, index: int, code: int) -> None:
             """V5: one of the tracked files (the likely next victims) cannot be removed."""
             self.clause = "V5"
             tracked = [e[0] for e in self.model.lru] or list(KEYS)
             key = tracked[index % len(tracked)]
-            self.fs.fail_unlink(path_of(key), code)
-            self.model.unremovable.add(self.model.name(key))
+            self.fs.fail_unlink(path_of(key), code)  # the model reads the same ledger
 
         def _next_victim(self) -> str | None:
             """The key the next eviction tries first (the least recently used committed entry)."""
@@ -333,7 +311,6 @@ def file_evictor_machine(
                 if all(e[0] != key for e in self.model.lru):
                     self.write(key, 1)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EIO)))
         def evict_past_an_unremovable_file(self, key: str, code: int) -> None:
             """V5: the next victim cannot be removed, and a write needs all the room: eviction goes on past
@@ -342,11 +319,9 @@ def file_evictor_machine(
             victim = self._next_victim()
             if victim is not None:
                 self.fs.fail_unlink(path_of(victim), code)
-                self.model.unremovable.add(self.model.name(victim))
             self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def evict_a_file_that_vanished(self, key: str) -> None:
             """V5, V6: the next victim's file is gone (another process): it counts as evicted, with its
@@ -359,12 +334,10 @@ def file_evictor_machine(
             self.write(key, self.model.cap or 9)
             self.clause = "V5"
 
-        @precondition(lambda self: self.ready)
         @rule()
         def heal(self) -> None:
             self.clause = "V5"
             self.fs.heal()
-            self.model.unremovable.clear()
 
         def _snapshot(self) -> list[tuple[Any, ...]] | None:
             """The target's entries, when it has ``snapshot()`` and eviction is on (V1: inert, no tracking
@@ -385,7 +358,7 @@ def file_evictor_machine(
             """The clause an eviction that differs from the model's breaks: V5 when a write in flight was
             evicted, an unremovable file wedged eviction (a refusal the model does not make), or a file
             already gone was among the model's victims (it counts as evicted); else V3."""
-            wedged = got is False and bool(self.model.unremovable)
+            wedged = got is False and bool(self.fs.faults.unremovable)
             leaked = got is False and bool(gone & set(tried))  # refused: a vanished victim's bytes kept
             return "V5" if wedged or leaked or self._lost_in_flight() else "V3"
 
@@ -395,16 +368,16 @@ def file_evictor_machine(
             """The ``on_evict`` calls against the model's victims.  ``before``/``tried_before``: the calls and
             victims before the evicting step under way; None: a step that evicts nothing (abort, clear, ...),
             where any callback is V6's."""
-            if self.callbacks == self.model.evicted:
+            if self.callbacks == self.victims:
                 return
-            done, want = self.callbacks, self.model.evicted
+            done, want = self.callbacks, self.victims
             if before is None or done[:before] != want[:tried_before]:
                 self._fail_callbacks("V6")
                 return
             now, expected = done[before:], want[tried_before:]
             missing = [k for k in expected if k not in now]
             extra = [k for k in now if k not in expected]
-            unremovable = {k for k in KEYS if self.model.name(k) in self.model.unremovable}
+            unremovable = {k for k in KEYS if self.fs.faults.stuck(path_of(k))}
             # Fewer victims than the model, after an unremovable one: eviction stopped at a file it could
             # not remove instead of going on with the next victim (V5).
             untried = expected[len(now) :] if expected[: len(now)] == now else []
@@ -430,15 +403,11 @@ def file_evictor_machine(
             taken as the model's victims, so later steps are compared from there (as a V3 one, with V3 set
             aside: only eviction's victims are; its answers are still compared)."""
             if clause in self.set_aside:
-                self.callbacks[:] = self.model.evicted
+                self.callbacks[:] = self.victims
                 return
-            raise AssertionError(f"{clause}: on_evict {self.callbacks} != {self.model.evicted}")
+            raise AssertionError(f"{clause}: on_evict {self.callbacks} != {self.victims}")
 
-        def check_step(self) -> None:
-            if not self.ready:
-                return
-            if hasattr(self.impl, "check_invariants"):
-                self.impl.check_invariants()
+        def _compare(self) -> None:
             entries = self._snapshot()
             if entries is not None and entries != self.model.lru:
                 clause = "V5" if self._lost_in_flight() else self.clause
@@ -454,20 +423,8 @@ def file_evictor_machine(
                 f"{self.clause}: directory {listing} != model {self.model.files}"
             )
 
-        def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
-            model = self.model
-            return (
-                model.cap,
-                model.ratio,
-                model.min_free,
-                model.disk_size,
-                tuple(model.lru),
-                tuple(sorted(model.more.items())),
-                tuple(sorted(model.published)),
-                tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
-                tuple(sorted(model.unremovable)),
-            )
+        def more_state(self) -> Hashable:
+            writers = tuple(sorted(self.model.writers.items()))
+            return writers, tuple(sorted(self.model.published)), tuple(sorted(self.fs.faults.unremovable))
 
     return FileEvictorMachine

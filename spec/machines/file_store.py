@@ -35,12 +35,11 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, precondition, rule
+from hypothesis.stateful import initialize, rule
 
-from spec.fake_fs import Crash, FakeFileSystem
-from spec.fakes import FakeClock
+from spec.fake_fs import Crash
 from spec.file_store import FileStoreModel, is_temp
-from spec.machines._base import LockstepMachine
+from spec.machines._base import FileWorldMachine, LockstepMachine
 
 __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "believed", "file_store_machine"]
 
@@ -71,15 +70,9 @@ def believed(store: Any) -> frozenset[Hashable]:
 def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
     """A machine class that checks ``factory``'s stores against the model."""
 
-    class FileStoreMachine(LockstepMachine):
-        impl: Any
-        model: FileStoreModel
-
+    class FileStoreMachine(FileWorldMachine):
         def __init__(self) -> None:
-            super().__init__()
-            self.ready = False
-            self.clock = FakeClock(1000.0)
-            self.fs = FakeFileSystem(self.clock)
+            super().__init__(1000.0)
             self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
             self.temp_serial = 0
             self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
@@ -96,7 +89,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def build(
             self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
         ) -> None:
-            self.fs.disk_size = disk_size
             self.extra_config: dict[str, object] = {
                 "max_size": cap,
                 "eviction_ratio": ratio,
@@ -105,7 +97,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 "metadata_ttl": ttl,
                 "temp_max_age": TEMP_MAX_AGE,
             }
-            self.model = FileStoreModel(
+            self.model = self.new_model(
+                DIRECTORY,
                 namespace=NAMESPACE,
                 cap=cap,
                 ratio=ratio,
@@ -114,7 +107,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 metadata=metadata,
                 ttl=ttl,
                 temp_max_age=TEMP_MAX_AGE,
-                clock=self.clock,
             )
             self.impl = self._new_store()
             self.model.restart()
@@ -127,7 +119,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         def _step(self, clause: str) -> None:
             self.clause = clause
-            self.evicted_at_step = len(self.model.evicted)
+            self.evicted_at_step = len(self.victims)
 
         def _answer_clause(self, got: object, want: object, clause: str) -> str:
             """A write refused that the model admits, with an unremovable file around: eviction wedged
@@ -136,22 +128,20 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             admitted = want is True or (
                 isinstance(want, list) and isinstance(got, list) and want.count(True) > got.count(True)
             )
-            return "V5" if refused and admitted and self.model.unremovable else clause
+            return "V5" if refused and admitted and self.fs.faults.unremovable else clause
 
-        def _note_evictions(self, before: int) -> None:
-            """C1 bookkeeping: victims this store removed."""
-            for key in self.model.evicted[before:]:
-                if self.model.name(key) not in self.model.unremovable:
+        def _note_evictions(self) -> None:
+            """C1 bookkeeping: victims this store removed in the step under way."""
+            for key in self.victims[self.evicted_at_step :]:
+                if not self.fs.faults.stuck(f"{DIRECTORY}/{self.model.name(key)}"):
                     self.removed_by_store.add(key)
 
         # -- the public operations --------------------------------------------
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, value=values)
         def set(self, key: str, value: bytes) -> None:
             """F3, V3-V6, B2."""
             self._step("F3")
-            evicted = len(self.model.evicted)
             quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
             calls = sum(self.fs.calls.values())
             got = self.impl.set(key, value)
@@ -162,31 +152,27 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             )
             if quiet:
                 assert calls == 0, f"F6/F3: set of believed {key!r} made {calls} filesystem calls"
-            self._note_evictions(evicted)
+            self._note_evictions()
             if want:
                 self.removed_by_store.discard(key)
 
-        @precondition(lambda self: self.ready)
         @rule(pairs=st.lists(st.tuples(keys, values), max_size=3))
         def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
             """F5."""
             self._step("F5")
-            evicted = len(self.model.evicted)
             got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
             want = [self.model.set(k, v) for k, v in pairs]
             assert got == want, (
                 f"{self._answer_clause(got, want, 'F5')}: batch_set({pairs!r}) -> {got}, model {want}"
             )
-            self._note_evictions(evicted)
+            self._note_evictions()
             self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
 
-        @precondition(lambda self: self.ready)
         @rule(value=st.sampled_from(VALUES[3:]))
         def write_every_key(self, value: bytes) -> None:
             """V3, V6: a burst of writes that overflows a small cap (victims include vanished files)."""
             self.batch_set([(key, value) for key in KEYS])
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def get(self, key: str) -> None:
             """F4, B2."""
@@ -195,7 +181,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             want = self.model.get(key)
             assert got == want, f"F4: get({key!r}) -> {got!r}, model {want!r}"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, delta=st.sampled_from((0, 0, 1, -1)))
         def get_into(self, key: str, delta: int) -> None:
             """F4: exact size only."""
@@ -209,7 +194,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if want is not None:
                 assert bytes(buffer) == want, f"F4: get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
 
-        @precondition(lambda self: self.ready)
         @rule(batch=st.lists(keys, max_size=4))
         def batch_get(self, batch: list[str]) -> None:
             """F5."""
@@ -218,7 +202,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             want = [self.model.get(k) for k in batch]
             assert got == want, f"F5: batch_get({batch!r}) -> {got!r}, model {want!r}"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def exists(self, key: str) -> None:
             """F6 (no filesystem call on a live belief), C1, C2."""
@@ -235,7 +218,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if got and self.model.name(key) not in self.model.files:
                 assert believed, f"C2: exists({key!r}) is True for a gone file without a live belief"
 
-        @precondition(lambda self: self.ready)
         @rule(batch=st.lists(keys, max_size=4))
         def batch_exists(self, batch: list[str]) -> None:
             """F5: the longest existing prefix; at most one call per key asked, never a listing."""
@@ -257,7 +239,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             calls = sum(self.fs.calls.values()) - calls
             assert calls == unbelieved, f"F5/F6: {calls} calls for {unbelieved} unbelieved keys asked"
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys)
         def delete(self, key: str) -> None:
             """F7."""
@@ -268,7 +249,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if want:
                 self.removed_by_store.add(key)
 
-        @precondition(lambda self: self.ready)
         @rule()
         def clear(self) -> None:
             """F7: only this namespace's files go (the foreign ones are compared every step)."""
@@ -283,7 +263,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         # -- the world --------------------------------------------------------
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 9))
         def another_process_deletes(self, index: int) -> None:
             """C2, F4: one of this namespace's files is deleted behind the store's back."""
@@ -294,7 +273,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 self.fs.remove(f"{DIRECTORY}/{name}")
                 del self.model.files[name]
 
-        @precondition(lambda self: self.ready)
         @rule(index=st.integers(0, 9), op=st.sampled_from(("get", "exists", "set", "get_into", "delete")))
         def revisit_a_vanished_file(self, index: int, op: str) -> None:
             """F4, C2, V4: a key the store tracks or believes, whose file another process deleted."""
@@ -310,7 +288,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             else:
                 getattr(self, op)(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, value=values, foreign=st.booleans())
         def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
             """F1: a file of this namespace (or, foreign, of another one) appears."""
@@ -322,7 +299,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if not foreign:
                 self.removed_by_store.discard(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, kind=st.sampled_from(("symlink", "fifo", "dir", "other")))
         def another_user_plants_a_node(self, key: str, kind: str) -> None:
             """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
@@ -335,7 +311,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.model.files.pop(name, None)
             self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
 
-        @precondition(lambda self: self.ready)
         @rule(size=st.integers(0, 4), ours=st.booleans())
         def another_writer_leaves_a_temp_file(self, size: int, ours: bool) -> None:
             """F8, C4: a live (young) or crashed (later old) writer's temp file; S6: or another program's
@@ -346,7 +321,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
             self.model.files[name] = (b"t" * size, self.clock())
 
-        @precondition(lambda self: self.ready)
         @rule(
             op=st.sampled_from(("write", "replace", "read", "short")),
             code=st.sampled_from((errno.EIO, errno.ENOSPC)),
@@ -357,16 +331,13 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             if op == "short":
                 self.fs.short_reads(1)
             else:
-                self.fs.fail(op, code)
-            self.model.arm(op, code)
+                self.fs.fail(op, code)  # the model reads the same ledger
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
         def file_becomes_unremovable(self, key: str, code: int) -> None:
             """V5: unlink of this key's file fails until healed."""
             self._step("V5")
             self.fs.fail_unlink(f"{DIRECTORY}/{self.model.name(key)}", code)
-            self.model.unremovable.add(self.model.name(key))
 
         def _oldest_tracked_file(self) -> str | None:
             """The least recently used committed entry whose file is on disk: the next victim."""
@@ -375,7 +346,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                     return key
             return None
 
-        @precondition(lambda self: self.ready)
         @rule(value=st.sampled_from(VALUES[5:]))
         def evict_a_file_that_vanished(self, value: bytes) -> None:
             """V6, C1: the next victim's file is deleted behind the store's back, then a burst of writes
@@ -390,7 +360,6 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             del self.model.files[self.model.name(key)]
             self.batch_set([(k, value) for k in KEYS if k != key])
 
-        @precondition(lambda self: self.ready)
         @rule(value=st.sampled_from(VALUES[5:]), code=st.sampled_from((errno.EPERM, errno.EBUSY)))
         def evict_past_an_unremovable_file(self, value: bytes, code: int) -> None:
             """V5, S7: the next victim's file cannot be removed, then a burst of writes of the other keys
@@ -401,21 +370,16 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self.file_becomes_unremovable(key, code)
             self.batch_set([(k, value) for k in KEYS if k != key])
 
-        @precondition(lambda self: self.ready)
         @rule()
         def heal(self) -> None:
             self._step("V5")
             self.fs.heal()
-            self.model.unremovable.clear()
-            self.model.disarm()
 
-        @precondition(lambda self: self.ready)
         @rule(delta=st.sampled_from(DELTAS))
         def advance(self, delta: float) -> None:
             self._step("C2")
             self.clock.advance(delta)
 
-        @precondition(lambda self: self.ready)
         @rule()
         def restart(self) -> None:
             """F8, C3: a new store on the same directory counts exactly this namespace's bytes."""
@@ -424,36 +388,32 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         def _restart_store(self) -> None:
             self.impl = self._new_store()
-            evicted = len(self.model.evicted)
             self.model.restart()
-            self._note_evictions(evicted)
+            self._note_evictions()
             self._check_restart()
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, value=values, after=st.integers(0, 10))
         def crash_during_set(self, key: str, value: bytes, after: int) -> None:
             """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
             self.heal()
             self._step("C4")
             acknowledged = self._acknowledged()
-            shadow = copy.deepcopy(self.model)  # which files this set may remove: its victims
+            shadow, tried = self._shadow()  # which files this set may remove: its victims
             shadow.set(key, value)
             self.fs.crash_after(after)
             try:
                 got = self.impl.set(key, value)
             except Crash:
                 self.fs.restart()
-                self._after_crash(acknowledged, self._victims(shadow), key, value)
+                self._after_crash(acknowledged, self._names(tried), key, value)
                 return
             self.fs.restart()
-            evicted = len(self.model.evicted)
             want = self.model.set(key, value)
             assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
-            self._note_evictions(evicted)
+            self._note_evictions()
             if want:
                 self.removed_by_store.discard(key)
 
-        @precondition(lambda self: self.ready)
         @rule(key=keys, clear=st.booleans(), after=st.integers(0, 10))
         def crash_during_removal(self, key: str, clear: bool, after: int) -> None:
             """C4: the process dies inside ``delete(key)`` or ``clear()``; only what it removes may go."""
@@ -478,27 +438,25 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             elif want:
                 self.removed_by_store.add(key)
 
-        @precondition(lambda self: self.ready)
         @rule(after=st.integers(0, 10))
         def crash_during_start_up(self, after: int) -> None:
             """C4, F8: the process dies while a new store scans the directory, cleans up and evicts."""
             self.heal()
             self._step("C4")
             acknowledged = self._acknowledged()
-            shadow = copy.deepcopy(self.model)
+            shadow, tried = self._shadow()
             shadow.restart()
             self.fs.crash_after(after)
             try:
                 store = self._new_store()
             except Crash:
                 self.fs.restart()
-                self._after_crash(acknowledged, self._victims(shadow))
+                self._after_crash(acknowledged, self._names(tried))
                 return
             self.fs.restart()
             self.impl = store
-            evicted = len(self.model.evicted)
             self.model.restart()
-            self._note_evictions(evicted)
+            self._note_evictions()
             self._check_restart()
 
         def _planted(self) -> dict[str, tuple[str, int]]:
@@ -513,9 +471,13 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             """This namespace's files as the model has them: each one a write acknowledged earlier."""
             return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
 
-        def _victims(self, shadow: FileStoreModel) -> frozenset[str]:
-            """The file names ``shadow`` (the model, one step on) evicted in that step."""
-            return frozenset(shadow.name(k) for k in shadow.evicted[len(self.model.evicted) :])
+        def _shadow(self) -> tuple[FileStoreModel, list[str]]:
+            """A copy of the model (its faults too) that tells its victims to the list beside it."""
+            tried: list[str] = []
+            return copy.deepcopy(self.model, {id(self.model.on_evict): tried.append}), tried
+
+        def _names(self, keys: list[str]) -> frozenset[str]:
+            return frozenset(self.model.name(k) for k in keys)
 
         def _after_crash(
             self,
@@ -559,11 +521,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
 
         # -- every step -------------------------------------------------------
 
-        def check_step(self) -> None:
-            if not self.ready:
-                return
-            if hasattr(self.impl, "check_invariants"):
-                self.impl.check_invariants()
+        def _compare(self) -> None:
             planted = self._planted()
             assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
             listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
@@ -602,26 +560,14 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             beliefs = believed(self.impl) if hasattr(self.impl, "_beliefs") else frozenset()
             if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
                 return "C1"  # the store believes a key whose file is not there
-            if len(self.model.evicted) > self.evicted_at_step:
+            if len(self.victims) > self.evicted_at_step:
                 return "V3"  # the step evicted: the victims differ
             return self.clause
 
-        def abstract_state(self) -> Hashable:
-            if not self.ready:
-                return None
+        def more_state(self) -> Hashable:
             model = self.model
-            return (
-                model.cap,
-                model.ratio,
-                model.min_free,
-                model.disk_size,
-                model.metadata,
-                model.ttl,
-                tuple(sorted((n, len(d)) for n, (d, _m) in model.files.items())),
-                tuple(model.lru),
-                tuple(k for k in KEYS if model.believed(k)),
-                len(model.unremovable),
-                tuple(sorted(model.planted.items())),
-            )
+            believed = tuple(k for k in KEYS if model.believed(k))
+            planted = tuple(sorted(model.planted.items()))
+            return model.metadata, model.ttl, believed, len(self.fs.faults.unremovable), planted
 
     return FileStoreMachine

@@ -22,7 +22,7 @@ armed faults), so CI explores a depth bound rather than a fixpoint.
 from __future__ import annotations
 
 import errno
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from hicache.file_store import HiCacheFile
@@ -78,6 +78,8 @@ class FileStorePair(Pair):
             ttl=ttl,
             temp_max_age=TEMP_MAX_AGE,
             clock=self.clock,
+            faults=self.fs.faults,
+            directory=DIRECTORY,
         )
         self.model.restart()
 
@@ -103,7 +105,8 @@ class FileStorePair(Pair):
                 ops.append(("others_delete", key))
             ops.extend(("others_write", key, value) for value in VALUES)
         ops.append(("others_write", KEYS[0], VALUES[0], FOREIGN))  # another namespace's file (F1)
-        armed = any(model.pending.values()) or model.unremovable
+        ledger = self.fs.faults
+        armed = any(ledger.pending(op, "model") for op, _code in FAULTS) or ledger.unremovable
         if not armed:  # one fault at a time: each fault choice, then heal
             ops.extend(("fault", op, code) for op, code in FAULTS)
             ops.extend(("unremovable", KEYS[0], code) for code in (errno.EPERM, errno.EBUSY))
@@ -151,15 +154,11 @@ class FileStorePair(Pair):
             if op == "short":
                 fs.short_reads(1)
             else:
-                fs.fail(op, code)
-            model.arm(op, code)
+                fs.fail(op, code)  # the model reads the same ledger
         elif name == "unremovable":
             fs.fail_unlink(self._path(str(args[0])), int(args[1]))  # type: ignore[call-overload]
-            model.unremovable.add(model.name(str(args[0])))
         elif name == "heal":
             fs.heal()
-            model.unremovable.clear()
-            model.disarm()
         elif name == "advance":
             self.clock.advance(1.0)
         elif name == "restart":
@@ -170,7 +169,7 @@ class FileStorePair(Pair):
 
     # -- the refinement mapping ------------------------------------------------
 
-    def _files(self, files: dict[str, tuple[bytes, float]]) -> Hashable:
+    def _files(self, files: Mapping[str, tuple[bytes, float]]) -> Hashable:
         ranks = {m: i for i, m in enumerate(sorted({m for _d, m in files.values()}))}
         return tuple(sorted((n if n[0] != "." else ".tmp", d, ranks[m]) for n, (d, m) in files.items()))
 
@@ -190,7 +189,7 @@ class FileStorePair(Pair):
             tuple(tuple(e) for e in impl.evictor.snapshot()),
             self._beliefs(beliefs),
             pending,
-            tuple(sorted(self.model.unremovable)),
+            tuple(sorted(self.fs.faults.unremovable)),
         )
 
     def abstract_spec(self) -> Hashable:
@@ -200,8 +199,8 @@ class FileStorePair(Pair):
             self._files(model.files),
             tuple(model.lru),
             self._beliefs(beliefs),
-            (model.pending["write"], model.pending["replace"], model.pending["read"]),
-            tuple(sorted(model.unremovable)),
+            tuple(self.fs.faults.pending(op, "model") for op in ("write", "replace", "read")),
+            tuple(sorted(self.fs.faults.unremovable)),
         )
 
     def fingerprint(self) -> Hashable:
@@ -210,7 +209,7 @@ class FileStorePair(Pair):
         if cache is not None and self.ttl >= 0:
             now = self.clock()
             stale = tuple(k for k, b in stored(cache, self.clock) if now - b > self.ttl)
-        return self.abstract_implementation(), stale, self.model.pending["short"]
+        return self.abstract_implementation(), stale, self.fs.faults.pending("short", "model")
 
     def check_invariants(self) -> None:
         check = getattr(self.implementation, "check_invariants", None)

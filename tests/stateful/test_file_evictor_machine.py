@@ -1,4 +1,7 @@
-"""Lock-step refinement of LRUFileEvictor on its own, with writes held in flight across steps (V1-V6, C3)."""
+"""Lock-step refinement of LRUFileEvictor on its own, with writes held in flight across steps (V1-V6, C3).
+
+The same machine runs over the model itself (tests/stateful/model_targets.py), which must trivially conform.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from hicache import LRUFileEvictor
 from spec.machines import run_machine
 from spec.machines.file_evictor import file_evictor_machine
 from spec.variants.file_evictor import WRONG_PRODUCTION, RetriesUnremovableEvictor
+from tests.stateful.model_targets import model_evictor
 
 
 @pytest.mark.clauses("V1", "V2", "V3", "V4", "V5", "V6", "C3")
@@ -24,6 +28,18 @@ def test_file_evictor_refines_the_model_in_lock_step(record_property: Callable[[
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0
+
+
+@pytest.mark.clauses("V2", "V3", "V4", "V5", "V6", "S7", "C3")
+def test_the_model_run_as_an_evictor_conforms_to_its_own_machine() -> None:
+    budget = settings(parent=settings(), max_examples=min(settings().max_examples, 100))
+    figures = run_machine(file_evictor_machine(model_evictor), budget)
+    assert figures.examples > 0 and figures.checks > figures.examples
+
+
+@pytest.mark.clauses("S7", "V5", "V6")
+def test_the_model_run_as_an_evictor_passes_the_pinned_s7_scenario() -> None:
+    _run_steps(model_evictor)
 
 
 @pytest.mark.clauses("V3", "V4", "V5", "V6", "S7")

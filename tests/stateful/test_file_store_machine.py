@@ -1,9 +1,10 @@
 """Lock-step refinement of HiCacheFile against its model on the fake filesystem (F1-F8, V1-V6, C1-C4, B2).
 
 Every step compares the directory, the evictor's entries (C3) and the beliefs;
-the rules check C1, C2, C4, F5 and F6 as properties.  The deliberately wrong
-variants in ``spec/variants/file_store.py`` show that this machine fails when
-it should.
+the rules check C1, C2, C4, F5 and F6 as properties.  The same machine runs over
+the model itself (tests/stateful/model_targets.py: it must trivially conform, which
+checks the machine, not the model).  The deliberately wrong variants in
+``spec/variants/file_store.py`` show that this machine fails when it should.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from spec.variants.file_store import (
     NEEDS_PLANTED_NODES,
     WRONG,
 )
+from tests.stateful.model_targets import ModelStore
 
 CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
 
@@ -56,6 +58,14 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0
+
+
+@pytest.mark.clauses("F1", "F3", "F4", "F5", "F6", "F7", "F8", "V3", "V5", "C1", "C2", "C3", "C4", "B2", "S3")
+def test_the_model_run_as_a_store_conforms_to_its_own_machine() -> None:
+    # It checks the machine, not the model: a small budget is enough.
+    budget = settings(parent=settings(), max_examples=min(settings().max_examples, 100))
+    figures = run_machine(file_store_machine(ModelStore), budget)
+    assert figures.examples > 0 and figures.checks > figures.examples
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
