@@ -35,15 +35,16 @@ import stat as stat_module
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import partial
 from types import ModuleType
 from typing import Any
 
 from hicache.fs import FileStat
 from spec.fake_fs import FakeFileSystem
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._time import add_modules, time_modules
+from spec.oracle._time import MISSING, Interposition, restore, time_modules
 
-__all__ = ["FakeOS", "RealDiskWatch", "interpose_fs", "unsupported_call"]
+__all__ = ["FakeOS", "FsControl", "RealDiskWatch", "interpose_fs", "restore", "unsupported_call"]
 
 os_stat_result = real_os.stat_result
 
@@ -348,18 +349,6 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     return replaced
 
 
-MISSING: Any = object()
-
-
-def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
-    namespace = vars(module)
-    for name, value in replaced.items():
-        if value is MISSING:
-            namespace.pop(name, None)
-        else:
-            namespace[name] = value
-
-
 class RealDiskWatch:
     """Records the real filesystem calls the process makes under ``roots`` while ``active`` (an audit hook,
     installed once per process: audit hooks cannot be removed, so it is switched off instead)."""
@@ -414,7 +403,7 @@ def _reached_modules(target: Any) -> list[ModuleType]:
     return found
 
 
-class FsControl:
+class FsControl(Interposition):
     """How one session controls its target's filesystem: ``injected`` (the constructor takes ``fs``),
     ``interposed`` (the target's modules see :class:`FakeOS`), or ``none`` (the component has no disk)."""
 
@@ -423,15 +412,12 @@ class FsControl:
         if "fs" in session.component.constructor:
             self.mode = "injected" if session.accepts("fs") else "interposed"
         self.fake = FakeOS()
-        self.modules: list[ModuleType] = []
-        self.patched_names: dict[str, list[str]] = {}
         self.worlds: list[FakeFileSystem] = []  # every fake filesystem a target was given or shown
-        self._patched = False
-        if self.mode == "interposed":
-            self.modules = time_modules(session.target)
-            # A factory's class may live in a module it reaches through a closure or a global: interposed
-            # before the probe builds one, so that even the probe never reaches the real disk.
-            self.modules += [m for m in _reached_modules(session.target) if m not in self.modules]
+        # A factory's class may live in a module it reaches through a closure or a global: interposed
+        # before the probe builds one, so that even the probe never reaches the real disk.
+        interposed, target = self.mode == "interposed", session.target
+        modules = list(dict.fromkeys([*time_modules(target), *_reached_modules(target)]))
+        super().__init__(interposed, modules, partial(interpose_fs, fake=self.fake), self._watch)
 
     def take(self, init: dict[str, Any]) -> dict[str, Any]:
         """The constructor arguments to pass on: ``fs`` kept when injected, else taken out and shown to the
@@ -447,41 +433,22 @@ class FsControl:
     def add_modules(self, *instances: Any) -> None:
         """Interposed: also the modules of the instances' classes; a usage error when none of the modules
         refers to ``os``, ``os.path``, ``shutil`` or their functions (the target's disk is out of reach)."""
-        if self.mode != "interposed":
-            return
-        RealDiskWatch.shared().seen.clear()  # the probe ran before its instance's modules were interposed
-        add_modules(self.modules, *instances)
-        self.patch()()  # learns patched_names
-        if not self.patched_names:  # the names replaced, but for the ``open`` added to every module
-            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
-            raise OracleUsageError(
-                "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
-                f"or of its classes ({searched}) refers to os, os.path or shutil. Give its constructor an fs "
-                'parameter or map the one it has with an adapter, e.g. --adapter \'{"arguments": '
-                '{"__init__": {"fs": "its_name"}}}\''
-            )
+        self.reach(
+            list(instances),
+            "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
+            "or of its classes (%s) refers to os, os.path or shutil. Give its constructor an fs "
+            'parameter or map the one it has with an adapter, e.g. --adapter \'{"arguments": '
+            '{"__init__": {"fs": "its_name"}}}\'',
+        )
 
-    def patch(self) -> Callable[[], None]:
-        """Interpose the fake in ``modules`` (interposed only) and watch the real disk; returns the undo."""
-        if self.mode != "interposed" or self._patched:
-            return lambda: None
-        done = [(module, interpose_fs(module, self.fake)) for module in self.modules]
-        self.patched_names = {
-            module.__name__: sorted(n for n, v in names.items() if v is not MISSING) for module, names in done
-        }
-        self.patched_names = {m: n for m, n in self.patched_names.items() if n}
+    def _watch(self, on: bool) -> None:
+        """Watch the real disk under the fake's directories while the fake is in, from a clean slate (the
+        probe ran before its instance's modules were interposed)."""
         watch = RealDiskWatch.shared()
         watch.roots = self._roots
-        watch.active = True
-        self._patched = True
-
-        def undo() -> None:
-            watch.active = False
-            for module, replaced in reversed(done):
-                restore(module, replaced)
-            self._patched = False
-
-        return undo
+        watch.active = on
+        if on:
+            watch.seen.clear()
 
     def _roots(self) -> tuple[str, ...]:
         """The directories of the fake filesystem under way (and of the probe's)."""
@@ -498,7 +465,7 @@ class FsControl:
         if self.mode == "injected":
             return "injected: the machine's fake filesystem is passed as fs="
         if self.mode == "interposed":
-            where = "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.patched_names.items())
+            where = self.where()
             counted = ", ".join(f"{name} {count}" for name, count in sorted(self.fake.calls.items()))
             calls = counted or "no calls"
             return f"interposed: the names {where} (and open) reach the fake filesystem ({calls})"

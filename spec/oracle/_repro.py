@@ -166,7 +166,7 @@ def render_repro(
     if timed and session.time_control == "patched":
         # The modules the oracle patched, and those of TARGET (another implementation may live elsewhere).
         lines.append(f"    clock = FakeClock({start!r})")
-        names = list(session.patched_names)
+        names = list(session.time.names)
         lines.append(f"    modules = [*time_modules(target), *map(importlib.import_module, {names!r})]")
         lines.append(
             "    patched = [(module, control_time(module, clock)) for module in dict.fromkeys(modules)]"

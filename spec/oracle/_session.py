@@ -22,7 +22,7 @@ from hypothesis import reject
 from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
-from spec.oracle._time import ClockHolder, FakeClock, add_modules, bound_clocks, control_time, time_modules
+from spec.oracle._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
@@ -133,16 +133,15 @@ class Session:
         self.recording: Recording | None = None
         self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
         self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
-        self.patched_names: dict[str, list[str]] = {}  # module name -> the names in it that read the clock
         self.per_pool_class = False
-        self._patched = False
         self._accepts = self._accepted_parameters()
         self.time_control = "none"  # or "injected" (passed to the constructor), or "patched" into modules
         if "clock" in component.constructor:
             self.time_control = "injected" if self.accepts("clock") else "patched"
         # Patched: the modules of the factory or class; _probe adds those of the instance's classes (a
         # factory's product, a subclass defined elsewhere than the class that reads the clock).
-        self.modules = time_modules(target) if self.time_control == "patched" else []
+        patched = self.time_control == "patched"
+        self.time = Interposition(patched, time_modules(target), partial(control_time, read=self.holder))
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self._probe()
 
@@ -214,59 +213,36 @@ class Session:
         """Patched time: also patch the modules of the probe instances' classes; a usage error when no
         module that may read the clock for the target refers to the time at all (it would run on the
         real clock, and the verdict of a TTL would depend on the machine's speed)."""
-        if self.time_control != "patched":
-            return
-        bound = bound_clocks(self.target)
+        bound = bound_clocks(self.target) if self.time.active else []
         if bound:
             raise OracleUsageError(
                 f"cannot control the time of the target: {', '.join(bound)} binds the real clock at import, "
                 "where patching the module cannot reach it. Let the oracle pass its clock there, e.g. "
                 '--adapter \'{"arguments": {"__init__": {"clock": "timer"}}}\' for a timer= parameter'
             )
-        # A PerPoolRegistry is the oracle's wrapper (its child is the target's)
-        add_modules(self.modules, *(obj for obj in instances if not isinstance(obj, PerPoolRegistry)))
-        self.patch()()  # learns patched_names
-        if not self.patched_names:
-            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
-            raise OracleUsageError(
-                f"cannot control the time of the target: it takes no clock parameter, and no module of it "
-                f"or of its classes ({searched}) refers to time.monotonic, time.time or time.perf_counter. "
-                "Give its constructor a clock parameter (e.g. clock: Callable[[], float] = time.monotonic) "
-                "or map the one it has with an adapter, e.g. "
-                '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
-            )
+        self.time.reach(
+            [obj for obj in instances if not isinstance(obj, PerPoolRegistry)],  # the oracle's wrapper
+            "cannot control the time of the target: it takes no clock parameter, and no module of it "
+            "or of its classes (%s) refers to time.monotonic, time.time or time.perf_counter. "
+            "Give its constructor a clock parameter (e.g. clock: Callable[[], float] = time.monotonic) "
+            "or map the one it has with an adapter, e.g. "
+            '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\'',
+        )
 
     def describe_time(self) -> str:
         if self.time_control == "injected":
             return f"injected: the fake clock is passed as {self.adapter.keyword_of('__init__', 'clock')}="
         if self.time_control == "patched":
-            where = "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.patched_names.items())
-            return f"patched: the names {where} read the fake clock"
+            return f"patched: the names {self.time.where()} read the fake clock"
         return "not applicable (the component has no time)"
 
     def patch(self) -> Callable[[], None]:
         """Patch the time and interpose the filesystem in the target's modules, as controlled; the undo."""
-        undo_time, undo_fs = self._patch_time(), self.fs_control.patch()
+        undo_time, undo_fs = self.time.patch(), self.fs_control.patch()
 
         def undo() -> None:
             undo_fs()
             undo_time()
-
-        return undo
-
-    def _patch_time(self) -> Callable[[], None]:
-        """Patch the time in ``modules`` (only when time control is 'patched'); returns the undo."""
-        if self.time_control != "patched" or self._patched:
-            return lambda: None
-        done = [(module, control_time(module, self.holder)) for module in self.modules]
-        self.patched_names = {module.__name__: sorted(names) for module, names in done if names}
-        self._patched = True
-
-        def undo() -> None:
-            for module, replaced in reversed(done):
-                for name, value in replaced.items():
-                    setattr(module, name, value)
-            self._patched = False
 
         return undo
 
