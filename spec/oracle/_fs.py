@@ -35,7 +35,7 @@ import stat as stat_module
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from functools import partial
+from functools import cache, partial
 from types import ModuleType
 from typing import Any
 
@@ -87,6 +87,14 @@ def _disk_usage(fs: FakeFileSystem, path: str) -> Any:
     return real_shutil._ntuple_diskusage(total, total - free, free)
 
 
+def _kind(fs: FakeFileSystem, path: str) -> str:
+    """The kind of the node at ``path``, "" where there is none (the tests of ``os.path`` answer False)."""
+    try:
+        return fs.stat(path).kind
+    except (OSError, ValueError):
+        return ""
+
+
 # The functions that are one call of the fake filesystem on their path arguments, made plain (keywords
 # such as ``dir_fd`` or ``follow_symlinks`` are taken and ignored): qualified name -> (fs, *paths) -> answer.
 _IGNORED = frozenset({"dir_fd", "src_dir_fd", "dst_dir_fd", "follow_symlinks", "strict"})
@@ -103,14 +111,11 @@ _ONE_CALL: dict[str, Callable[..., Any]] = {
     "os.path.getmtime": lambda fs, path: fs.stat(path).mtime,
     "os.path.realpath": lambda fs, path: fs.resolve(posixpath.abspath(path)),
     "shutil.disk_usage": _disk_usage,
-}
-# The tests of ``os.path`` on the kind of node (False where there is none): name -> kind -> answer.
-_KIND_TESTS: dict[str, Callable[[str], bool]] = {
-    "exists": lambda kind: kind != "symlink",
-    "lexists": lambda kind: True,
-    "isfile": lambda kind: kind == "file",
-    "isdir": lambda kind: kind == "dir",
-    "islink": lambda kind: kind == "symlink",
+    "os.path.exists": lambda fs, path: _kind(fs, path) not in ("", "symlink"),
+    "os.path.lexists": lambda fs, path: _kind(fs, path) != "",
+    "os.path.isfile": lambda fs, path: _kind(fs, path) == "file",
+    "os.path.isdir": lambda fs, path: _kind(fs, path) == "dir",
+    "os.path.islink": lambda fs, path: _kind(fs, path) == "symlink",
 }
 
 
@@ -136,6 +141,7 @@ class FakeOS:
         self.fs: FakeFileSystem | None = fs
         self.calls: Counter[str] = Counter()
         self.unsupported: list[str] = []
+        self.faked: list[tuple[ModuleType, ModuleType, list[str]]] = []  # (real, fake, its functions faked)
         self.os = self._module(real_os, "os", _OS_FS_FUNCTIONS)
         self.path = self.os.path = self._module(posixpath, "os.path", _PATH_FS_FUNCTIONS)  # type: ignore[attr-defined]
         self.shutil = self._module(real_shutil, "shutil", _SHUTIL_FS_FUNCTIONS)
@@ -143,8 +149,6 @@ class FakeOS:
         for qualified, act in _ONE_CALL.items():
             module, _, name = qualified.rpartition(".")
             setattr(modules[module], name, self._function(qualified, act))
-        for name, test in _KIND_TESTS.items():
-            setattr(self.path, name, self._kind_test(f"os.path.{name}", test))
         for function in (self._scandir, self._makedirs, self._mkdir):  # the methods below, as os.scandir...
             setattr(self.os, function.__name__[1:], function)
         for method in (self._rmtree, self._move):
@@ -167,6 +171,7 @@ class FakeOS:
         for function in functions:
             if hasattr(real, function):
                 setattr(fake, function, self._unsupported(f"{prefix}.{function}"))
+        self.faked.append((real, fake, functions))
         return fake
 
     def _unsupported(self, qualified: str) -> Callable[..., Any]:
@@ -181,17 +186,6 @@ class FakeOS:
         def call(*args: Any, **kwargs: Any) -> Any:
             paths = {k: real_os.fspath(v) for k, v in kwargs.items() if k not in _IGNORED}
             return act(self._fs(qualified), *map(real_os.fspath, args), **paths)
-
-        call.__name__ = qualified.rsplit(".", 1)[-1]
-        return call
-
-    def _kind_test(self, qualified: str, test: Callable[[str], bool]) -> Callable[[Any], bool]:
-        def call(path: Any) -> bool:
-            try:
-                kind = self._fs(qualified).stat(real_os.fspath(path)).kind
-            except (OSError, ValueError):
-                return False
-            return test(kind)
 
         call.__name__ = qualified.rsplit(".", 1)[-1]
         return call
@@ -325,24 +319,13 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     """Point ``module``'s view of ``os``, ``os.path``, ``shutil``, their filesystem functions bound by name,
     and ``open`` at ``fake``.  Returns the globals it replaced (name -> original; a missing ``open`` global
     is recorded as :data:`MISSING`) so the caller can restore them."""
-    stand_ins: dict[int, Any] = {id(real_os): fake.os, id(posixpath): fake.path, id(real_shutil): fake.shutil}
-    for real, stand_in, names in (
-        (real_os, fake.os, _OS_FS_FUNCTIONS),
-        (posixpath, fake.path, _PATH_FS_FUNCTIONS),
-        (real_shutil, fake.shutil, _SHUTIL_FS_FUNCTIONS),
-    ):
-        for name in names:
-            if hasattr(real, name):
-                stand_ins[id(getattr(real, name))] = getattr(stand_in, name)
-    replaced: dict[str, Any] = {}
+    stand_ins: dict[int, Any] = {}
+    for real, stand_in, names in fake.faked:
+        stand_ins[id(real)] = stand_in
+        stand_ins.update({id(getattr(real, n)): getattr(stand_in, n) for n in names if hasattr(real, n)})
     namespace = vars(module)
-    for name, value in list(namespace.items()):
-        if name.startswith("__"):
-            continue
-        stand = stand_ins.get(id(value))
-        if stand is not None:
-            replaced[name] = value
-            namespace[name] = stand
+    replaced = {name: v for name, v in namespace.items() if not name.startswith("__") and id(v) in stand_ins}
+    namespace.update({name: stand_ins[id(v)] for name, v in replaced.items()})
     if namespace.get("open", builtins.open) is builtins.open:
         replaced["open"] = namespace.get("open", MISSING)
         namespace["open"] = fake.open
@@ -351,22 +334,12 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
 
 class RealDiskWatch:
     """Records the real filesystem calls the process makes under ``roots`` while ``active`` (an audit hook,
-    installed once per process: audit hooks cannot be removed, so it is switched off instead)."""
-
-    _installed: RealDiskWatch | None = None
+    installed once per process, by ``disk_watch``: audit hooks cannot be removed, so it is switched off)."""
 
     def __init__(self) -> None:
         self.active = False
         self.roots: Callable[[], tuple[str, ...]] = tuple  # the fake's directories, asked at each event
         self.seen: list[str] = []
-
-    @classmethod
-    def shared(cls) -> RealDiskWatch:
-        if cls._installed is None:
-            watch = cls()
-            sys.addaudithook(watch._hook)
-            cls._installed = watch
-        return cls._installed
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active or not args or not (event == "open" or event.startswith(("os.", "shutil."))):
@@ -379,6 +352,14 @@ class RealDiskWatch:
         normal = posixpath.normpath(path) if path else path
         if any(normal == root or normal.startswith(root + "/") for root in self.roots()):
             self.seen.append(f"{event} {path}")
+
+
+@cache
+def disk_watch() -> RealDiskWatch:
+    """The process's one RealDiskWatch, its audit hook installed at the first call."""
+    watch = RealDiskWatch()
+    sys.addaudithook(watch._hook)
+    return watch
 
 
 def _reached_modules(target: Any) -> list[ModuleType]:
@@ -444,7 +425,7 @@ class FsControl(Interposition):
     def _watch(self, on: bool) -> None:
         """Watch the real disk under the fake's directories while the fake is in, from a clean slate (the
         probe ran before its instance's modules were interposed)."""
-        watch = RealDiskWatch.shared()
+        watch = disk_watch()
         watch.roots = self._roots
         watch.active = on
         if on:
@@ -465,17 +446,16 @@ class FsControl(Interposition):
         if self.mode == "injected":
             return "injected: the machine's fake filesystem is passed as fs="
         if self.mode == "interposed":
-            where = self.where()
-            counted = ", ".join(f"{name} {count}" for name, count in sorted(self.fake.calls.items()))
-            calls = counted or "no calls"
-            return f"interposed: the names {where} (and open) reach the fake filesystem ({calls})"
+            counted = sorted(self.fake.calls.items())
+            calls = ", ".join(f"{name} {count}" for name, count in counted) or "no calls"
+            return f"interposed: the names {self.where()} (and open) reach the fake filesystem ({calls})"
         return "not applicable (the component has no filesystem)"
 
     def verify(self, examples: int) -> None:
         """O4: a usage error unless the target used the fake filesystem, only it, and what it provides."""
         if self.mode == "none" or examples == 0:
             return
-        watch = RealDiskWatch.shared()
+        watch = disk_watch()
         if self.mode == "interposed" and watch.seen:
             seen = ", ".join(dict.fromkeys(watch.seen[:5]))
             watch.seen.clear()
