@@ -398,7 +398,7 @@ class FsControl(Interposition):
         # before the probe builds one, so that even the probe never reaches the real disk.
         interposed, target = self.mode == "interposed", session.target
         modules = list(dict.fromkeys([*time_modules(target), *_reached_modules(target)]))
-        super().__init__(interposed, modules, partial(interpose_fs, fake=self.fake), self._watch)
+        super().__init__(interposed, modules, partial(interpose_fs, fake=self.fake))
 
     def take(self, init: dict[str, Any]) -> dict[str, Any]:
         """The constructor arguments to pass on: ``fs`` kept when injected, else taken out and shown to the
@@ -422,7 +422,7 @@ class FsControl(Interposition):
             '{"__init__": {"fs": "its_name"}}}\'',
         )
 
-    def _watch(self, on: bool) -> None:
+    def _around(self, on: bool) -> None:
         """Watch the real disk under the fake's directories while the fake is in, from a clean slate (the
         probe ran before its instance's modules were interposed)."""
         watch = disk_watch()

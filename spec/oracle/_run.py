@@ -158,6 +158,7 @@ SHRINK_EXAMPLES = 300
 SHRINK_EXAMPLES_FILES = 100  # the file components' machines: each example is dear
 
 
+@dataclass
 class RunBudget:
     """The run's time budget and progress line, consulted at the start of every example.
 
@@ -165,26 +166,20 @@ class RunBudget:
     one), ``figures`` what the run covered so far (for the progress line).
     """
 
-    def __init__(
-        self,
-        seconds: float | None,
-        progress: Callable[[str], None] | None,
-        clock: Callable[[], float],
-        figures: Callable[[], Figures],
-    ) -> None:
-        self.seconds = seconds
-        self.progress = progress
-        self.clock = clock
-        self.figures = figures
-        self.start = clock()
-        self.last_report = self.start
-        self.shrinking = False  # an example of this Hypothesis run failed: what follows is its shrinking
-        self.shrinks = 0  # the examples Hypothesis has run to shrink it
-        self.shrink_examples = SHRINK_EXAMPLES
-        # The last failing example: the error, the calls the target received, the machine steps (recorded
-        # while shrinking), the clause of the step it ended in; ``complete`` once the steps are in it.
-        self.last_failure: tuple[BaseException, Recording | None, list[Step], str] | None = None
-        self.complete = False
+    seconds: float | None
+    progress: Callable[[str], None] | None
+    clock: Callable[[], float]
+    figures: Callable[[], Figures]
+    shrink_examples: int = SHRINK_EXAMPLES
+    shrinking: bool = False  # an example of this Hypothesis run failed: what follows is its shrinking
+    shrinks: int = 0  # the examples Hypothesis has run to shrink it
+    # The last failing example: the error, the calls the target received, the machine steps (recorded
+    # while shrinking), the clause of the step it ended in; ``complete`` once the steps are in it.
+    last_failure: tuple[BaseException, Recording | None, list[Step], str] | None = None
+    complete: bool = False
+
+    def __post_init__(self) -> None:
+        self.start = self.last_report = self.clock()
 
     def elapsed(self) -> float:
         return self.clock() - self.start
@@ -387,9 +382,8 @@ def check(
                 raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
             session.left_out[group] = f"{group}: left out on request (--leave-out)"
         totals = Figures()
-        budget = RunBudget(seconds, progress, run_clock, lambda: _plus(totals, machine.figures))
-        if not spec_component.replayable:
-            budget.shrink_examples = SHRINK_EXAMPLES_FILES
+        shrinks = SHRINK_EXAMPLES if spec_component.replayable else SHRINK_EXAMPLES_FILES
+        budget = RunBudget(seconds, progress, run_clock, lambda: _plus(totals, machine.figures), shrinks)
         machine = _machine_class(spec_component, session, budget)
         failures: list[dict[str, Any]] = []  # each failure as OracleResult.failure_dict() gives it
         errors: list[BaseException] = []
@@ -411,26 +405,22 @@ def check(
             )
             machine = hypothesis_seed(seed * 1_000_003 + done // CHUNK)(machine)  # each chunk its own seed
             budget.shrinking, budget.shrinks, budget.complete, budget.last_failure = False, 0, False, None
-            out_of_time = False
             try:
-                figures = run_machine(machine, run_settings)
+                run_machine(machine, run_settings)
             except HypothesisException as error:
                 raise OracleUsageError(f"the machine could not run the target: {error}") from None
             except OracleUsageError:  # a method that does not take the component's call (O5): exit 2
                 raise
             except _OutOfTime:  # the budget is spent: stop with the figures so far
-                out_of_time = True
-                figures = machine.figures
+                break
             except (Exception, _ShrunkEnough) as error:  # the machine's verdict: a divergence to report
                 failure = error
                 if budget.last_failure is not None:  # the example Hypothesis shrank it to
                     failure, session.recording, session.steps, session.step_clause = budget.last_failure
-                figures = machine.figures
-            totals = _plus(totals, figures)
-            machine.figures = Figures()  # counted: so_far() must not add them twice
-            done += budget_examples
-            if out_of_time:
-                break
+            finally:
+                totals = _plus(totals, machine.figures)
+                machine.figures = Figures()  # counted: so_far() must not add them twice
+                done += budget_examples
             if failure is not None:
                 found = _explain(session, failure, target_path)
                 if any(f["clauses"][:1] == found["clauses"][:1] for f in failures):

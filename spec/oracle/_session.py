@@ -28,18 +28,7 @@ if TYPE_CHECKING:
     from spec.oracle._components import Component
 
 __all__ = [
-    "Call",
-    "ConstructorRefused",
-    "OneShot",
-    "Outcome",
-    "PerPoolRegistry",
-    "Recording",
-    "Replay",
-    "Session",
-    "SignatureMismatch",
-    "TargetProxy",
-    "live",
-    "minimize",
+    "Call", "ConstructorRefused", "OneShot", "PerPoolRegistry", "Recording", "Replay", "Session", "minimize",
     "replay",
 ]
 
@@ -341,7 +330,6 @@ class ConstructorRefused(AssertionError):
     constructor clause (M1, E1, ...), reported with the constructor call (O5)."""
 
     def __init__(self, session: Session, init: Mapping[str, Any], error: BaseException) -> None:
-        self.init = dict(init)
         self.clause = session.component.constructor_clause
         self.call = session.constructor_text(init, "clock" in session.component.constructor)
         self.error = one_line(error)
@@ -473,10 +461,6 @@ def _outcome(run: Callable[[], Any], project: Callable[[Any], Any] = lambda valu
         return ("raised", type(error).__name__)
 
 
-def _impl_call(receiver: TargetProxy, call: Call) -> Any:
-    return len(receiver) if call.method == "__len__" else receiver._call(call.method, [], dict(call.bound))
-
-
 def _diverges(got: Outcome, want: Outcome | None) -> bool:
     raised_alone = got[0] == "raised" and (want is None or want[0] != "raised")
     return raised_alone or (want is not None and got != want)
@@ -512,7 +496,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
                     expected = None
             impl_receiver = _resolve(target, call.receiver)
             reads = clock.reads
-            run = partial(_impl_call, impl_receiver, call)
+            run = partial(TargetProxy._call, impl_receiver, call.method, [], dict(call.bound))
             actual = _outcome(run) if projection is None else _outcome(run, projection.impl)
             if timed and call.method in component.one_instant and clock.reads - reads > 1:
                 actual, expected = ("clock readings", clock.reads - reads), ("clock readings", 1)

@@ -23,7 +23,7 @@ from typing import Any
 from spec.oracle._errors import OracleUsageError
 
 __all__ = [
-    "MISSING", "ClockHolder", "FakeClock", "Interposition", "add_modules", "bound_clocks", "control_time",
+    "MISSING", "ClockHolder", "FakeClock", "Interpose", "Interposition", "bound_clocks", "control_time",
     "restore", "time_modules",
 ]
 
@@ -83,13 +83,6 @@ def time_modules(obj: Any) -> list[ModuleType]:
     return modules
 
 
-def add_modules(modules: list[ModuleType], *objects: Any) -> None:
-    """Add to ``modules`` those of each of ``objects`` (``time_modules``; None: no such object)."""
-    for obj in objects:
-        if obj is not None:
-            modules += [m for m in time_modules(obj) if m not in modules]
-
-
 MISSING: Any = object()  # what ``restore`` takes for a global the stand-ins added (the builtin ``open``)
 
 
@@ -103,27 +96,22 @@ def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
             namespace[name] = value
 
 
+Interpose = Callable[[ModuleType], dict[str, Any]]  # puts stand-ins into a module: what it replaced
+
+
 class Interposition:
-    """Stand-ins in the globals of the target's ``modules`` (the time's, the filesystem's), until undone.
+    """Stand-ins in the globals of the target's ``modules`` (the time's, the filesystem's), until undone;
+    ``names``: module name -> the names replaced there.  Inactive (the fake is passed), it does nothing."""
 
-    ``interpose(module)`` puts them into one module and returns what it replaced (for ``restore``);
-    ``names`` is module name -> the names replaced there; ``around(True)``/``around(False)`` is told
-    when the stand-ins go in and come out.  Inactive (the target gets the fake passed), it does nothing.
-    """
-
-    def __init__(
-        self,
-        active: bool,
-        modules: list[ModuleType],
-        interpose: Callable[[ModuleType], dict[str, Any]],
-        around: Callable[[bool], None] = lambda _on: None,
-    ) -> None:
+    def __init__(self, active: bool, modules: list[ModuleType], interpose: Interpose) -> None:
         self.active = active
         self.modules = modules if active else []
         self.names: dict[str, list[str]] = {}
         self._interpose = interpose
-        self._around = around
         self._in = False
+
+    def _around(self, on: bool) -> None:
+        """Told when the stand-ins go in and come out."""
 
     def patch(self) -> Callable[[], None]:
         """Put the stand-ins in (a no-op while they are in: check() patches for the whole run); the undo."""
@@ -148,7 +136,8 @@ class Interposition:
         modules searched) when none of the modules has a name to replace: the target is out of reach."""
         if not self.active:
             return
-        add_modules(self.modules, *instances)
+        found = (m for obj in instances if obj is not None for m in time_modules(obj))
+        self.modules = list(dict.fromkeys([*self.modules, *found]))
         self.patch()()  # learns names
         if not self.names:
             searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
