@@ -35,6 +35,7 @@ import stat as stat_module
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from functools import cache, partial
 from types import ModuleType
 from typing import Any
@@ -154,10 +155,6 @@ class FakeOS:
         for method in (self._rmtree, self._move):
             setattr(self.shutil, method.__name__[1:], method)
 
-    @property
-    def total_calls(self) -> int:
-        return sum(self.calls.values())
-
     def _fs(self, name: str) -> FakeFileSystem:
         self.calls[name] += 1
         if self.fs is None:
@@ -267,7 +264,7 @@ class _FakeDirEntry:
         return 0
 
 
-class _ScanDir(Iterator[_FakeDirEntry]):
+class _ScanDir(AbstractContextManager["_ScanDir"], Iterator[_FakeDirEntry]):
     """What ``os.scandir`` returns: an iterator that is also a context manager."""
 
     def __init__(self, entries: list[_FakeDirEntry]) -> None:
@@ -276,14 +273,10 @@ class _ScanDir(Iterator[_FakeDirEntry]):
     def __next__(self) -> _FakeDirEntry:
         return next(self._entries)
 
-    def __enter__(self) -> _ScanDir:
-        return self
-
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def close(self) -> None:
-        return None
+    close = __exit__
 
 
 class _WriteOnClose(io.BytesIO):
@@ -439,7 +432,7 @@ class FsControl(Interposition):
     def calls(self) -> int:
         """The filesystem calls the target made on the fakes (through the fake ``os``, or the port)."""
         if self.mode == "interposed":
-            return self.fake.total_calls
+            return sum(self.fake.calls.values())
         return sum(sum(fs.calls.values()) for fs in self.worlds)
 
     def describe(self) -> str:

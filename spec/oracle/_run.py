@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, fields
+from functools import reduce
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -115,21 +116,19 @@ def load_target(path: str) -> Callable[..., Any]:
             f"target must look like package.module:Class or package.module:factory, got {path!r}"
         )
     try:
-        obj: Any = importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except Exception as error:  # whatever the module raises on import (SyntaxError, ...) is a usage error
         raise OracleUsageError(
             f"cannot import module {module_name!r} of target {path!r}: {one_line(error)}"
         ) from None
-    for part in name.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise OracleUsageError(
-                f"module {module_name!r} has no attribute {name!r} (target {path!r})"
-            ) from None
+    try:
+        obj = reduce(getattr, name.split("."), module)
+    except AttributeError:
+        message = f"module {module_name!r} has no attribute {name!r} (target {path!r})"
+        raise OracleUsageError(message) from None
     if not callable(obj):
         raise OracleUsageError(f"target {path!r} is {type(obj).__name__}, not a class or a factory")
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def _path_of(target: Callable[..., Any]) -> str:
@@ -474,17 +473,11 @@ def _verify_time(session: Session, failure: BaseException | None, totals: Figure
     """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
     component whose target never read the clock the oracle passed or patched in, over a whole run, ran
     on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
-    component = session.component
-    if "clock" not in component.constructor or not component.replayable or totals.examples == 0:
+    component, recording = session.component, session.recording
+    timeless = "clock" not in component.constructor or not component.replayable or totals.examples == 0
+    if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
         return
-    if session.holder.reads or isinstance(failure, ConstructorRefused):
-        return
-    recording = session.recording
-    if (
-        failure is not None
-        and recording is not None
-        and all(c.now == recording.start for c in recording.calls)
-    ):
+    if failure and recording and all(c.now == recording.start for c in recording.calls):
         return  # a divergence before the clock ever moved: no answer in it depends on the time
     how = (
         f"passed as {session.adapter.keyword_of('__init__', 'clock')}="

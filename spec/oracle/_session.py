@@ -336,10 +336,6 @@ class ConstructorRefused(AssertionError):
         super().__init__(f"{self.clause}: {self.call} raised {self.error}")
 
 
-class SignatureMismatch(OracleUsageError):
-    """The target's method does not accept the component's call: a usage error (exit 2), not a FAIL."""
-
-
 _SIGNATURES: dict[Any, inspect.Signature | None] = {}
 
 
@@ -351,8 +347,8 @@ def _signature_of(function: Any) -> inspect.Signature | None:
 
 
 def _check_signature(session: Session, method: str, function: Any, call: Any) -> None:
-    """Raise SignatureMismatch when ``function`` cannot take ``call``'s arguments (checked by binding them
-    to its signature, once per method of a class: a TypeError raised inside a method is an answer)."""
+    """A usage error (exit 2, not a FAIL) when ``function`` cannot take ``call``'s arguments, checked by
+    binding them to its signature, once per method of a class: a TypeError raised inside it is an answer."""
     underlying = getattr(function, "__func__", None)  # a bound method: its signature is its function's
     if underlying is not None and underlying not in _SIGNATURES:
         _SIGNATURES[underlying] = _signature_of(function)
@@ -369,7 +365,7 @@ def _check_signature(session: Session, method: str, function: Any, call: Any) ->
             parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
             return_annotation=signature.empty,
         )
-        raise SignatureMismatch(
+        raise OracleUsageError(
             f"the target's {call.method}{plain} cannot be called as the component calls it, "
             f"{call.method}({shape}): {error}. Map the names with an adapter "
             '(--adapter \'{"methods": {...}, "arguments": {...}, "positional": {...}}\')'
