@@ -16,7 +16,10 @@ from spec.clauses import CLAUSES
 from spec.oracle._session import Call, PerPoolRegistry, Replay, Session, _repr
 from spec.oracle._time import FakeClock, control_time, time_modules
 
-__all__ = ["divergence", "render_call", "render_calls", "render_program_repro", "render_repro"]
+__all__ = [
+    "divergence", "render_call", "render_calls", "render_program_repro", "render_refusal_repro",
+    "render_repro",
+]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
@@ -76,6 +79,51 @@ def divergence(session: Session, result: Replay) -> str:
     return f"{call} {answer}; the spec {expected}"
 
 
+_IMPORTS = """from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest"""
+
+
+def _opening(title: str, target_path: str, about: list[str], imports: str) -> list[str]:
+    """The docstring, the imports and the ``TARGET`` line that open every reproduction file."""
+    return [
+        f'"""Reproduction from the HiCache regression oracle: {title}',
+        "",
+        f"Target: {target_path}",
+        *about,
+        '"""',
+        "",
+        imports,
+        "",
+        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+    ]
+
+
+def render_refusal_repro(clause: str, call: str, target_path: str) -> str:
+    """A pytest file in which the constructor call ``call`` raises though ``clause`` allows it (O5)."""
+    title = f"the constructor refuses arguments that {clause} allows."
+    lines = [
+        *_opening(title, target_path, [], "import importlib\nimport os"),
+        "",
+        "",
+        *([inspect.getsource(FakeClock).rstrip(), "", ""] if "clock" in call else []),
+        f"def test_the_constructor_takes_what_{clause}_allows() -> None:",
+        "    module, _, name = TARGET.partition(':')",
+        "    target = importlib.import_module(module)",
+        "    for part in name.split('.'):",
+        "        target = getattr(target, part)",
+        *(["    clock = FakeClock(1000.0)"] if "clock" in call else []),
+        f"    {call}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def render_repro(
     session: Session,
     result: Replay,
@@ -88,10 +136,7 @@ def render_repro(
     component = session.component
     what = divergence(session, result)
     timed, pool_class = start is not None, session.per_pool_class
-    lines = [
-        f'"""Reproduction from the HiCache regression oracle: {component.name}, {len(result.calls)} calls.',
-        "",
-        f"Target: {target_path}",
+    about = [
         f"Breaks: {_clause_line(clauses)} (docs/SEMANTICS.md).",
         f"Divergence: {what}.",
         f"Time: {session.describe_time()}.",
@@ -99,19 +144,9 @@ def render_repro(
         "",
         "Run with pytest.  HICACHE_ORACLE_TARGET=package.module:Name runs the same calls against another",
         "implementation (a correct one passes).",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "import importlib",
-        "import os",
-        "from collections.abc import Callable",
-        "from types import ModuleType",
-        "from typing import Any",
-        "",
-        "import pytest",
-        "",
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+    ]
+    lines = [
+        *_opening(f"{component.name}, {len(result.calls)} calls.", target_path, about, _IMPORTS),
         "",
         "",
         "def load(path: str) -> Any:",
@@ -183,25 +218,17 @@ def render_program_repro(
     """A pytest file that replays Hypothesis's shrunk machine steps over the target, checking each step."""
     name = session.component.name
     first = message.splitlines()[0] if message else "the machine failed"
-    lines = [
-        f'"""Reproduction from the HiCache regression oracle: {name}, {len(steps)} machine steps.',
-        "",
-        f"Target: {target_path}",
+    about = [
         f"Breaks: {_clause_line(clauses)} (docs/SEMANTICS.md).",
         f"Divergence: {first}",
         "",
         "The machine of this project drives the target and the spec together (the target acts on a fake",
         "filesystem beside it), so the steps are the machine's.  Run with pytest;",
         "HICACHE_ORACLE_TARGET=package.module:Name runs them against another implementation.",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "import os",
-        "",
-        "from spec.oracle import machine_for",
-        "",
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+    ]
+    imports = "from __future__ import annotations\n\nimport os\n\nfrom spec.oracle import machine_for"
+    lines = [
+        *_opening(f"{name}, {len(steps)} machine steps.", target_path, about, imports),
         f"ADAPTER = {session.adapter.as_dict()!r}",
         "",
         "",

@@ -20,12 +20,11 @@ from hypothesis.errors import HypothesisException
 
 from spec.clauses import CLAUSE_ID
 from spec.machines._base import Figures, LockstepMachine, run_machine
+from spec.oracle import _repro
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._repro import divergence, render_calls, render_program_repro, render_repro
 from spec.oracle._session import ConstructorRefused, Recording, Session, _repr, minimize, replay
-from spec.oracle._time import FakeClock
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
@@ -494,20 +493,7 @@ def _verify_time(session: Session, failure: BaseException | None, totals: Figure
 
 def _explain_refusal(refused: ConstructorRefused, target_path: str) -> dict[str, Any]:
     """O5: a constructor that refuses an argument the spec allows FAILs the constructor clause."""
-    timed = "clock = FakeClock(1000.0)\n    " if "clock" in refused.call else ""
-    repro = (
-        f'"""Reproduction from the HiCache regression oracle: the constructor refuses arguments that '
-        f'{refused.clause} allows.\n\nTarget: {target_path}\n"""\n\n'
-        "import importlib\nimport os\n\n"
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})\n\n\n"
-        + (inspect.getsource(FakeClock) + "\n\n" if timed else "")
-        + f"def test_the_constructor_takes_what_{refused.clause}_allows() -> None:\n"
-        "    module, _, name = TARGET.partition(':')\n"
-        "    target = importlib.import_module(module)\n"
-        "    for part in name.split('.'):\n"
-        "        target = getattr(target, part)\n"
-        f"    {timed}{refused.call}\n"
-    )
+    repro = _repro.render_refusal_repro(refused.clause, refused.call, target_path)
     message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
     return _failure([refused.clause], message, 1, [f"cache = {refused.call}"], repro)
 
@@ -560,7 +546,7 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
     if not session.component.replayable:  # a machine acting on a world beside the target: its steps
         steps = _minimize_steps(_machine_class(session.component, session), session.steps, failure)
         lines = [f"state.{name}({', '.join(f'{k}={_repr(v)}' for k, v in kw.items())})" for name, kw in steps]
-        repro = render_program_repro(session, target_path, lines, machine_message, clauses)
+        repro = _repro.render_program_repro(session, target_path, lines, machine_message, clauses)
         return _failure(clauses, machine_message, sum(name != "build" for name, _ in steps), lines, repro)
     recording = session.recording
     if recording is None:
@@ -573,10 +559,11 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
     replayed = minimize(session, recording)
     if replayed is None:  # the machine saw something the replay does not (an answer compared otherwise)
         message = f"{machine_message} (not reproduced by replaying the calls alone)"
-        return _failure(clauses, message, 0, render_calls(session, recording.calls, recording.start), "")
+        calls = _repro.render_calls(session, recording.calls, recording.start)
+        return _failure(clauses, message, 0, calls, "")
     # The counterexample, replayed once more on a fresh target: the last one built, and it received
     # exactly the calls printed (O1).
     replayed = replay(session, recording, replayed.calls)
-    lines = render_calls(session, replayed.calls, recording.start)
-    repro = render_repro(session, replayed, recording.init, recording.start, target_path, clauses)
-    return _failure(clauses, divergence(session, replayed), len(replayed.calls), lines, repro)
+    lines = _repro.render_calls(session, replayed.calls, recording.start)
+    repro = _repro.render_repro(session, replayed, recording.init, recording.start, target_path, clauses)
+    return _failure(clauses, _repro.divergence(session, replayed), len(replayed.calls), lines, repro)
