@@ -13,13 +13,10 @@ import inspect
 from typing import Any
 
 from spec.clauses import CLAUSES
-from spec.oracle._session import Call, PerPoolRegistry, Replay, Session, _repr
+from spec.oracle._session import Call, PerPoolRegistry, Recording, Replay, Session, _repr
 from spec.oracle._time import FakeClock, control_time, time_modules
 
-__all__ = [
-    "divergence", "render_call", "render_calls", "render_program_repro", "render_refusal_repro",
-    "render_repro",
-]
+__all__ = ["divergence", "render_calls", "render_program_repro", "render_refusal_repro", "render_repro"]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
@@ -92,17 +89,9 @@ import pytest"""
 
 def _opening(title: str, target_path: str, about: list[str], imports: str) -> list[str]:
     """The docstring, the imports and the ``TARGET`` line that open every reproduction file."""
-    return [
-        f'"""Reproduction from the HiCache regression oracle: {title}',
-        "",
-        f"Target: {target_path}",
-        *about,
-        '"""',
-        "",
-        imports,
-        "",
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
-    ]
+    head = f'"""Reproduction from the HiCache regression oracle: {title}\n\nTarget: {target_path}'
+    target = f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})"
+    return [head, *about, '"""', "", imports, "", target]
 
 
 def render_refusal_repro(clause: str, call: str, target_path: str) -> str:
@@ -125,14 +114,10 @@ def render_refusal_repro(clause: str, call: str, target_path: str) -> str:
 
 
 def render_repro(
-    session: Session,
-    result: Replay,
-    init: dict[str, Any],
-    start: float | None,
-    target_path: str,
-    clauses: list[str],
+    session: Session, result: Replay, recording: Recording, target_path: str, clauses: list[str]
 ) -> str:
-    """The text of a pytest file that reproduces ``result``'s divergence."""
+    """The text of a pytest file that reproduces ``result``'s divergence (the calls of ``recording``)."""
+    init, start = recording.init, recording.start
     component = session.component
     what = divergence(session, result)
     timed, pool_class = start is not None, session.per_pool_class

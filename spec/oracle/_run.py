@@ -565,5 +565,5 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
     # exactly the calls printed (O1).
     replayed = replay(session, recording, replayed.calls)
     lines = _repro.render_calls(session, replayed.calls, recording.start)
-    repro = _repro.render_repro(session, replayed, recording.init, recording.start, target_path, clauses)
+    repro = _repro.render_repro(session, replayed, recording, target_path, clauses)
     return _failure(clauses, _repro.divergence(session, replayed), len(replayed.calls), lines, repro)
