@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -227,13 +228,10 @@ class Session:
 
     def patch(self) -> Callable[[], None]:
         """Patch the time and interpose the filesystem in the target's modules, as controlled; the undo."""
-        undo_time, undo_fs = self.time.patch(), self.fs_control.patch()
-
-        def undo() -> None:
-            undo_fs()
-            undo_time()
-
-        return undo
+        undo = ExitStack()  # undone last in, first out: the filesystem, then the time
+        undo.callback(self.time.patch())
+        undo.callback(self.fs_control.patch())
+        return undo.close
 
     # -- building ------------------------------------------------------------
 
