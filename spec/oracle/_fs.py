@@ -3,24 +3,21 @@
 A file-evictor or file-store target whose constructor takes ``fs`` gets the
 machine's :class:`~spec.fake_fs.FakeFileSystem` (``injected``).  A target that
 calls ``os``, ``os.path``, ``open`` or ``shutil`` itself gets, for the duration
-of the run, stand-ins for those names in the globals of every module that may
-touch the disk for it (the factory's module and the modules of the classes in
-the instance's MRO, the standard library left out, as :mod:`spec.oracle._time`
-does for the clock): ``os`` and ``os.path`` bound as modules, functions bound by
-name (``from os import remove``), ``shutil``, and the builtin ``open`` (a global
-``open`` shadows it).  The stand-ins act on the fake filesystem of the example
-under way (:class:`FakeOS` reads it from its ``fs`` attribute, which the oracle
-points at each example's), so the machine's faults (an unremovable file, a file
-gone behind the target's back, a full disk) reach the target as real
-``OSError``s.  The real modules are never touched.
+of the run, stand-ins for those names (the modules, their functions bound by
+name as in ``from os import remove``, and the builtin ``open``, which a global
+``open`` shadows) in the globals of every module that may touch the disk for
+it, found as :mod:`spec.oracle._time` finds those that read the clock.  The
+stand-ins act on the fake filesystem of the example under way (:class:`FakeOS`),
+so the machine's faults (an unremovable file, a file gone behind the target's
+back, a full disk) reach the target as real ``OSError``s.  The real modules are
+never touched.
 
 It is verified, not assumed: :class:`FakeOS` counts every call it receives, an
 audit hook records every real filesystem call the process makes under the fake
-directories while the run is under way, and a function of ``os`` the fake does
-not provide raises and is named.  A run in which the target never called the
-fake, touched the real disk under the fake's directories, or called an
-unsupported function is a usage error (exit 2), never a verdict reported as
-controlled.
+directories while the run is under way, and a function the fake does not
+provide raises and is named.  A run in which the target never called the fake,
+touched the real disk there, or called an unsupported function is a usage error
+(exit 2), never a verdict reported as controlled.
 """
 
 from __future__ import annotations

@@ -208,18 +208,18 @@ class RunBudget:
 Step = tuple[str, dict[str, Any]]
 
 
+_NOT_RULES = frozenset({"check_step", "abstract_state", "teardown"})
+
+
 def _rule_codes(base: type[LockstepMachine]) -> dict[Any, str]:
     """The code of each of the machine's own public functions (its rules), by name."""
     codes: dict[Any, str] = {}
     for klass in base.__mro__[: base.__mro__.index(LockstepMachine)]:
         for name, value in vars(klass).items():
             function = inspect.unwrap(value) if callable(value) else None
-            if inspect.isfunction(function) and not name.startswith("_") and name not in NOT_STEPS:
+            if inspect.isfunction(function) and not name.startswith("_") and name not in _NOT_RULES:
                 codes.setdefault(function.__code__, name)
     return codes
-
-
-NOT_STEPS = frozenset({"check_step", "abstract_state", "teardown"})
 
 
 def _record_steps(codes: dict[Any, str], steps: list[Step]) -> Callable[[], None]:

@@ -139,11 +139,8 @@ class Session:
 
     def _accepted_parameters(self) -> set[str] | None:
         """The spec constructor parameters the target takes, or None when it takes anything."""
-        try:
-            signature = inspect.signature(self.target)
-        except (TypeError, ValueError):  # a C type without a signature: assume it takes everything
-            return None
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        signature = _signature_of(self.target)  # None for a C type without one: it takes everything
+        if signature is None or any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
             return None
         names = set(signature.parameters)
         return {p for p in self.component.constructor if self.adapter.keyword_of("__init__", p) in names}
