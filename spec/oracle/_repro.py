@@ -211,7 +211,8 @@ def render_program_repro(
         "filesystem beside it), so the steps are the machine's.  Run with pytest;",
         "HICACHE_ORACLE_TARGET=package.module:Name runs them against another implementation.",
     ]
-    imports = "from __future__ import annotations\n\nimport os\n\nfrom spec.oracle import machine_for"
+    machine_for = "from spec.oracle import machine_for"  # the line the installed package rewrites
+    imports = "\n\n".join(["from __future__ import annotations", "import os", machine_for])
     lines = [
         *_opening(f"{name}, {len(steps)} machine steps.", target_path, about, imports),
         f"ADAPTER = {session.adapter.as_dict()!r}",
