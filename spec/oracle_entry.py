@@ -26,7 +26,3 @@ def main(argv: list[str] | None = None) -> int:
     from spec.oracle.__main__ import main as oracle_main
 
     return oracle_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -27,9 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-examples", type=int, default=500, help="examples to run (default 500)")
     parser.add_argument("--steps", type=int, default=40, help="steps per example (default 40)")
     parser.add_argument("--seconds", type=float, default=None, help="stop starting new examples after this")
-    parser.add_argument(
-        "--adapter", default=None, help="JSON adapter: methods, arguments, positional, form, omit"
-    )
+    parser.add_argument("--adapter", help="JSON adapter: methods, arguments, positional, form, omit")
     parser.add_argument(
         "--leave-out",
         action="append",
@@ -92,11 +90,9 @@ def main(argv: list[str] | None = None) -> int:
             leave_out=args.leave_out,
             declare=declare,
         )
-    except json.JSONDecodeError as error:
-        print(f"hicache-oracle: error: --adapter is not valid JSON: {error}", file=sys.stderr)
-        return 2
-    except OracleUsageError as error:
-        print(f"hicache-oracle: error: {error}", file=sys.stderr)
+    except (json.JSONDecodeError, OracleUsageError) as error:
+        why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error
+        print(f"hicache-oracle: error: {why}", file=sys.stderr)
         return 2
     if args.repro and result.repro:
         Path(args.repro).write_text(result.repro)

@@ -3,24 +3,21 @@
 A file-evictor or file-store target whose constructor takes ``fs`` gets the
 machine's :class:`~spec.fake_fs.FakeFileSystem` (``injected``).  A target that
 calls ``os``, ``os.path``, ``open`` or ``shutil`` itself gets, for the duration
-of the run, stand-ins for those names in the globals of every module that may
-touch the disk for it (the factory's module and the modules of the classes in
-the instance's MRO, the standard library left out, as :mod:`spec.oracle._time`
-does for the clock): ``os`` and ``os.path`` bound as modules, functions bound by
-name (``from os import remove``), ``shutil``, and the builtin ``open`` (a global
-``open`` shadows it).  The stand-ins act on the fake filesystem of the example
-under way (:class:`FakeOS` reads it from its ``fs`` attribute, which the oracle
-points at each example's), so the machine's faults (an unremovable file, a file
-gone behind the target's back, a full disk) reach the target as real
-``OSError``s.  The real modules are never touched.
+of the run, stand-ins for those names (the modules, their functions bound by
+name as in ``from os import remove``, and the builtin ``open``, which a global
+``open`` shadows) in the globals of every module that may touch the disk for
+it, found as :mod:`spec.oracle._time` finds those that read the clock.  The
+stand-ins act on the fake filesystem of the example under way (:class:`FakeOS`),
+so the machine's faults (an unremovable file, a file gone behind the target's
+back, a full disk) reach the target as real ``OSError``s.  The real modules are
+never touched.
 
 It is verified, not assumed: :class:`FakeOS` counts every call it receives, an
 audit hook records every real filesystem call the process makes under the fake
-directories while the run is under way, and a function of ``os`` the fake does
-not provide raises and is named.  A run in which the target never called the
-fake, touched the real disk under the fake's directories, or called an
-unsupported function is a usage error (exit 2), never a verdict reported as
-controlled.
+directories while the run is under way, and a function the fake does not
+provide raises and is named.  A run in which the target never called the fake,
+touched the real disk there, or called an unsupported function is a usage error
+(exit 2), never a verdict reported as controlled.
 """
 
 from __future__ import annotations
@@ -35,15 +32,17 @@ import stat as stat_module
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from functools import cache, partial
 from types import ModuleType
 from typing import Any
 
 from hicache.fs import FileStat
 from spec.fake_fs import FakeFileSystem
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._time import add_modules, time_modules
+from spec.oracle._time import MISSING, Interposition, restore, time_modules
 
-__all__ = ["FakeOS", "RealDiskWatch", "interpose_fs", "unsupported_call"]
+__all__ = ["FakeOS", "FsControl", "RealDiskWatch", "interpose_fs", "restore", "unsupported_call"]
 
 os_stat_result = real_os.stat_result
 
@@ -86,6 +85,14 @@ def _disk_usage(fs: FakeFileSystem, path: str) -> Any:
     return real_shutil._ntuple_diskusage(total, total - free, free)
 
 
+def _kind(fs: FakeFileSystem, path: str) -> str:
+    """The kind of the node at ``path``, "" where there is none (the tests of ``os.path`` answer False)."""
+    try:
+        return fs.stat(path).kind
+    except (OSError, ValueError):
+        return ""
+
+
 # The functions that are one call of the fake filesystem on their path arguments, made plain (keywords
 # such as ``dir_fd`` or ``follow_symlinks`` are taken and ignored): qualified name -> (fs, *paths) -> answer.
 _IGNORED = frozenset({"dir_fd", "src_dir_fd", "dst_dir_fd", "follow_symlinks", "strict"})
@@ -102,14 +109,11 @@ _ONE_CALL: dict[str, Callable[..., Any]] = {
     "os.path.getmtime": lambda fs, path: fs.stat(path).mtime,
     "os.path.realpath": lambda fs, path: fs.resolve(posixpath.abspath(path)),
     "shutil.disk_usage": _disk_usage,
-}
-# The tests of ``os.path`` on the kind of node (False where there is none): name -> kind -> answer.
-_KIND_TESTS: dict[str, Callable[[str], bool]] = {
-    "exists": lambda kind: kind != "symlink",
-    "lexists": lambda kind: True,
-    "isfile": lambda kind: kind == "file",
-    "isdir": lambda kind: kind == "dir",
-    "islink": lambda kind: kind == "symlink",
+    "os.path.exists": lambda fs, path: _kind(fs, path) not in ("", "symlink"),
+    "os.path.lexists": lambda fs, path: _kind(fs, path) != "",
+    "os.path.isfile": lambda fs, path: _kind(fs, path) == "file",
+    "os.path.isdir": lambda fs, path: _kind(fs, path) == "dir",
+    "os.path.islink": lambda fs, path: _kind(fs, path) == "symlink",
 }
 
 
@@ -135,6 +139,7 @@ class FakeOS:
         self.fs: FakeFileSystem | None = fs
         self.calls: Counter[str] = Counter()
         self.unsupported: list[str] = []
+        self.faked: list[tuple[ModuleType, ModuleType, list[str]]] = []  # (real, fake, its functions faked)
         self.os = self._module(real_os, "os", _OS_FS_FUNCTIONS)
         self.path = self.os.path = self._module(posixpath, "os.path", _PATH_FS_FUNCTIONS)  # type: ignore[attr-defined]
         self.shutil = self._module(real_shutil, "shutil", _SHUTIL_FS_FUNCTIONS)
@@ -142,16 +147,10 @@ class FakeOS:
         for qualified, act in _ONE_CALL.items():
             module, _, name = qualified.rpartition(".")
             setattr(modules[module], name, self._function(qualified, act))
-        for name, test in _KIND_TESTS.items():
-            setattr(self.path, name, self._kind_test(f"os.path.{name}", test))
         for function in (self._scandir, self._makedirs, self._mkdir):  # the methods below, as os.scandir...
             setattr(self.os, function.__name__[1:], function)
         for method in (self._rmtree, self._move):
             setattr(self.shutil, method.__name__[1:], method)
-
-    @property
-    def total_calls(self) -> int:
-        return sum(self.calls.values())
 
     def _fs(self, name: str) -> FakeFileSystem:
         self.calls[name] += 1
@@ -166,6 +165,7 @@ class FakeOS:
         for function in functions:
             if hasattr(real, function):
                 setattr(fake, function, self._unsupported(f"{prefix}.{function}"))
+        self.faked.append((real, fake, functions))
         return fake
 
     def _unsupported(self, qualified: str) -> Callable[..., Any]:
@@ -180,17 +180,6 @@ class FakeOS:
         def call(*args: Any, **kwargs: Any) -> Any:
             paths = {k: real_os.fspath(v) for k, v in kwargs.items() if k not in _IGNORED}
             return act(self._fs(qualified), *map(real_os.fspath, args), **paths)
-
-        call.__name__ = qualified.rsplit(".", 1)[-1]
-        return call
-
-    def _kind_test(self, qualified: str, test: Callable[[str], bool]) -> Callable[[Any], bool]:
-        def call(path: Any) -> bool:
-            try:
-                kind = self._fs(qualified).stat(real_os.fspath(path)).kind
-            except (OSError, ValueError):
-                return False
-            return test(kind)
 
         call.__name__ = qualified.rsplit(".", 1)[-1]
         return call
@@ -272,7 +261,7 @@ class _FakeDirEntry:
         return 0
 
 
-class _ScanDir(Iterator[_FakeDirEntry]):
+class _ScanDir(AbstractContextManager["_ScanDir"], Iterator[_FakeDirEntry]):
     """What ``os.scandir`` returns: an iterator that is also a context manager."""
 
     def __init__(self, entries: list[_FakeDirEntry]) -> None:
@@ -281,14 +270,10 @@ class _ScanDir(Iterator[_FakeDirEntry]):
     def __next__(self) -> _FakeDirEntry:
         return next(self._entries)
 
-    def __enter__(self) -> _ScanDir:
-        return self
-
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def close(self) -> None:
-        return None
+    close = __exit__
 
 
 class _WriteOnClose(io.BytesIO):
@@ -324,60 +309,27 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     """Point ``module``'s view of ``os``, ``os.path``, ``shutil``, their filesystem functions bound by name,
     and ``open`` at ``fake``.  Returns the globals it replaced (name -> original; a missing ``open`` global
     is recorded as :data:`MISSING`) so the caller can restore them."""
-    stand_ins: dict[int, Any] = {id(real_os): fake.os, id(posixpath): fake.path, id(real_shutil): fake.shutil}
-    for real, stand_in, names in (
-        (real_os, fake.os, _OS_FS_FUNCTIONS),
-        (posixpath, fake.path, _PATH_FS_FUNCTIONS),
-        (real_shutil, fake.shutil, _SHUTIL_FS_FUNCTIONS),
-    ):
-        for name in names:
-            if hasattr(real, name):
-                stand_ins[id(getattr(real, name))] = getattr(stand_in, name)
-    replaced: dict[str, Any] = {}
+    stand_ins: dict[int, Any] = {}
+    for real, stand_in, names in fake.faked:
+        stand_ins[id(real)] = stand_in
+        stand_ins.update({id(getattr(real, n)): getattr(stand_in, n) for n in names if hasattr(real, n)})
     namespace = vars(module)
-    for name, value in list(namespace.items()):
-        if name.startswith("__"):
-            continue
-        stand = stand_ins.get(id(value))
-        if stand is not None:
-            replaced[name] = value
-            namespace[name] = stand
+    replaced = {name: v for name, v in namespace.items() if not name.startswith("__") and id(v) in stand_ins}
+    namespace.update({name: stand_ins[id(v)] for name, v in replaced.items()})
     if namespace.get("open", builtins.open) is builtins.open:
         replaced["open"] = namespace.get("open", MISSING)
         namespace["open"] = fake.open
     return replaced
 
 
-MISSING: Any = object()
-
-
-def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
-    namespace = vars(module)
-    for name, value in replaced.items():
-        if value is MISSING:
-            namespace.pop(name, None)
-        else:
-            namespace[name] = value
-
-
 class RealDiskWatch:
     """Records the real filesystem calls the process makes under ``roots`` while ``active`` (an audit hook,
-    installed once per process: audit hooks cannot be removed, so it is switched off instead)."""
-
-    _installed: RealDiskWatch | None = None
+    installed once per process, by ``disk_watch``: audit hooks cannot be removed, so it is switched off)."""
 
     def __init__(self) -> None:
         self.active = False
         self.roots: Callable[[], tuple[str, ...]] = tuple  # the fake's directories, asked at each event
         self.seen: list[str] = []
-
-    @classmethod
-    def shared(cls) -> RealDiskWatch:
-        if cls._installed is None:
-            watch = cls()
-            sys.addaudithook(watch._hook)
-            cls._installed = watch
-        return cls._installed
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
         if not self.active or not args or not (event == "open" or event.startswith(("os.", "shutil."))):
@@ -390,6 +342,14 @@ class RealDiskWatch:
         normal = posixpath.normpath(path) if path else path
         if any(normal == root or normal.startswith(root + "/") for root in self.roots()):
             self.seen.append(f"{event} {path}")
+
+
+@cache
+def disk_watch() -> RealDiskWatch:
+    """The process's one RealDiskWatch, its audit hook installed at the first call."""
+    watch = RealDiskWatch()
+    sys.addaudithook(watch._hook)
+    return watch
 
 
 def _reached_modules(target: Any) -> list[ModuleType]:
@@ -414,7 +374,7 @@ def _reached_modules(target: Any) -> list[ModuleType]:
     return found
 
 
-class FsControl:
+class FsControl(Interposition):
     """How one session controls its target's filesystem: ``injected`` (the constructor takes ``fs``),
     ``interposed`` (the target's modules see :class:`FakeOS`), or ``none`` (the component has no disk)."""
 
@@ -423,15 +383,12 @@ class FsControl:
         if "fs" in session.component.constructor:
             self.mode = "injected" if session.accepts("fs") else "interposed"
         self.fake = FakeOS()
-        self.modules: list[ModuleType] = []
-        self.patched_names: dict[str, list[str]] = {}
         self.worlds: list[FakeFileSystem] = []  # every fake filesystem a target was given or shown
-        self._patched = False
-        if self.mode == "interposed":
-            self.modules = time_modules(session.target)
-            # A factory's class may live in a module it reaches through a closure or a global: interposed
-            # before the probe builds one, so that even the probe never reaches the real disk.
-            self.modules += [m for m in _reached_modules(session.target) if m not in self.modules]
+        # A factory's class may live in a module it reaches through a closure or a global: interposed
+        # before the probe builds one, so that even the probe never reaches the real disk.
+        interposed, target = self.mode == "interposed", session.target
+        modules = list(dict.fromkeys([*time_modules(target), *_reached_modules(target)]))
+        super().__init__(interposed, modules, partial(interpose_fs, fake=self.fake))
 
     def take(self, init: dict[str, Any]) -> dict[str, Any]:
         """The constructor arguments to pass on: ``fs`` kept when injected, else taken out and shown to the
@@ -447,41 +404,22 @@ class FsControl:
     def add_modules(self, *instances: Any) -> None:
         """Interposed: also the modules of the instances' classes; a usage error when none of the modules
         refers to ``os``, ``os.path``, ``shutil`` or their functions (the target's disk is out of reach)."""
-        if self.mode != "interposed":
-            return
-        RealDiskWatch.shared().seen.clear()  # the probe ran before its instance's modules were interposed
-        add_modules(self.modules, *instances)
-        self.patch()()  # learns patched_names
-        if not self.patched_names:  # the names replaced, but for the ``open`` added to every module
-            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
-            raise OracleUsageError(
-                "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
-                f"or of its classes ({searched}) refers to os, os.path or shutil. Give its constructor an fs "
-                'parameter or map the one it has with an adapter, e.g. --adapter \'{"arguments": '
-                '{"__init__": {"fs": "its_name"}}}\''
-            )
+        self.reach(
+            list(instances),
+            "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
+            "or of its classes (%s) refers to os, os.path or shutil. Give its constructor an fs "
+            'parameter or map the one it has with an adapter, e.g. --adapter \'{"arguments": '
+            '{"__init__": {"fs": "its_name"}}}\'',
+        )
 
-    def patch(self) -> Callable[[], None]:
-        """Interpose the fake in ``modules`` (interposed only) and watch the real disk; returns the undo."""
-        if self.mode != "interposed" or self._patched:
-            return lambda: None
-        done = [(module, interpose_fs(module, self.fake)) for module in self.modules]
-        self.patched_names = {
-            module.__name__: sorted(n for n, v in names.items() if v is not MISSING) for module, names in done
-        }
-        self.patched_names = {m: n for m, n in self.patched_names.items() if n}
-        watch = RealDiskWatch.shared()
+    def _around(self, on: bool) -> None:
+        """Watch the real disk under the fake's directories while the fake is in, from a clean slate (the
+        probe ran before its instance's modules were interposed)."""
+        watch = disk_watch()
         watch.roots = self._roots
-        watch.active = True
-        self._patched = True
-
-        def undo() -> None:
-            watch.active = False
-            for module, replaced in reversed(done):
-                restore(module, replaced)
-            self._patched = False
-
-        return undo
+        watch.active = on
+        if on:
+            watch.seen.clear()
 
     def _roots(self) -> tuple[str, ...]:
         """The directories of the fake filesystem under way (and of the probe's)."""
@@ -491,24 +429,23 @@ class FsControl:
     def calls(self) -> int:
         """The filesystem calls the target made on the fakes (through the fake ``os``, or the port)."""
         if self.mode == "interposed":
-            return self.fake.total_calls
+            return sum(self.fake.calls.values())
         return sum(sum(fs.calls.values()) for fs in self.worlds)
 
     def describe(self) -> str:
         if self.mode == "injected":
             return "injected: the machine's fake filesystem is passed as fs="
         if self.mode == "interposed":
-            where = "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.patched_names.items())
-            counted = ", ".join(f"{name} {count}" for name, count in sorted(self.fake.calls.items()))
-            calls = counted or "no calls"
-            return f"interposed: the names {where} (and open) reach the fake filesystem ({calls})"
+            counted = sorted(self.fake.calls.items())
+            calls = ", ".join(f"{name} {count}" for name, count in counted) or "no calls"
+            return f"interposed: the names {self.where()} (and open) reach the fake filesystem ({calls})"
         return "not applicable (the component has no filesystem)"
 
     def verify(self, examples: int) -> None:
         """O4: a usage error unless the target used the fake filesystem, only it, and what it provides."""
         if self.mode == "none" or examples == 0:
             return
-        watch = RealDiskWatch.shared()
+        watch = disk_watch()
         if self.mode == "interposed" and watch.seen:
             seen = ", ".join(dict.fromkeys(watch.seen[:5]))
             watch.seen.clear()

@@ -13,10 +13,10 @@ import inspect
 from typing import Any
 
 from spec.clauses import CLAUSES
-from spec.oracle._session import Call, PerPoolRegistry, Replay, Session, _repr
+from spec.oracle._session import Call, PerPoolRegistry, Recording, Replay, Session, _repr
 from spec.oracle._time import FakeClock, control_time, time_modules
 
-__all__ = ["divergence", "render_call", "render_calls", "render_program_repro", "render_repro"]
+__all__ = ["divergence", "render_calls", "render_program_repro", "render_refusal_repro", "render_repro"]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
@@ -31,16 +31,20 @@ def _expression(session: Session, receiver: str, method: str, bound: tuple[tuple
     return f"{receiver}.{call.method}({', '.join(parts)})"
 
 
+def _clock_moves(calls: list[Call], start: float | None) -> list[list[str]]:
+    """Before each call, the line that moves the clock to its instant (``clock.now = ...``) if it moved."""
+    moves, now = [], start
+    for call in calls:
+        moved = call.now is not None and call.now != now
+        moves.append([f"clock.now = {call.now!r}"] * moved)
+        now = call.now if moved else now
+    return moves
+
+
 def render_calls(session: Session, calls: list[Call], start: float | None) -> list[str]:
     """The calls as lines of code, with the clock moves between them (``clock.now = ...``)."""
-    lines = []
-    now = start
-    for call in calls:
-        if call.now is not None and call.now != now:
-            lines.append(f"clock.now = {call.now!r}")
-            now = call.now
-        lines.append(render_call(session, call))
-    return lines
+    moves = zip(_clock_moves(calls, start), calls, strict=True)
+    return [line for move, call in moves for line in (*move, render_call(session, call))]
 
 
 def render_call(session: Session, call: Call, root: str = "cache") -> str:
@@ -72,22 +76,52 @@ def divergence(session: Session, result: Replay) -> str:
     return f"{call} {answer}; the spec {expected}"
 
 
+_IMPORTS = """from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import pytest"""
+
+
+def _opening(title: str, target_path: str, about: list[str], imports: str) -> list[str]:
+    """The docstring, the imports and the ``TARGET`` line that open every reproduction file."""
+    head = f'"""Reproduction from the HiCache regression oracle: {title}\n\nTarget: {target_path}'
+    target = f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})"
+    return [head, *about, '"""', "", imports, "", target]
+
+
+def render_refusal_repro(clause: str, call: str, target_path: str) -> str:
+    """A pytest file in which the constructor call ``call`` raises though ``clause`` allows it (O5)."""
+    title = f"the constructor refuses arguments that {clause} allows."
+    lines = [
+        *_opening(title, target_path, [], "import importlib\nimport os"),
+        "",
+        "",
+        *([inspect.getsource(FakeClock).rstrip(), "", ""] if "clock" in call else []),
+        f"def test_the_constructor_takes_what_{clause}_allows() -> None:",
+        "    module, _, name = TARGET.partition(':')",
+        "    target = importlib.import_module(module)",
+        "    for part in name.split('.'):",
+        "        target = getattr(target, part)",
+        *(["    clock = FakeClock(1000.0)"] if "clock" in call else []),
+        f"    {call}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def render_repro(
-    session: Session,
-    result: Replay,
-    init: dict[str, Any],
-    start: float | None,
-    target_path: str,
-    clauses: list[str],
+    session: Session, result: Replay, recording: Recording, target_path: str, clauses: list[str]
 ) -> str:
-    """The text of a pytest file that reproduces ``result``'s divergence."""
+    """The text of a pytest file that reproduces ``result``'s divergence (the calls of ``recording``)."""
+    init, start = recording.init, recording.start
     component = session.component
     what = divergence(session, result)
-    timed = start is not None
-    lines = [
-        f'"""Reproduction from the HiCache regression oracle: {component.name}, {len(result.calls)} calls.',
-        "",
-        f"Target: {target_path}",
+    timed, pool_class = start is not None, session.per_pool_class
+    about = [
         f"Breaks: {_clause_line(clauses)} (docs/SEMANTICS.md).",
         f"Divergence: {what}.",
         f"Time: {session.describe_time()}.",
@@ -95,19 +129,9 @@ def render_repro(
         "",
         "Run with pytest.  HICACHE_ORACLE_TARGET=package.module:Name runs the same calls against another",
         "implementation (a correct one passes).",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "import importlib",
-        "import os",
-        "from collections.abc import Callable",
-        "from types import ModuleType",
-        "from typing import Any",
-        "",
-        "import pytest",
-        "",
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+    ]
+    lines = [
+        *_opening(f"{component.name}, {len(result.calls)} calls.", target_path, about, _IMPORTS),
         "",
         "",
         "def load(path: str) -> Any:",
@@ -118,42 +142,35 @@ def render_repro(
         "    return obj",
         "",
     ]
-    if timed:
-        lines += ["", inspect.getsource(FakeClock).rstrip(), ""]
-        if session.time_control == "patched":
-            lines += ["", inspect.getsource(control_time).rstrip(), ""]
-            lines += ["", inspect.getsource(time_modules).rstrip(), ""]
-    if session.per_pool_class:
-        lines += ["", inspect.getsource(PerPoolRegistry).rstrip(), ""]
+    patched = timed and session.time_control == "patched"
+    copied: list[Any] = [FakeClock] * timed + [control_time, time_modules] * patched
+    for source in copied + [PerPoolRegistry] * pool_class:
+        lines += ["", inspect.getsource(source).rstrip(), ""]
     test_name = (
         f"test_{component.name.replace('-', '_')}_answers_as_the_spec_{'_'.join(clauses) or 'invariants'}"
     )
     lines += ["", f"def {test_name}() -> None:", "    target = load(TARGET)"]
-    body: list[str] = []
-    if timed:
-        body.append(f"clock = FakeClock({start!r})")
+    body = [f"clock = FakeClock({start!r})"] * (timed and not patched)
     constructor = session.constructor_text(init, timed)
-    if session.per_pool_class:
+    if pool_class:
         body.append(f"cache = PerPoolRegistry(lambda: {constructor})  # the oracle keeps one per pool name")
     else:
         body.append(f"cache = {constructor}")
-    now = start
-    for i, call in enumerate(result.calls):
-        if timed and call.now is not None and call.now != now:
-            body.append(f"clock.now = {call.now!r}")
-            now = call.now
+    if patched and not pool_class:  # the modules of the classes of what a factory TARGET builds
+        body.append("patched += [(module, control_time(module, clock)) for module in time_modules(cache)]")
+    note = f"{', '.join(clauses) or 'invariants'}: the spec answers"
+    moves = _clock_moves(result.calls, start)
+    for move, call, expected in zip(moves, result.calls, result.want, strict=True):
         expression = render_call(session, call)
-        expected = result.want[i]
         projection = session.projection(call.method)
-        note = f"{', '.join(clauses) or 'invariants'}: the spec answers"
+        body += move
         if expected is not None and expected[0] == "clock readings":  # one instant, one reading (M9)
             body += ["reads = clock.reads", expression]
             body.append(f"assert clock.reads - reads <= 1, {'M9: one instant reads the clock once'!r}")
         elif expected is None:
             body.append(expression)
         elif expected[0] == "raised":
-            body.append(f"with pytest.raises({expected[1]}):")
-            body.append(f"    {expression}")
+            body += [f"with pytest.raises({expected[1]}):", f"    {expression}"]
         elif projection is not None:
             body.append(f"answer = {expression}")
             body.append(
@@ -163,29 +180,20 @@ def render_repro(
         else:
             relation = "is" if isinstance(expected[1], bool) or expected[1] is None else "=="
             body.append(f"assert {expression} {relation} {expected[1]!r}, {note + ' ' + repr(expected[1])!r}")
-    if timed and session.time_control == "patched":
-        # The modules the oracle patched, and those of TARGET (another implementation may live elsewhere).
-        lines.append(f"    clock = FakeClock({start!r})")
-        names = list(session.patched_names)
-        lines.append(f"    modules = [*time_modules(target), *map(importlib.import_module, {names!r})]")
-        lines.append(
-            "    patched = [(module, control_time(module, clock)) for module in dict.fromkeys(modules)]"
-        )
-        body = [line for line in body if not line.startswith("clock = FakeClock(")]
-        if not session.per_pool_class:  # and those of the classes of what a factory TARGET builds
-            built = next(i for i, line in enumerate(body) if line.startswith("cache = "))
-            body.insert(
-                built + 1,
-                "patched += [(module, control_time(module, clock)) for module in time_modules(cache)]",
-            )
-        lines.append("    try:")
-        lines += [f"        {line}" for line in body]
-        lines.append("    finally:")
-        lines.append("        for module, replaced in reversed(patched):")
-        lines.append("            for name, value in replaced.items():")
-        lines.append("                setattr(module, name, value)")
-    else:
-        lines += [f"    {line}" for line in body]
+    if not patched:
+        return "\n".join([*lines, *(f"    {line}" for line in body)]) + "\n"
+    # The modules the oracle patched, and those of TARGET (another implementation may live elsewhere).
+    lines += [
+        f"    clock = FakeClock({start!r})",
+        f"    modules = [*time_modules(target), *map(importlib.import_module, {list(session.time.names)!r})]",
+        "    patched = [(module, control_time(module, clock)) for module in dict.fromkeys(modules)]",
+        "    try:",
+        *(f"        {line}" for line in body),
+        "    finally:",
+        "        for module, replaced in reversed(patched):",
+        "            for name, value in replaced.items():",
+        "                setattr(module, name, value)",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -195,25 +203,18 @@ def render_program_repro(
     """A pytest file that replays Hypothesis's shrunk machine steps over the target, checking each step."""
     name = session.component.name
     first = message.splitlines()[0] if message else "the machine failed"
-    lines = [
-        f'"""Reproduction from the HiCache regression oracle: {name}, {len(steps)} machine steps.',
-        "",
-        f"Target: {target_path}",
+    about = [
         f"Breaks: {_clause_line(clauses)} (docs/SEMANTICS.md).",
         f"Divergence: {first}",
         "",
         "The machine of this project drives the target and the spec together (the target acts on a fake",
         "filesystem beside it), so the steps are the machine's.  Run with pytest;",
         "HICACHE_ORACLE_TARGET=package.module:Name runs them against another implementation.",
-        '"""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "import os",
-        "",
-        "from spec.oracle import machine_for",
-        "",
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
+    ]
+    machine_for = "from spec.oracle import machine_for"  # the line the installed package rewrites
+    imports = "\n\n".join(["from __future__ import annotations", "import os", machine_for])
+    lines = [
+        *_opening(f"{name}, {len(steps)} machine steps.", target_path, about, imports),
         f"ADAPTER = {session.adapter.as_dict()!r}",
         "",
         "",

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, fields
+from functools import reduce
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -19,12 +20,11 @@ from hypothesis.errors import HypothesisException
 
 from spec.clauses import CLAUSE_ID
 from spec.machines._base import Figures, LockstepMachine, run_machine
+from spec.oracle import _repro
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, Component
 from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._repro import divergence, render_calls, render_program_repro, render_repro
 from spec.oracle._session import ConstructorRefused, Recording, Session, _repr, minimize, replay
-from spec.oracle._time import FakeClock
 
 __all__ = ["OracleResult", "OracleUsageError", "check", "load_target", "machine_for"]
 
@@ -115,21 +115,19 @@ def load_target(path: str) -> Callable[..., Any]:
             f"target must look like package.module:Class or package.module:factory, got {path!r}"
         )
     try:
-        obj: Any = importlib.import_module(module_name)
+        module = importlib.import_module(module_name)
     except Exception as error:  # whatever the module raises on import (SyntaxError, ...) is a usage error
         raise OracleUsageError(
             f"cannot import module {module_name!r} of target {path!r}: {one_line(error)}"
         ) from None
-    for part in name.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise OracleUsageError(
-                f"module {module_name!r} has no attribute {name!r} (target {path!r})"
-            ) from None
+    try:
+        obj = reduce(getattr, name.split("."), module)
+    except AttributeError:
+        message = f"module {module_name!r} has no attribute {name!r} (target {path!r})"
+        raise OracleUsageError(message) from None
     if not callable(obj):
         raise OracleUsageError(f"target {path!r} is {type(obj).__name__}, not a class or a factory")
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def _path_of(target: Callable[..., Any]) -> str:
@@ -158,6 +156,7 @@ SHRINK_EXAMPLES = 300
 SHRINK_EXAMPLES_FILES = 100  # the file components' machines: each example is dear
 
 
+@dataclass
 class RunBudget:
     """The run's time budget and progress line, consulted at the start of every example.
 
@@ -165,26 +164,20 @@ class RunBudget:
     one), ``figures`` what the run covered so far (for the progress line).
     """
 
-    def __init__(
-        self,
-        seconds: float | None,
-        progress: Callable[[str], None] | None,
-        clock: Callable[[], float],
-        figures: Callable[[], Figures],
-    ) -> None:
-        self.seconds = seconds
-        self.progress = progress
-        self.clock = clock
-        self.figures = figures
-        self.start = clock()
-        self.last_report = self.start
-        self.shrinking = False  # an example of this Hypothesis run failed: what follows is its shrinking
-        self.shrinks = 0  # the examples Hypothesis has run to shrink it
-        self.shrink_examples = SHRINK_EXAMPLES
-        # The last failing example: the error, the calls the target received, the machine steps (recorded
-        # while shrinking), the clause of the step it ended in; ``complete`` once the steps are in it.
-        self.last_failure: tuple[BaseException, Recording | None, list[Step], str] | None = None
-        self.complete = False
+    seconds: float | None
+    progress: Callable[[str], None] | None
+    clock: Callable[[], float]
+    figures: Callable[[], Figures]
+    shrink_examples: int = SHRINK_EXAMPLES
+    shrinking: bool = False  # an example of this Hypothesis run failed: what follows is its shrinking
+    shrinks: int = 0  # the examples Hypothesis has run to shrink it
+    # The last failing example: the error, the calls the target received, the machine steps (recorded
+    # while shrinking), the clause of the step it ended in; ``complete`` once the steps are in it.
+    last_failure: tuple[BaseException, Recording | None, list[Step], str] | None = None
+    complete: bool = False
+
+    def __post_init__(self) -> None:
+        self.start = self.last_report = self.clock()
 
     def elapsed(self) -> float:
         return self.clock() - self.start
@@ -215,18 +208,18 @@ class RunBudget:
 Step = tuple[str, dict[str, Any]]
 
 
+_NOT_RULES = frozenset({"check_step", "abstract_state", "teardown"})
+
+
 def _rule_codes(base: type[LockstepMachine]) -> dict[Any, str]:
     """The code of each of the machine's own public functions (its rules), by name."""
     codes: dict[Any, str] = {}
     for klass in base.__mro__[: base.__mro__.index(LockstepMachine)]:
         for name, value in vars(klass).items():
             function = inspect.unwrap(value) if callable(value) else None
-            if inspect.isfunction(function) and not name.startswith("_") and name not in NOT_STEPS:
+            if inspect.isfunction(function) and not name.startswith("_") and name not in _NOT_RULES:
                 codes.setdefault(function.__code__, name)
     return codes
-
-
-NOT_STEPS = frozenset({"check_step", "abstract_state", "teardown"})
 
 
 def _record_steps(codes: dict[Any, str], steps: list[Step]) -> Callable[[], None]:
@@ -387,9 +380,8 @@ def check(
                 raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
             session.left_out[group] = f"{group}: left out on request (--leave-out)"
         totals = Figures()
-        budget = RunBudget(seconds, progress, run_clock, lambda: _plus(totals, machine.figures))
-        if not spec_component.replayable:
-            budget.shrink_examples = SHRINK_EXAMPLES_FILES
+        shrinks = SHRINK_EXAMPLES if spec_component.replayable else SHRINK_EXAMPLES_FILES
+        budget = RunBudget(seconds, progress, run_clock, lambda: _plus(totals, machine.figures), shrinks)
         machine = _machine_class(spec_component, session, budget)
         failures: list[dict[str, Any]] = []  # each failure as OracleResult.failure_dict() gives it
         errors: list[BaseException] = []
@@ -411,26 +403,22 @@ def check(
             )
             machine = hypothesis_seed(seed * 1_000_003 + done // CHUNK)(machine)  # each chunk its own seed
             budget.shrinking, budget.shrinks, budget.complete, budget.last_failure = False, 0, False, None
-            out_of_time = False
             try:
-                figures = run_machine(machine, run_settings)
+                run_machine(machine, run_settings)
             except HypothesisException as error:
                 raise OracleUsageError(f"the machine could not run the target: {error}") from None
             except OracleUsageError:  # a method that does not take the component's call (O5): exit 2
                 raise
             except _OutOfTime:  # the budget is spent: stop with the figures so far
-                out_of_time = True
-                figures = machine.figures
+                break
             except (Exception, _ShrunkEnough) as error:  # the machine's verdict: a divergence to report
                 failure = error
                 if budget.last_failure is not None:  # the example Hypothesis shrank it to
                     failure, session.recording, session.steps, session.step_clause = budget.last_failure
-                figures = machine.figures
-            totals = _plus(totals, figures)
-            machine.figures = Figures()  # counted: so_far() must not add them twice
-            done += budget_examples
-            if out_of_time:
-                break
+            finally:
+                totals = _plus(totals, machine.figures)
+                machine.figures = Figures()  # counted: so_far() must not add them twice
+                done += budget_examples
             if failure is not None:
                 found = _explain(session, failure, target_path)
                 if any(f["clauses"][:1] == found["clauses"][:1] for f in failures):
@@ -484,17 +472,11 @@ def _verify_time(session: Session, failure: BaseException | None, totals: Figure
     """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
     component whose target never read the clock the oracle passed or patched in, over a whole run, ran
     on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
-    component = session.component
-    if "clock" not in component.constructor or not component.replayable or totals.examples == 0:
+    component, recording = session.component, session.recording
+    timeless = "clock" not in component.constructor or not component.replayable or totals.examples == 0
+    if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
         return
-    if session.holder.reads or isinstance(failure, ConstructorRefused):
-        return
-    recording = session.recording
-    if (
-        failure is not None
-        and recording is not None
-        and all(c.now == recording.start for c in recording.calls)
-    ):
+    if failure and recording and all(c.now == recording.start for c in recording.calls):
         return  # a divergence before the clock ever moved: no answer in it depends on the time
     how = (
         f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
@@ -511,20 +493,7 @@ def _verify_time(session: Session, failure: BaseException | None, totals: Figure
 
 def _explain_refusal(refused: ConstructorRefused, target_path: str) -> dict[str, Any]:
     """O5: a constructor that refuses an argument the spec allows FAILs the constructor clause."""
-    timed = "clock = FakeClock(1000.0)\n    " if "clock" in refused.call else ""
-    repro = (
-        f'"""Reproduction from the HiCache regression oracle: the constructor refuses arguments that '
-        f'{refused.clause} allows.\n\nTarget: {target_path}\n"""\n\n'
-        "import importlib\nimport os\n\n"
-        f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})\n\n\n"
-        + (inspect.getsource(FakeClock) + "\n\n" if timed else "")
-        + f"def test_the_constructor_takes_what_{refused.clause}_allows() -> None:\n"
-        "    module, _, name = TARGET.partition(':')\n"
-        "    target = importlib.import_module(module)\n"
-        "    for part in name.split('.'):\n"
-        "        target = getattr(target, part)\n"
-        f"    {timed}{refused.call}\n"
-    )
+    repro = _repro.render_refusal_repro(refused.clause, refused.call, target_path)
     message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
     return _failure([refused.clause], message, 1, [f"cache = {refused.call}"], repro)
 
@@ -577,7 +546,7 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
     if not session.component.replayable:  # a machine acting on a world beside the target: its steps
         steps = _minimize_steps(_machine_class(session.component, session), session.steps, failure)
         lines = [f"state.{name}({', '.join(f'{k}={_repr(v)}' for k, v in kw.items())})" for name, kw in steps]
-        repro = render_program_repro(session, target_path, lines, machine_message, clauses)
+        repro = _repro.render_program_repro(session, target_path, lines, machine_message, clauses)
         return _failure(clauses, machine_message, sum(name != "build" for name, _ in steps), lines, repro)
     recording = session.recording
     if recording is None:
@@ -590,10 +559,11 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
     replayed = minimize(session, recording)
     if replayed is None:  # the machine saw something the replay does not (an answer compared otherwise)
         message = f"{machine_message} (not reproduced by replaying the calls alone)"
-        return _failure(clauses, message, 0, render_calls(session, recording.calls, recording.start), "")
+        calls = _repro.render_calls(session, recording.calls, recording.start)
+        return _failure(clauses, message, 0, calls, "")
     # The counterexample, replayed once more on a fresh target: the last one built, and it received
     # exactly the calls printed (O1).
     replayed = replay(session, recording, replayed.calls)
-    lines = render_calls(session, replayed.calls, recording.start)
-    repro = render_repro(session, replayed, recording.init, recording.start, target_path, clauses)
-    return _failure(clauses, divergence(session, replayed), len(replayed.calls), lines, repro)
+    lines = _repro.render_calls(session, replayed.calls, recording.start)
+    repro = _repro.render_repro(session, replayed, recording, target_path, clauses)
+    return _failure(clauses, _repro.divergence(session, replayed), len(replayed.calls), lines, repro)

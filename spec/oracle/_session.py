@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,24 +23,13 @@ from hypothesis import reject
 from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
-from spec.oracle._time import ClockHolder, FakeClock, add_modules, bound_clocks, control_time, time_modules
+from spec.oracle._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
 
 __all__ = [
-    "Call",
-    "ConstructorRefused",
-    "OneShot",
-    "Outcome",
-    "PerPoolRegistry",
-    "Recording",
-    "Replay",
-    "Session",
-    "SignatureMismatch",
-    "TargetProxy",
-    "live",
-    "minimize",
+    "Call", "ConstructorRefused", "OneShot", "PerPoolRegistry", "Recording", "Replay", "Session", "minimize",
     "replay",
 ]
 
@@ -133,16 +123,15 @@ class Session:
         self.recording: Recording | None = None
         self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
         self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
-        self.patched_names: dict[str, list[str]] = {}  # module name -> the names in it that read the clock
         self.per_pool_class = False
-        self._patched = False
         self._accepts = self._accepted_parameters()
         self.time_control = "none"  # or "injected" (passed to the constructor), or "patched" into modules
         if "clock" in component.constructor:
             self.time_control = "injected" if self.accepts("clock") else "patched"
         # Patched: the modules of the factory or class; _probe adds those of the instance's classes (a
         # factory's product, a subclass defined elsewhere than the class that reads the clock).
-        self.modules = time_modules(target) if self.time_control == "patched" else []
+        patched = self.time_control == "patched"
+        self.time = Interposition(patched, time_modules(target), partial(control_time, read=self.holder))
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self._probe()
 
@@ -150,11 +139,8 @@ class Session:
 
     def _accepted_parameters(self) -> set[str] | None:
         """The spec constructor parameters the target takes, or None when it takes anything."""
-        try:
-            signature = inspect.signature(self.target)
-        except (TypeError, ValueError):  # a C type without a signature: assume it takes everything
-            return None
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        signature = _signature_of(self.target)  # None for a C type without one: it takes everything
+        if signature is None or any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
             return None
         names = set(signature.parameters)
         return {p for p in self.component.constructor if self.adapter.keyword_of("__init__", p) in names}
@@ -214,61 +200,35 @@ class Session:
         """Patched time: also patch the modules of the probe instances' classes; a usage error when no
         module that may read the clock for the target refers to the time at all (it would run on the
         real clock, and the verdict of a TTL would depend on the machine's speed)."""
-        if self.time_control != "patched":
-            return
-        bound = bound_clocks(self.target)
+        bound = bound_clocks(self.target) if self.time.active else []
         if bound:
             raise OracleUsageError(
                 f"cannot control the time of the target: {', '.join(bound)} binds the real clock at import, "
                 "where patching the module cannot reach it. Let the oracle pass its clock there, e.g. "
                 '--adapter \'{"arguments": {"__init__": {"clock": "timer"}}}\' for a timer= parameter'
             )
-        # A PerPoolRegistry is the oracle's wrapper (its child is the target's)
-        add_modules(self.modules, *(obj for obj in instances if not isinstance(obj, PerPoolRegistry)))
-        self.patch()()  # learns patched_names
-        if not self.patched_names:
-            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
-            raise OracleUsageError(
-                f"cannot control the time of the target: it takes no clock parameter, and no module of it "
-                f"or of its classes ({searched}) refers to time.monotonic, time.time or time.perf_counter. "
-                "Give its constructor a clock parameter (e.g. clock: Callable[[], float] = time.monotonic) "
-                "or map the one it has with an adapter, e.g. "
-                '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
-            )
+        self.time.reach(
+            [obj for obj in instances if not isinstance(obj, PerPoolRegistry)],  # the oracle's wrapper
+            "cannot control the time of the target: it takes no clock parameter, and no module of it "
+            "or of its classes (%s) refers to time.monotonic, time.time or time.perf_counter. "
+            "Give its constructor a clock parameter (e.g. clock: Callable[[], float] = time.monotonic) "
+            "or map the one it has with an adapter, e.g. "
+            '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\'',
+        )
 
     def describe_time(self) -> str:
         if self.time_control == "injected":
             return f"injected: the fake clock is passed as {self.adapter.keyword_of('__init__', 'clock')}="
         if self.time_control == "patched":
-            where = "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.patched_names.items())
-            return f"patched: the names {where} read the fake clock"
+            return f"patched: the names {self.time.where()} read the fake clock"
         return "not applicable (the component has no time)"
 
     def patch(self) -> Callable[[], None]:
         """Patch the time and interpose the filesystem in the target's modules, as controlled; the undo."""
-        undo_time, undo_fs = self._patch_time(), self.fs_control.patch()
-
-        def undo() -> None:
-            undo_fs()
-            undo_time()
-
-        return undo
-
-    def _patch_time(self) -> Callable[[], None]:
-        """Patch the time in ``modules`` (only when time control is 'patched'); returns the undo."""
-        if self.time_control != "patched" or self._patched:
-            return lambda: None
-        done = [(module, control_time(module, self.holder)) for module in self.modules]
-        self.patched_names = {module.__name__: sorted(names) for module, names in done if names}
-        self._patched = True
-
-        def undo() -> None:
-            for module, replaced in reversed(done):
-                for name, value in replaced.items():
-                    setattr(module, name, value)
-            self._patched = False
-
-        return undo
+        undo = ExitStack()  # undone last in, first out: the filesystem, then the time
+        undo.callback(self.time.patch())
+        undo.callback(self.fs_control.patch())
+        return undo.close
 
     # -- building ------------------------------------------------------------
 
@@ -365,15 +325,10 @@ class ConstructorRefused(AssertionError):
     constructor clause (M1, E1, ...), reported with the constructor call (O5)."""
 
     def __init__(self, session: Session, init: Mapping[str, Any], error: BaseException) -> None:
-        self.init = dict(init)
         self.clause = session.component.constructor_clause
         self.call = session.constructor_text(init, "clock" in session.component.constructor)
         self.error = one_line(error)
         super().__init__(f"{self.clause}: {self.call} raised {self.error}")
-
-
-class SignatureMismatch(OracleUsageError):
-    """The target's method does not accept the component's call: a usage error (exit 2), not a FAIL."""
 
 
 _SIGNATURES: dict[Any, inspect.Signature | None] = {}
@@ -387,8 +342,8 @@ def _signature_of(function: Any) -> inspect.Signature | None:
 
 
 def _check_signature(session: Session, method: str, function: Any, call: Any) -> None:
-    """Raise SignatureMismatch when ``function`` cannot take ``call``'s arguments (checked by binding them
-    to its signature, once per method of a class: a TypeError raised inside a method is an answer)."""
+    """A usage error (exit 2, not a FAIL) when ``function`` cannot take ``call``'s arguments, checked by
+    binding them to its signature, once per method of a class: a TypeError raised inside it is an answer."""
     underlying = getattr(function, "__func__", None)  # a bound method: its signature is its function's
     if underlying is not None and underlying not in _SIGNATURES:
         _SIGNATURES[underlying] = _signature_of(function)
@@ -405,7 +360,7 @@ def _check_signature(session: Session, method: str, function: Any, call: Any) ->
             parameters=[p.replace(annotation=p.empty) for p in signature.parameters.values()],
             return_annotation=signature.empty,
         )
-        raise SignatureMismatch(
+        raise OracleUsageError(
             f"the target's {call.method}{plain} cannot be called as the component calls it, "
             f"{call.method}({shape}): {error}. Map the names with an adapter "
             '(--adapter \'{"methods": {...}, "arguments": {...}, "positional": {...}}\')'
@@ -497,10 +452,6 @@ def _outcome(run: Callable[[], Any], project: Callable[[Any], Any] = lambda valu
         return ("raised", type(error).__name__)
 
 
-def _impl_call(receiver: TargetProxy, call: Call) -> Any:
-    return len(receiver) if call.method == "__len__" else receiver._call(call.method, [], dict(call.bound))
-
-
 def _diverges(got: Outcome, want: Outcome | None) -> bool:
     raised_alone = got[0] == "raised" and (want is None or want[0] != "raised")
     return raised_alone or (want is not None and got != want)
@@ -536,7 +487,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
                     expected = None
             impl_receiver = _resolve(target, call.receiver)
             reads = clock.reads
-            run = partial(_impl_call, impl_receiver, call)
+            run = partial(TargetProxy._call, impl_receiver, call.method, [], dict(call.bound))
             actual = _outcome(run) if projection is None else _outcome(run, projection.impl)
             if timed and call.method in component.one_instant and clock.reads - reads > 1:
                 actual, expected = ("clock readings", clock.reads - reads), ("clock readings", 1)

@@ -20,7 +20,12 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ClockHolder", "FakeClock", "add_modules", "bound_clocks", "control_time", "time_modules"]
+from spec.oracle._errors import OracleUsageError
+
+__all__ = [
+    "MISSING", "ClockHolder", "FakeClock", "Interpose", "Interposition", "bound_clocks", "control_time",
+    "restore", "time_modules",
+]
 
 
 class FakeClock:
@@ -78,11 +83,69 @@ def time_modules(obj: Any) -> list[ModuleType]:
     return modules
 
 
-def add_modules(modules: list[ModuleType], *objects: Any) -> None:
-    """Add to ``modules`` those of each of ``objects`` (``time_modules``; None: no such object)."""
-    for obj in objects:
-        if obj is not None:
-            modules += [m for m in time_modules(obj) if m not in modules]
+MISSING: Any = object()  # what ``restore`` takes for a global the stand-ins added (the builtin ``open``)
+
+
+def restore(module: ModuleType, replaced: dict[str, Any]) -> None:
+    """Put back the globals of ``module`` that ``replaced`` records (name -> original, or MISSING)."""
+    namespace = vars(module)
+    for name, value in replaced.items():
+        if value is MISSING:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = value
+
+
+Interpose = Callable[[ModuleType], dict[str, Any]]  # puts stand-ins into a module: what it replaced
+
+
+class Interposition:
+    """Stand-ins in the globals of the target's ``modules`` (the time's, the filesystem's), until undone;
+    ``names``: module name -> the names replaced there.  Inactive (the fake is passed), it does nothing."""
+
+    def __init__(self, active: bool, modules: list[ModuleType], interpose: Interpose) -> None:
+        self.active = active
+        self.modules = modules if active else []
+        self.names: dict[str, list[str]] = {}
+        self._interpose = interpose
+        self._in = False
+
+    def _around(self, on: bool) -> None:
+        """Told when the stand-ins go in and come out."""
+
+    def patch(self) -> Callable[[], None]:
+        """Put the stand-ins in (a no-op while they are in: check() patches for the whole run); the undo."""
+        if not self.active or self._in:
+            return lambda: None
+        done = [(module, self._interpose(module)) for module in self.modules]
+        names = {m.__name__: sorted(n for n, v in put.items() if v is not MISSING) for m, put in done}
+        self.names = {module: found for module, found in names.items() if found}
+        self._in = True
+        self._around(True)
+
+        def undo() -> None:
+            self._around(False)
+            for module, replaced in reversed(done):
+                restore(module, replaced)
+            self._in = False
+
+        return undo
+
+    def reach(self, instances: list[Any], out_of_reach: str) -> None:
+        """Also the modules of ``instances``' classes; OracleUsageError(``out_of_reach``, its ``%s`` the
+        modules searched) when none of the modules has a name to replace: the target is out of reach."""
+        if not self.active:
+            return
+        found = (m for obj in instances if obj is not None for m in time_modules(obj))
+        self.modules = list(dict.fromkeys([*self.modules, *found]))
+        self.patch()()  # learns names
+        if not self.names:
+            searched = ", ".join(m.__name__ for m in self.modules) or "none importable"
+            raise OracleUsageError(out_of_reach % searched)
+
+    def where(self) -> str:
+        """The names replaced, for the report: ``monotonic, time in module m; ...``."""
+        return "; ".join(f"{', '.join(n)} in module {m}" for m, n in self.names.items())
 
 
 class ClockHolder:
