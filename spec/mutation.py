@@ -44,6 +44,8 @@ _MC = [
     "tests/unit/test_metadata_cache_edges.py",
     # The M9 batches' own tests (the batches came after the last recorded run: 128 mutants then, 306 now).
     "tests/unit/test_metadata_cache_batches.py",
+    # Every way of asking in every mode at a TTL of 0 and below a second (the run of 2026-12-01).
+    "tests/unit/test_metadata_cache_answer_edges.py",
 ]
 SELECTIONS: dict[str, list[str]] = {
     "hicache/metadata_cache.py": _MC,
@@ -105,6 +107,16 @@ SELECTIONS: dict[str, list[str]] = {
 
 
 _FALSY = "popitem(last=None): None is falsy, like False"
+_MC_CLASS = "hicache.metadata_cache.xǁMetadataCacheǁ"
+_UNUSED_NOW = (
+    "now = 1.0 instead of 0.0 when the TTL is -1: the placeholder is never read (ttl < 0 decides every"
+    " answer before now - birth is computed)"
+)
+_SAME_BIRTHS = (
+    "births.get instead of recency.get under 'lru': the two dicts map the same keys to the same births"
+    " (an invariant check_invariants asserts; every add, remove, clear and reclaim changes both under the"
+    " lock), so every lookup answers the same; the recency order is still moved through recency itself"
+)
 _FE = "hicache.file_evictor."
 _FE_CLASS = _FE + "xǁLRUFileEvictorǁ"
 _FE_MARK = (
@@ -201,8 +213,14 @@ EQUIVALENT: dict[str, str] = {
         "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
-    "hicache.metadata_cache.xǁMetadataCacheǁadd__mutmut_9": _FALSY,
-    "hicache.metadata_cache.xǁMetadataCacheǁ_reclaim__mutmut_10": _FALSY,
+    # add's eviction moved into _insert (shared with add_many, M9): the run of 2026-12-01.
+    _MC_CLASS + "_insert__mutmut_8": _FALSY,
+    _MC_CLASS + "_insert__mutmut_10": _FALSY,
+    _MC_CLASS + "_reclaim__mutmut_11": _FALSY,
+    _MC_CLASS + "contains_many__mutmut_26": _UNUSED_NOW,
+    _MC_CLASS + "contains_prefix__mutmut_7": _UNUSED_NOW,
+    _MC_CLASS + "contains_prefix__mutmut_11": _SAME_BIRTHS,
+    _MC_CLASS + "_specialized_contains__mutmut_5": _SAME_BIRTHS,
     _FE + "xǁ_Entryǁ__init____mutmut_4": (
         "published = None: only ever read for its truth (or copied between entries); None is falsy like False"
     ),
