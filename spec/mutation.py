@@ -75,6 +75,7 @@ SELECTIONS: dict[str, list[str]] = {
         # S1-S8 (the shared directory, the back-off, ENOSPC) and the store's batches (M9): cheap.
         "tests/unit/test_file_store_security.py",
         "tests/unit/test_metadata_cache_batches.py",
+        "tests/unit/test_file_store_edges.py",
         "tests/stateful/test_file_store_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
         "tests/modelcheck/test_c1_schedules.py",
@@ -149,6 +150,15 @@ _STRICTER_PRECHECK = (
     " character, 5 per other, >= instead of >): more keys take the exact check, which decides alone; only"
     " speed changes.  The looser mutants are killed by the boundary-key tests"
 )
+_STRICTER_FAST_PATH = (
+    "the batch's plainly-valid bound made stricter (4 bytes per character, or < NAME_MAX): more batches"
+    " take the key-by-key check, which decides alone; only speed changes.  The looser one is killed by"
+    " the too-long-key batch test"
+)
+_UNUSED_MARKS = (
+    "a removals or publications mark of 1 answered for a read that ran out of memory: with missing"
+    " False and nothing found, _observe reads neither mark"
+)
 _OS = "hicache.fs.xǁOSFileSystemǁ"
 _ONE_MORE_READ = (
     "while got <= size: one more pass once every byte is in, which asks for 0 bytes (read(0) is b'',"
@@ -213,6 +223,27 @@ EQUIVALENT: dict[str, str] = {
     _OS + "read_file__mutmut_15": _ONE_MORE_READ,
     _OS + "read_into__mutmut_16": _ONE_MORE_READ,
     _OS + "scandir__mutmut_3": "stat(follow_symlinks=None): only tested for truth, None is falsy like False",
+    # The run of 2026-12-01, after the probes became one _look/_observe and the batches one _learn_many.
+    **{
+        _FS_CLASS + f"clear__mutmut_{n}": (
+            "left = 1 / -= 1 / += 2 for += 1: left (the unremovable nodes that are not pages) is only"
+            " tested for truth (not kept and not left), and after any failure each of them is non-zero"
+        )
+        for n in (32, 33, 34)
+    },
+    _FS_CLASS + "_check_keys__mutmut_4": _FAST_PATH,
+    _FS_CLASS + "_plainly_valid__mutmut_2": _FAST_PATH,
+    _FS_CLASS + "_plainly_valid__mutmut_3": (
+        "the keys joined with 'XXXX' between them: every test on the joined string (isascii, no '/', NUL,"
+        " '.' or altsep) answers the same with ASCII letters added"
+    ),
+    _FS_CLASS + "_plainly_valid__mutmut_20": _ALTSEP,
+    **{_FS_CLASS + f"_plainly_valid__mutmut_{n}": _STRICTER_FAST_PATH for n in (30, 31)},
+    _FS_CLASS + "_on_disk__mutmut_3": _TOUCH_NONE,
+    _FS_CLASS + "_learn__mutmut_1": (
+        "the default of touch: _learn's only caller (_observe) always passes touch, so it is never used"
+    ),
+    **{_FS_CLASS + f"_read__mutmut_{n}": _UNUSED_MARKS for n in (25, 26)},
     _FS_CLASS + "_probe__mutmut_27": (
         "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),
@@ -278,19 +309,46 @@ def _mutmut(target: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(exe), *args], cwd=target, env=env, capture_output=True, text=True)
 
 
-def mutate(module: str, jobs: int) -> dict[str, Any]:
-    """Run mutmut over one module; return its figures and survivors."""
+def _head() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def mutate(module: str, jobs: int, only: list[str] | None = None) -> dict[str, Any]:
+    """Run mutmut over one module (or only the mutants named in ``only``); return its figures and
+    survivors.  With ``only``, the figures cover those mutants alone."""
     tests = [t for t in SELECTIONS[module] if t.startswith("-") or (ROOT / t).exists()]
-    target = SCRATCH / Path(module).stem
+    target = SCRATCH / (Path(module).stem + ("-survivors" if only else ""))
+    commit = _head()
     _copy_tree(target)
     _configure(target, module, tests)
-    run = _mutmut(target, "run", "--max-children", str(jobs))
+    run = _mutmut(target, "run", "--max-children", str(jobs), *(only or []))
     (target / "run.log").write_text(run.stdout + run.stderr)
+    if only:
+        return {"commit": commit, "tests": tests, "survivors": _survivors(target)}
     _mutmut(target, "export-cicd-stats")
     stats_path = target / "mutants" / "mutmut-cicd-stats.json"
     if not stats_path.exists():
         raise RuntimeError(f"mutmut produced no stats for {module}; see {target / 'run.log'}")
     stats = json.loads(stats_path.read_text())
+    survivors = _survivors(target)
+    # A mutant that makes the tests hang (timeout) or crash (segfault) is detected: counted as killed.
+    killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
+    total = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
+    return {
+        "module": module,
+        "commit": commit,
+        "tests": tests,
+        "killed": killed,
+        "total": total,
+        "equivalent": sum(1 for s in survivors if s["equivalent"]),
+        "stats": stats,
+        "survivors": survivors,
+    }
+
+
+def _survivors(target: Path) -> list[dict[str, str]]:
     listing = _mutmut(target, "results").stdout
     survivors = []
     for line in listing.splitlines():
@@ -299,17 +357,43 @@ def mutate(module: str, jobs: int) -> dict[str, Any]:
             diff = _mutmut(target, "show", m[1]).stdout
             reason = EQUIVALENT.get(m[1], "")
             survivors.append({"name": m[1], "status": m[2], "equivalent": reason, "diff": diff.strip()})
-    # A mutant that makes the tests hang (timeout) or crash (segfault) is detected: counted as killed.
-    killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
-    total = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
+    return survivors
+
+
+def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[str, Any]:
+    """Run only the recorded survivors of ``row``'s module again, with the tests as they are now.
+
+    Sound only when, since the recorded run (commit ``base``, or the one the row names), the module and
+    every test file of its selection then are unchanged: tests were only added, and an added test
+    cannot revive a killed mutant.  Refused otherwise (run the whole module).
+    """
+    module, since = row["module"], base or row.get("commit")
+    if not since:
+        raise SystemExit(f"{module}: the recorded run names no commit; pass --base REV (its tree)")
+    files = [module, *(t for t in row["tests"] if not t.startswith("-"))]
+    changed = subprocess.run(
+        ["git", "diff", "--name-only", since, "HEAD", "--", *files], cwd=ROOT, capture_output=True, text=True
+    )
+    if changed.returncode != 0 or changed.stdout.strip():
+        raise SystemExit(f"{module}: changed since {since}: {changed.stdout.split() or changed.stderr}")
+    names = [s["name"] for s in row["survivors"]]
+    if not names:
+        return row  # nothing to run (and mutmut run without names would run every mutant)
+    again = mutate(module, jobs, only=names)
+    alive = {s["name"] for s in again["survivors"]}
+    killed = row["killed"] + len(names) - len(alive)
+    survivors = [s for s in row["survivors"] if s["name"] in alive]
+    for survivor in survivors:
+        survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
     return {
-        "module": module,
-        "tests": tests,
+        **row,
+        "commit": again["commit"],
+        "tests": again["tests"],
         "killed": killed,
-        "total": total,
         "equivalent": sum(1 for s in survivors if s["equivalent"]),
-        "stats": stats,
         "survivors": survivors,
+        "rerun": f"the {len(names)} survivors of the run at {since[:12]}, again with the tests of"
+        f" {again['commit'][:12]}: {len(names) - len(alive)} killed",
     }
 
 
@@ -322,7 +406,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run nothing: mark the recorded survivors equivalent or not from EQUIVALENT as it is now",
     )
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="run only the recorded survivors of each module again (after tests were only added)",
+    )
+    parser.add_argument("--base", help="with --survivors: the commit of the recorded run, if it names none")
     args = parser.parse_args(argv)
+    if args.survivors:
+        latest = json.loads(SCORE.read_text())
+        rows = {row["module"]: row for row in latest["modules"]}
+        for module in args.modules or sorted(rows):
+            print(f"re-running the survivors of {module} ...", flush=True)
+            rows[module] = rerun_survivors(rows[module], args.jobs, args.base)
+            print(f"  {rows[module]['rerun']}", flush=True)
+        return _record(rows)
     if args.annotate:
         if not SCORE.exists():
             parser.error(f"nothing recorded yet: {SCORE.relative_to(ROOT)} is missing")

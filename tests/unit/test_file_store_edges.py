@@ -1,0 +1,133 @@
+"""HiCacheFile edges pinned for mutation testing (docs/MUTATION.md), on the fake filesystem.
+
+The run of 2026-12-01 (after the probes became one ``_look``/``_observe`` and the batches learn in one
+lock acquisition) left these alive: what a batch read teaches when a key of it is missing or a removal
+overlaps it, a batch with a key whose escaped name is too long, a read that runs out of memory or comes
+back short, and which listing entries are pages under a shared group.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from hicache import HiCacheFile
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+from spec.machines.file_store import believed
+from tests.unit._store import DIR, calls_during, path, store
+
+OTHER = 2000
+
+
+def order(s: HiCacheFile) -> list[str]:
+    return [e.key for e in s.evictor.snapshot()]
+
+
+def believing(fs: FakeFileSystem, clock: FakeClock) -> HiCacheFile:
+    return store(fs, clock, enable_metadata_cache=True, metadata_ttl=-1)
+
+
+@pytest.mark.clauses("F4", "F5", "M9")
+def test_a_batch_read_teaches_the_keys_read_before_a_missing_one_and_with_no_stat(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = believing(fs, clock)
+    fs.put(path("a"), b"12")  # written by another process: neither tracked nor believed
+    fs.put(path("b"), b"345")
+    values, spent = calls_during(fs, lambda: s.batch_get(["a", "gone", "b"]))
+    assert values == [b"12", None, b"345"]
+    assert spent == {"read": 3}  # a read knows the size it adopts: no stat
+    assert order(s) == ["a", "b"] and s.evictor.total == 5
+    assert believed(s) == {"a", "b"}  # a's lesson was applied before "gone" was forgotten
+    s.check_invariants()
+
+
+@pytest.mark.clauses("C1", "V4", "M9")
+def test_a_batch_read_overlapped_by_a_removal_refreshes_a_tracked_key_adopts_no_other_and_teaches_the_next(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = believing(fs, clock)
+    assert s.set("a", b"1") and s.set("b", b"2") and s.set("c", b"3")
+    fs.put(path("u"), b"4")  # untracked files of another process
+    fs.put(path("v"), b"5")
+
+    def delete_c(op: str, done: str) -> None:
+        if op == "read" and done == path("u"):
+            fs.after = None
+            assert s.delete("c")
+
+    fs.after = delete_c  # a removal overlaps the reads of a and u; v is read after it ended
+    assert s.batch_get(["a", "u", "v"]) == [b"1", b"4", b"5"]
+    assert order(s) == ["b", "a", "v"]  # a refreshed (a use before the removal), u not adopted, v adopted
+    assert "u" not in believed(s) and "v" in believed(s)
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F2", "S5", "F5")
+@pytest.mark.parametrize("op", ["batch_exists", "batch_get"])
+def test_a_batch_with_a_key_whose_escaped_name_is_too_long_is_refused_like_a_single_key(
+    fs: FakeFileSystem, clock: FakeClock, op: str
+) -> None:
+    s = store(fs, clock)
+    fits, too_long = "_" * 83, "_" * 84  # "_" escapes to 3 bytes; the namespace's "_m.bin" adds 6
+    assert getattr(s, op)([fits]) in (0, [None])
+    message = r"^key makes a file name of 258 bytes \(limit 255\), got '_{84}'$"
+    with pytest.raises(ValueError, match=message):
+        s.exists(too_long)
+    with pytest.raises(ValueError, match=message):
+        getattr(s, op)(["a", too_long])
+
+
+@pytest.mark.clauses("S4", "B2", "F4")
+@pytest.mark.parametrize("op", ["get", "batch_get"])
+def test_a_read_out_of_memory_is_logged_answers_none_and_keeps_the_file_counted_and_believed(
+    fs: FakeFileSystem,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    op: str,
+) -> None:
+    s = believing(fs, clock)
+    assert s.set("k", b"abc")
+
+    def out_of_memory(*args: Any) -> bytes:
+        raise MemoryError
+
+    monkeypatch.setattr(fs, "read_file", out_of_memory)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        answer = s.get("k") if op == "get" else s.batch_get(["k"])[0]
+    assert answer is None
+    assert [r.getMessage() for r in caplog.records] == [f"file store: {path('k')!r} not read: out of memory"]
+    assert order(s) == ["k"] and s.evictor.total == 3 and believed(s) == {"k"}  # the file is still there
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F4", "C3")
+@pytest.mark.parametrize("op", ["get", "batch_get"])
+def test_a_short_read_answers_none_and_keeps_the_file_counted_and_believed(
+    fs: FakeFileSystem, clock: FakeClock, op: str
+) -> None:
+    s = believing(fs, clock)
+    assert s.set("k", b"abcd")
+    fs.short_reads(1)
+    assert (s.get("k") if op == "get" else s.batch_get(["k"])[0]) is None
+    assert order(s) == ["k"] and s.evictor.total == 4 and believed(s) == {"k"}  # short is not missing
+    assert s.get("k") == b"abcd"
+    s.check_invariants()
+
+
+@pytest.mark.clauses("S3", "F8")
+def test_with_a_shared_group_start_up_adopts_the_pages_of_the_group_and_skips_a_strangers(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.make_dir(DIR, gid=0, mode=0o2770)
+    fs.put(path("member"), b"12", uid=OTHER)
+    fs.files[path("member")].gid = 0  # another user of the shared group
+    fs.put(path("stranger"), b"345", uid=OTHER)  # group 2000: not the shared group
+    fs.put(path("mine"), b"6")
+    s = store(fs, clock, shared_group=0)
+    assert sorted(order(s)) == ["member", "mine"] and s.evictor.total == 3
+    s.check_invariants()
