@@ -244,6 +244,13 @@ EQUIVALENT: dict[str, str] = {
         "the default of touch: _learn's only caller (_observe) always passes touch, so it is never used"
     ),
     **{_FS_CLASS + f"_read__mutmut_{n}": _UNUSED_MARKS for n in (25, 26)},
+    _FS_CLASS + "_write_once__mutmut_26": (
+        "writing = None once the temp file is written: only tested for truth (writing and ENOSPC), and"
+        " None is falsy like False"
+    ),
+    _FS_CLASS + "_write_once__mutmut_42": (
+        "(None, True) when published: _write reads writing only when the attempt failed"
+    ),
     _FS_CLASS + "_probe__mutmut_27": (
         "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),

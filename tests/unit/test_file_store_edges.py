@@ -131,3 +131,59 @@ def test_with_a_shared_group_start_up_adopts_the_pages_of_the_group_and_skips_a_
     s = store(fs, clock, shared_group=0)
     assert sorted(order(s)) == ["member", "mine"] and s.evictor.total == 3
     s.check_invariants()
+
+
+@pytest.mark.clauses("S8", "V3", "B2")
+def test_enospc_relieves_as_for_a_cap_at_the_bytes_the_other_pages_hold(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    fs = FakeFileSystem(clock, disk_size=100)
+    s = store(fs, clock, max_size=50, eviction_ratio=0.5)
+    fs.put(f"{DIR}/someone-else.dat", b"o" * 96)  # another program fills the disk; the cap is far
+    for key in "abcd":
+        assert s.set(key, b"x")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert s.set("w", b"z")  # ENOSPC: the others hold 4 bytes (not w's 1): down to floor(2) - 1 = 1
+    assert order(s) == ["d", "w"]  # a, b and c evicted; counting w's own byte would take d too
+    assert caplog.messages[-1] == "file store: evicted to make room on a full disk; retrying 'w'"
+    s.check_invariants()
+
+
+@pytest.mark.clauses("S3", "B2")
+def test_set_over_a_planted_symlink_logs_its_kind_owner_and_key(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = store(fs, clock)
+    fs.plant(path("k"), "symlink")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert s.set("k", b"mine") is False
+    assert caplog.messages == [
+        f"file store: {path('k')!r} is a symlink of uid 1000, not a page: 'k' not written"
+    ]
+
+
+@pytest.mark.clauses("S4", "F4", "C5")
+def test_a_read_out_of_memory_forgets_nothing_even_while_the_keys_first_write_is_in_flight(
+    fs: FakeFileSystem, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = believing(fs, clock)
+    read_file = fs.read_file
+    seen: list[bool] = []
+
+    def out_of_memory(*args: Any) -> bytes:
+        raise MemoryError
+
+    def meanwhile(op: str, done: str) -> None:
+        if op == "write":  # the set's temp file is written; its entry is reserved, in flight, not published
+            fs.after = None
+            fs.put(path("k"), b"theirs")  # another process publishes the key first
+            assert s.get("k") == b"theirs" and "k" in believed(s)
+            monkeypatch.setattr(fs, "read_file", out_of_memory)
+            assert s.get("k") is None
+            seen.append("k" in believed(s))  # a read that ran out of memory is no miss
+            monkeypatch.setattr(fs, "read_file", read_file)
+
+    fs.after = meanwhile
+    assert s.set("k", b"mine")
+    assert seen == [True] and s.get("k") == b"mine"
+    s.check_invariants()
