@@ -389,6 +389,11 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
     again = mutate(module, jobs, only=names)
     alive = {s["name"] for s in again["survivors"]}
     killed = row["killed"] + len(names) - len(alive)
+    stats = dict(row["stats"])  # mutmut's counts, moved from each killed survivor's status to killed
+    for survivor in row["survivors"]:
+        if survivor["name"] not in alive:
+            status = survivor["status"].replace(" ", "_")
+            stats[status], stats["killed"] = stats[status] - 1, stats["killed"] + 1
     survivors = [s for s in row["survivors"] if s["name"] in alive]
     for survivor in survivors:
         survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
@@ -398,6 +403,7 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
         "tests": again["tests"],
         "killed": killed,
         "equivalent": sum(1 for s in survivors if s["equivalent"]),
+        "stats": stats,
         "survivors": survivors,
         "rerun": f"the {len(names)} survivors of the run at {since[:12]}, again with the tests of"
         f" {again['commit'][:12]}: {len(names) - len(alive)} killed",
