@@ -367,6 +367,16 @@ def _survivors(target: Path) -> list[dict[str, str]]:
     return survivors
 
 
+def _changed_since(since: str, files: list[str]) -> list[str]:
+    """Which of ``files`` differ between commit ``since`` and HEAD (SystemExit when git cannot tell)."""
+    diff = subprocess.run(
+        ["git", "diff", "--name-only", since, "HEAD", "--", *files], cwd=ROOT, capture_output=True, text=True
+    )
+    if diff.returncode != 0:
+        raise SystemExit(f"cannot compare with {since}: {diff.stderr.strip()}")
+    return diff.stdout.split()
+
+
 def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[str, Any]:
     """Run only the recorded survivors of ``row``'s module again, with the tests as they are now.
 
@@ -377,12 +387,9 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
     module, since = row["module"], base or row.get("commit")
     if not since:
         raise SystemExit(f"{module}: the recorded run names no commit; pass --base REV (its tree)")
-    files = [module, *(t for t in row["tests"] if not t.startswith("-"))]
-    changed = subprocess.run(
-        ["git", "diff", "--name-only", since, "HEAD", "--", *files], cwd=ROOT, capture_output=True, text=True
-    )
-    if changed.returncode != 0 or changed.stdout.strip():
-        raise SystemExit(f"{module}: changed since {since}: {changed.stdout.split() or changed.stderr}")
+    changed = _changed_since(since, [module, *(t for t in row["tests"] if not t.startswith("-"))])
+    if changed:
+        raise SystemExit(f"{module}: changed since {since}, run it whole: {' '.join(changed)}")
     names = [s["name"] for s in row["survivors"]]
     if not names:
         return row  # nothing to run (and mutmut run without names would run every mutant)
