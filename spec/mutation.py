@@ -146,9 +146,9 @@ _ALTSEP = (
     " is False with or without the mutation here; the '/' and NUL tests before it are killed"
 )
 _STRICTER_PRECHECK = (
-    "the cheap length bound in front of the exact encoded-name check made stricter (4 bytes per ASCII"
-    " character, 5 per other, >= instead of >): more keys take the exact check, which decides alone; only"
-    " speed changes.  The looser mutants are killed by the boundary-key tests"
+    "the cheap length bound in front of the exact encoded-name check of an ASCII key made stricter (4"
+    " bytes per character, or >= instead of >): more keys take the exact check, which decides alone;"
+    " only speed changes.  The looser mutants are killed by the boundary-key tests"
 )
 _STRICTER_FAST_PATH = (
     "the batch's plainly-valid bound made stricter (4 bytes per character, or < NAME_MAX): more batches"
@@ -207,7 +207,6 @@ EQUIVALENT: dict[str, str] = {
     },
     _FS + "x_key_of_name__mutmut_18": _NS_MARK_AT_0,
     _FS + "x_key_of_name__mutmut_19": _NS_MARK_AT_0,
-    _FS_CLASS + "_exists__mutmut_7": _TOUCH_NONE,
     _FS_CLASS + "_as_bytes__mutmut_8": _FAST_PATH,
     _FS_CLASS + "_as_bytes__mutmut_12": _FAST_PATH,
     _FS_CLASS + "_as_bytes__mutmut_13": _SIGNED_BYTES,
@@ -218,12 +217,7 @@ EQUIVALENT: dict[str, str] = {
     _FS_CLASS + "_set__mutmut_64": _COMMIT_SIZE,
     _FS_CLASS + "__init____mutmut_25": _ALTSEP,
     _FS_CLASS + "_check_key__mutmut_18": _ALTSEP,
-    **{_FS_CLASS + f"_check_key__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 27, 28, 29)},
-    _FS_CLASS + "__init____mutmut_52": (
-        "the epoch starting at 1: start-up ends with _end_removal, which turns an odd epoch even, so every"
-        " operation sees an even epoch as before; only its value differs, and no code compares it to a"
-        " constant"
-    ),
+    **{_FS_CLASS + f"_check_key__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 26)},
     _OS + "read_file__mutmut_15": _ONE_MORE_READ,
     _OS + "read_into__mutmut_16": _ONE_MORE_READ,
     _OS + "scandir__mutmut_3": "stat(follow_symlinks=None): only tested for truth, None is falsy like False",
@@ -254,9 +248,6 @@ EQUIVALENT: dict[str, str] = {
     ),
     _FS_CLASS + "_write_once__mutmut_42": (
         "(None, True) when published: _write reads writing only when the attempt failed"
-    ),
-    _FS_CLASS + "_probe__mutmut_27": (
-        "passes the size also when touch is False; _learn reads the size only when touch is True"
     ),
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
     # add's eviction moved into _insert (shared with add_many, M9): the run of 2026-12-01.

@@ -187,3 +187,46 @@ def test_a_read_out_of_memory_forgets_nothing_even_while_the_keys_first_write_is
     assert s.set("k", b"mine")
     assert seen == [True] and s.get("k") == b"mine"
     s.check_invariants()
+
+
+@pytest.mark.clauses("S3", "S4", "B2")
+def test_a_read_of_a_planted_node_or_of_a_file_over_max_value_size_logs_an_exact_line(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = store(fs, clock, max_value_size=4)
+    fs.plant(path("k"), "fifo")
+    fs.put(path("big"), b"12345")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert s.get("k") is None and s.get("big") is None
+    assert caplog.messages == [
+        f"file store: {path('k')!r} is not a page of this store, not read: not a page (a fifo of uid 1000)",
+        f"file store: {path('big')!r} not read: 5 bytes, more than the limit of 4 (max_value_size)",
+    ]
+
+
+@pytest.mark.clauses("C6", "S2", "B2")
+def test_the_namespace_lock_file_is_taken_with_the_page_mode_and_a_refusal_is_logged_exactly(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modes: list[int] = []
+    try_lock = fs.try_lock
+
+    def recording(lock_path: str, mode: int = -1) -> int | None:
+        modes.append(mode)
+        return try_lock(lock_path, mode)
+
+    monkeypatch.setattr(fs, "try_lock", recording)
+    fs.make_dir(DIR, gid=0, mode=0o2770)
+    store(fs, clock, shared_group=0)
+    HiCacheFile("/private", namespace="_p", fs=fs, clock=clock)
+    assert modes == [0o660, 0o600]
+
+    def refused(lock_path: str, mode: int = 0o600) -> int | None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(fs, "try_lock", refused)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        store(fs, clock, shared_group=0)
+    assert caplog.messages == [
+        f"file store: cannot take the lock file '{DIR}/.hicache_m.lock': [Errno 13] Permission denied"
+    ]
