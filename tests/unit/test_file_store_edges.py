@@ -230,3 +230,38 @@ def test_the_namespace_lock_file_is_taken_with_the_page_mode_and_a_refusal_is_lo
     assert caplog.messages == [
         f"file store: cannot take the lock file '{DIR}/.hicache_m.lock': [Errno 13] Permission denied"
     ]
+
+
+@pytest.mark.clauses("S8", "B2")
+def test_the_cap_is_clamped_to_the_disk_of_the_directory_only_when_above_it_with_exact_lines(
+    clock: FakeClock, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fs = FakeFileSystem(clock, disk_size=100)
+    asked: list[str] = []
+    capacity = [100]
+
+    def capacity_bytes(directory: str) -> int:
+        asked.append(directory)
+        if capacity[0] < 0:
+            raise OSError(5, "Input/output error")
+        return capacity[0]
+
+    monkeypatch.setattr(fs, "capacity_bytes", capacity_bytes)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert store(fs, clock, max_size=1000).evictor.max_size == 100
+        assert store(fs, clock, max_size=100).evictor.max_size == 100  # at the disk's size: no warning
+        capacity[0] = 0  # a capacity of 0 is unknown, not an empty disk: the cap stays
+        assert store(fs, clock, max_size=1000).evictor.max_size == 1000
+        capacity[0] = 1  # the smallest known disk
+        assert store(fs, clock, max_size=1000).evictor.max_size == 1
+        capacity[0] = -1  # the probe fails: the cap stays as configured
+        assert store(fs, clock, max_size=1).evictor.max_size == 1
+        assert store(fs, clock).evictor.max_size == 0  # no cap: no probe, no line
+    assert asked == [DIR] * 5
+    assert [m for m in caplog.messages if "another live store" not in m] == [  # the stores above live on
+        f"file store: max_size 1000 is above the 100 bytes of the filesystem holding {DIR!r}: clamped to 100"
+        " (the disk is the real limit)",
+        f"file store: max_size 1000 is above the 1 bytes of the filesystem holding {DIR!r}: clamped to 1"
+        " (the disk is the real limit)",
+        f"file store: cannot probe the size of {DIR!r}: [Errno 5] Input/output error",
+    ]
