@@ -265,3 +265,35 @@ def test_the_cap_is_clamped_to_the_disk_of_the_directory_only_when_above_it_with
         " (the disk is the real limit)",
         f"file store: cannot probe the size of {DIR!r}: [Errno 5] Input/output error",
     ]
+
+
+@pytest.mark.clauses("S1", "B1")
+def test_a_refused_directory_is_named_as_given_once_and_a_file_there_names_the_setting(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.make_dir(DIR, mode=0o777)
+    with pytest.raises(
+        PermissionError, match=r"^storage directory /cache \(owner [^)]*\), mode 0777\) is writable"
+    ):
+        store(fs, clock)  # resolved to itself: named once, with no "(from ...)"
+    fs.make_dir("/base", mode=0o755)
+    fs.put("/base/f", b"")
+    with pytest.raises(
+        NotADirectoryError,
+        match=r"^storage directory /base/f is a file, not a directory: choose another storage_dir"
+        r" \(HICACHE_FILE_STORAGE_DIR\)$",
+    ):
+        HiCacheFile("/base/f", fs=fs, clock=clock)
+
+
+@pytest.mark.clauses("S3", "F8", "B2")
+def test_start_up_names_the_namespace_and_directory_of_the_nodes_it_skips(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    fs.make_dir(DIR, mode=0o700)
+    fs.plant(path("k"), "fifo")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        store(fs, clock)
+    assert caplog.messages == [
+        f"file store: 1 fifo node(s) named like pages of namespace '_m' in {DIR!r}: not pages, skipped"
+    ]
