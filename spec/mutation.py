@@ -373,7 +373,8 @@ def _changed_since(since: str, files: list[str]) -> list[str]:
 
 
 def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[str, Any]:
-    """Run only the recorded survivors of ``row``'s module again, with the tests as they are now.
+    """Run only the recorded survivors of ``row``'s module that ``EQUIVALENT`` does not explain again,
+    with the tests as they are now.
 
     Sound only when, since the recorded run (commit ``base``, or the one the row names), the module and
     every test file of its selection then are unchanged: tests were only added, and an added test
@@ -385,7 +386,9 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
     changed = _changed_since(since, [module, *(t for t in row["tests"] if not t.startswith("-"))])
     if changed:
         raise SystemExit(f"{module}: changed since {since}, run it whole: {' '.join(changed)}")
-    names = [s["name"] for s in row["survivors"]]
+    # The survivors explained as equivalent stay survivors without running (each would only pay for every
+    # test that reaches it); the others run.
+    names = [s["name"] for s in row["survivors"] if not EQUIVALENT.get(s["name"])]
     if not names:
         return row  # nothing to run (and mutmut run without names would run every mutant)
     again = mutate(module, jobs, only=names)
@@ -396,7 +399,7 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
         if survivor["name"] not in alive:
             status = survivor["status"].replace(" ", "_")
             stats[status], stats["killed"] = stats[status] - 1, stats["killed"] + 1
-    survivors = [s for s in row["survivors"] if s["name"] in alive]
+    survivors = [s for s in row["survivors"] if s["name"] in alive or s["name"] not in names]
     for survivor in survivors:
         survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
     return {
@@ -407,7 +410,7 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
         "equivalent": sum(1 for s in survivors if s["equivalent"]),
         "stats": stats,
         "survivors": survivors,
-        "rerun": f"the {len(names)} survivors of the run at {since[:12]}, again with the tests of"
+        "rerun": f"the {len(names)} unexplained survivors of the run at {since[:12]}, again with the tests of"
         f" {again['commit'][:12]}: {len(names) - len(alive)} killed",
     }
 
