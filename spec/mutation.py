@@ -396,7 +396,7 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
     killed = row["killed"] + len(names) - len(alive)
     stats = dict(row["stats"])  # mutmut's counts, moved from each killed survivor's status to killed
     for survivor in row["survivors"]:
-        if survivor["name"] not in alive:
+        if survivor["name"] in names and survivor["name"] not in alive:
             status = survivor["status"].replace(" ", "_")
             stats[status], stats["killed"] = stats[status] - 1, stats["killed"] + 1
     survivors = [s for s in row["survivors"] if s["name"] in alive or s["name"] not in names]
