@@ -76,6 +76,7 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_store_security.py",
         "tests/unit/test_metadata_cache_batches.py",
         "tests/unit/test_file_store_edges.py",
+        "tests/unit/test_file_store_namespace_lock.py",
         "tests/stateful/test_file_store_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
         "tests/modelcheck/test_c1_schedules.py",
