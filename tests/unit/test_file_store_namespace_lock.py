@@ -21,7 +21,7 @@ def test_a_second_live_store_on_a_namespace_is_warned_about_word_for_word(
         second = store(fs, clock)
     assert caplog.messages == [
         "file store: another live store holds namespace '_m' of '/cache'"
-        " (lock file '/cache/.hicache_m.lock'): each store enforces max_size on its own writes only, so this namespace can hold up to that many"
-        " times the cap; give each process its own namespace"
+        " (lock file '/cache/.hicache_m.lock'): each store enforces max_size on its own writes only,"
+        " so this namespace can hold up to that many times the cap; give each process its own namespace"
     ]
     assert first is not second
