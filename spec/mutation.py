@@ -45,6 +45,8 @@ _MC = [
     "tests/unit/test_metadata_cache_edges.py",
     # The M9 batches' own tests (the batches came after the last recorded run: 128 mutants then, 306 now).
     "tests/unit/test_metadata_cache_batches.py",
+    # Every way of asking in every mode at a TTL of 0 and below a second (the run of 2026-12-01).
+    "tests/unit/test_metadata_cache_answer_edges.py",
 ]
 SELECTIONS: dict[str, list[str]] = {
     "hicache/metadata_cache.py": _MC,
@@ -71,6 +73,11 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_store_messages.py",
         "tests/unit/test_file_store_costs.py",
         "tests/unit/test_file_store_overlaps.py",
+        # S1-S8 (the shared directory, the back-off, ENOSPC) and the store's batches (M9): cheap.
+        "tests/unit/test_file_store_security.py",
+        "tests/unit/test_metadata_cache_batches.py",
+        "tests/unit/test_file_store_edges.py",
+        "tests/unit/test_file_store_namespace_lock.py",
         "tests/stateful/test_file_store_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
         "tests/modelcheck/test_c1_schedules.py",
@@ -106,11 +113,22 @@ SELECTIONS: dict[str, list[str]] = {
 
 
 _FALSY = "popitem(last=None): None is falsy, like False"
+_MC_CLASS = "hicache.metadata_cache.xǁMetadataCacheǁ"
+_UNUSED_NOW = (
+    "now = 1.0 instead of 0.0 when the TTL is -1: the placeholder is never read (ttl < 0 decides every"
+    " answer before now - birth is computed)"
+)
+_SAME_BIRTHS = (
+    "births.get instead of recency.get under 'lru': the two dicts map the same keys to the same births"
+    " (an invariant check_invariants asserts; every add, remove, clear and reclaim changes both under the"
+    " lock), so every lookup answers the same; the recency order is still moved through recency itself"
+)
 _FE = "hicache.file_evictor."
 _FE_CLASS = _FE + "xǁLRUFileEvictorǁ"
 _FE_MARK = (
-    "commits is an opaque mark, only ever compared (seen > mark, seen <= _commits): starting at 1 or"
-    " stepping by 2 keeps it strictly increasing, so every comparison gives the same answer"
+    "publications is an opaque mark, only ever compared (entry.seen > since in forget_missing, seen <="
+    " publications in the invariants): starting at 1 or stepping by 2 keeps it strictly increasing, so"
+    " every comparison gives the same answer"
 )
 _E = "hicache.existence_cache."
 _E_CLASS = _E + "xǁStorageExistenceCacheǁ"
@@ -130,9 +148,22 @@ _ALTSEP = (
     " is False with or without the mutation here; the '/' and NUL tests before it are killed"
 )
 _STRICTER_PRECHECK = (
-    "the cheap length bound in front of the exact encoded-name check made stricter (4 bytes per ASCII"
-    " character, 5 per other, >= instead of >): more keys take the exact check, which decides alone; only"
-    " speed changes.  The looser mutants are killed by the boundary-key tests"
+    "the cheap length bound in front of the exact encoded-name check of an ASCII key made stricter (4"
+    " bytes per character, or >= instead of >): more keys take the exact check, which decides alone;"
+    " only speed changes.  The looser mutants are killed by the boundary-key tests"
+)
+_STRICTER_FAST_PATH = (
+    "the batch's plainly-valid bound made stricter (4 bytes per character, or < NAME_MAX): more batches"
+    " take the key-by-key check, which decides alone; only speed changes.  The looser one is killed by"
+    " the too-long-key batch test"
+)
+_BATCH_SLOW_PATH = (
+    "the batch's keys never plainly valid (join of None raises TypeError, answered False): every key"
+    " then goes through _check_key, which decides alone; only speed changes"
+)
+_UNUSED_MARKS = (
+    "a removals or publications mark of 1 answered for a read that ran out of memory: with missing"
+    " False and nothing found, _observe reads neither mark"
 )
 _OS = "hicache.fs.xǁOSFileSystemǁ"
 _ONE_MORE_READ = (
@@ -178,7 +209,6 @@ EQUIVALENT: dict[str, str] = {
     },
     _FS + "x_key_of_name__mutmut_18": _NS_MARK_AT_0,
     _FS + "x_key_of_name__mutmut_19": _NS_MARK_AT_0,
-    _FS_CLASS + "_exists__mutmut_7": _TOUCH_NONE,
     _FS_CLASS + "_as_bytes__mutmut_8": _FAST_PATH,
     _FS_CLASS + "_as_bytes__mutmut_12": _FAST_PATH,
     _FS_CLASS + "_as_bytes__mutmut_13": _SIGNED_BYTES,
@@ -189,34 +219,55 @@ EQUIVALENT: dict[str, str] = {
     _FS_CLASS + "_set__mutmut_64": _COMMIT_SIZE,
     _FS_CLASS + "__init____mutmut_25": _ALTSEP,
     _FS_CLASS + "_check_key__mutmut_18": _ALTSEP,
-    **{_FS_CLASS + f"_check_key__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 27, 28, 29)},
-    _FS_CLASS + "__init____mutmut_52": (
-        "the epoch starting at 1: start-up ends with _end_removal, which turns an odd epoch even, so every"
-        " operation sees an even epoch as before; only its value differs, and no code compares it to a"
-        " constant"
-    ),
+    **{_FS_CLASS + f"_check_key__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 26)},
     _OS + "read_file__mutmut_15": _ONE_MORE_READ,
     _OS + "read_into__mutmut_16": _ONE_MORE_READ,
     _OS + "scandir__mutmut_3": "stat(follow_symlinks=None): only tested for truth, None is falsy like False",
-    _FS_CLASS + "_probe__mutmut_27": (
-        "passes the size also when touch is False; _learn reads the size only when touch is True"
+    # The run of 2026-12-01, after the probes became one _look/_observe and the batches one _learn_many.
+    **{
+        _FS_CLASS + f"clear__mutmut_{n}": (
+            "left = 1 / -= 1 / += 2 for += 1: left (the unremovable nodes that are not pages) is only"
+            " tested for truth (not kept and not left), and after any failure each of them is non-zero"
+        )
+        for n in (32, 33, 34)
+    },
+    _FS_CLASS + "_check_keys__mutmut_4": _BATCH_SLOW_PATH,
+    _FS_CLASS + "_plainly_valid__mutmut_2": _BATCH_SLOW_PATH,
+    _FS_CLASS + "_plainly_valid__mutmut_3": (
+        "the keys joined with 'XXXX' between them: every test on the joined string (isascii, no '/', NUL,"
+        " '.' or altsep) answers the same with ASCII letters added"
+    ),
+    _FS_CLASS + "_plainly_valid__mutmut_20": _ALTSEP,
+    **{_FS_CLASS + f"_plainly_valid__mutmut_{n}": _STRICTER_FAST_PATH for n in (30, 31)},
+    _FS_CLASS + "_on_disk__mutmut_3": _TOUCH_NONE,
+    _FS_CLASS + "_learn__mutmut_1": (
+        "the default of touch: _learn's only caller (_observe) always passes touch, so it is never used"
+    ),
+    **{_FS_CLASS + f"_read__mutmut_{n}": _UNUSED_MARKS for n in (25, 26)},
+    _FS_CLASS + "_write_once__mutmut_26": (
+        "writing = None once the temp file is written: only tested for truth (writing and ENOSPC), and"
+        " None is falsy like False"
+    ),
+    _FS_CLASS + "_write_once__mutmut_42": (
+        "(None, True) when published: _write reads writing only when the attempt failed"
     ),
     # Survivors no test can kill: the mutant behaves exactly like the original (docs/MUTATION.md).
-    "hicache.metadata_cache.xǁMetadataCacheǁadd__mutmut_9": _FALSY,
-    "hicache.metadata_cache.xǁMetadataCacheǁ_reclaim__mutmut_10": _FALSY,
+    # add's eviction moved into _insert (shared with add_many, M9): the run of 2026-12-01.
+    _MC_CLASS + "_insert__mutmut_8": _FALSY,
+    _MC_CLASS + "_insert__mutmut_10": _FALSY,
+    _MC_CLASS + "_reclaim__mutmut_11": _FALSY,
+    _MC_CLASS + "contains_many__mutmut_26": _UNUSED_NOW,
+    _MC_CLASS + "contains_prefix__mutmut_7": _UNUSED_NOW,
+    _MC_CLASS + "contains_prefix__mutmut_11": _SAME_BIRTHS,
+    _MC_CLASS + "_specialized_contains__mutmut_5": _SAME_BIRTHS,
     _FE + "xǁ_Entryǁ__init____mutmut_4": (
         "published = None: only ever read for its truth (or copied between entries); None is falsy like False"
     ),
-    _FE_CLASS + "__init____mutmut_74": _FE_MARK,
-    _FE_CLASS + "commit__mutmut_13": _FE_MARK,
-    _FE_CLASS + "touch__mutmut_20": _FE_MARK,
-    # The run of 2026-12-01, after the probe guards moved into _Overlaps (issue 14).
+    # The runs of 2026-12-01, after the probe guards moved into _Overlaps (issue 14).  The commit mark's
+    # old survivors (__init__ 74, commit 13, touch 20) went with it; removals starting at 1 (__init__ 2) is
+    # killed now: a fresh evictor, without the store's start-up eviction, says no removal is under way.
     _FE + "xǁ_Overlapsǁ__init____mutmut_4": _FE_MARK,
     _FE + "xǁ_Overlapsǁpublish__mutmut_3": _FE_MARK,
-    _FE + "xǁ_Overlapsǁ__init____mutmut_2": (
-        "removals starting at 1 (a removal under way): every reserve, relieve and evict ends it, and the"
-        " store's start-up evicts before any probe, so every probe reads an even mark as before"
-    ),
     _FE_CLASS + "__init____mutmut_81": (
         "_walk_now starting as '' instead of None: every pass (_make_room, relieve) sets it to None before"
         " its walk, so the initial value is never read"
@@ -262,32 +313,46 @@ def _mutmut(target: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(exe), *args], cwd=target, env=env, capture_output=True, text=True)
 
 
-def mutate(module: str, jobs: int) -> dict[str, Any]:
-    """Run mutmut over one module; return its figures and survivors."""
+def _head() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def mutate(module: str, jobs: int, only: list[str] | None = None) -> dict[str, Any]:
+    """Run mutmut over one module (or only the mutants named in ``only``); return its figures and
+    survivors.  With ``only``, the figures cover those mutants alone."""
     tests = [t for t in SELECTIONS[module] if t.startswith("-") or (ROOT / t).exists()]
-    target = SCRATCH / Path(module).stem
+    target = SCRATCH / (Path(module).stem + ("-survivors" if only else ""))
+    commit = _head()
     _copy_tree(target)
     _configure(target, module, tests)
-    run = _mutmut(target, "run", "--max-children", str(jobs))
+    run = _mutmut(target, "run", "--max-children", str(jobs), *(only or []))
     (target / "run.log").write_text(run.stdout + run.stderr)
+    if only:
+        return {"commit": commit, "tests": tests, "survivors": _survivors(target)}
     _mutmut(target, "export-cicd-stats")
     stats_path = target / "mutants" / "mutmut-cicd-stats.json"
     if not stats_path.exists():
         raise RuntimeError(f"mutmut produced no stats for {module}; see {target / 'run.log'}")
     stats = json.loads(stats_path.read_text())
+    survivors = _survivors(target)
+    # A mutant that makes the tests hang (timeout) or crash (segfault) is detected: counted as killed.
+    killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
+    total = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
+    row = {"module": module, "commit": commit, "tests": tests, "killed": killed, "total": total}
+    return _annotated({**row, "equivalent": 0, "stats": stats, "survivors": survivors})
+
+
+def _survivors(target: Path) -> list[dict[str, str]]:
     listing = _mutmut(target, "results").stdout
-    survivors = [
+    return [
         {"name": m[1], "status": m[2], "equivalent": "", "diff": _mutmut(target, "show", m[1]).stdout.strip()}
         for m in (
             re.match(r"\s*(\S+): (survived|no tests|suspicious)", line) for line in listing.splitlines()
         )
         if m
     ]
-    # A mutant that makes the tests hang (timeout) or crash (segfault) is detected: counted as killed.
-    killed = sum(int(stats.get(k, 0)) for k in ("killed", "timeout", "segfault"))
-    total = int(stats.get("total", 0)) - int(stats.get("skipped", 0))
-    row = {"module": module, "tests": tests, "killed": killed, "total": total, "equivalent": 0}
-    return _annotated({**row, "stats": stats, "survivors": survivors})
 
 
 def _annotated(row: dict[str, Any]) -> dict[str, Any]:
@@ -296,6 +361,52 @@ def _annotated(row: dict[str, Any]) -> dict[str, Any]:
         survivor["equivalent"] = EQUIVALENT.get(survivor["name"], "")
     row["equivalent"] = sum(1 for s in row["survivors"] if s["equivalent"])
     return row
+
+
+def _changed_since(since: str, files: list[str]) -> list[str]:
+    """Which of ``files`` differ between commit ``since`` and HEAD (SystemExit when git cannot tell)."""
+    diff = subprocess.run(
+        ["git", "diff", "--name-only", since, "HEAD", "--", *files], cwd=ROOT, capture_output=True, text=True
+    )
+    if diff.returncode != 0:
+        raise SystemExit(f"cannot compare with {since}: {diff.stderr.strip()}")
+    return diff.stdout.split()
+
+
+def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[str, Any]:
+    """Run only the recorded survivors of ``row``'s module that ``EQUIVALENT`` does not explain again,
+    with the tests as they are now.
+
+    Sound only when, since the recorded run (commit ``base``, or the one the row names), the module and
+    every test file of its selection then are unchanged: tests were only added, and an added test
+    cannot revive a killed mutant.  Refused otherwise (run the whole module).
+    """
+    module, since = row["module"], base or row.get("commit")
+    if not since:
+        raise SystemExit(f"{module}: the recorded run names no commit; pass --base REV (its tree)")
+    changed = _changed_since(since, [module, *(t for t in row["tests"] if not t.startswith("-"))])
+    if changed:
+        raise SystemExit(f"{module}: changed since {since}, run it whole: {' '.join(changed)}")
+    # The survivors explained as equivalent stay survivors without running (each would only pay for every
+    # test that reaches it); the others run.
+    names = [s["name"] for s in row["survivors"] if not EQUIVALENT.get(s["name"])]
+    if not names:
+        return row  # nothing to run (and mutmut run without names would run every mutant)
+    again = mutate(module, jobs, only=names)
+    alive = {s["name"] for s in again["survivors"]}
+    killed = row["killed"] + len(names) - len(alive)
+    stats = dict(row["stats"])  # mutmut's counts, moved from each killed survivor's status to killed
+    for survivor in row["survivors"]:
+        if survivor["name"] in names and survivor["name"] not in alive:
+            status = survivor["status"].replace(" ", "_")
+            stats[status], stats["killed"] = stats[status] - 1, stats["killed"] + 1
+    survivors = [s for s in row["survivors"] if s["name"] in alive or s["name"] not in names]
+    rerun = (
+        f"the {len(names)} unexplained survivors of the run at {since[:12]}, again with the tests of"
+        f" {again['commit'][:12]}: {len(names) - len(alive)} killed"
+    )
+    again_row = {"commit": again["commit"], "tests": again["tests"], "killed": killed, "stats": stats}
+    return _annotated({**row, **again_row, "survivors": survivors, "rerun": rerun})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -307,7 +418,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run nothing: mark the recorded survivors equivalent or not from EQUIVALENT as it is now",
     )
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="run only the recorded survivors of each module again (after tests were only added)",
+    )
+    parser.add_argument("--base", help="with --survivors: the commit of the recorded run, if it names none")
     args = parser.parse_args(argv)
+    if args.survivors:
+        latest = json.loads(SCORE.read_text())
+        rows = {row["module"]: row for row in latest["modules"]}
+        for module in args.modules or sorted(rows):
+            print(f"re-running the survivors of {module} ...", flush=True)
+            rows[module] = rerun_survivors(rows[module], args.jobs, args.base)
+            print(f"  {rows[module]['rerun']}", flush=True)
+        return _record(rows)
     if args.annotate:
         if not SCORE.exists():
             parser.error(f"nothing recorded yet: {SCORE.relative_to(ROOT)} is missing")

@@ -62,6 +62,7 @@ def on_disk(fs: FakeFileSystem, ev: LRUFileEvictor, key: str, size: int) -> None
         ({"eviction_ratio": "x"}, TypeError, "eviction_ratio must be a number, got str 'x'"),
         ({"path_of": 3}, TypeError, "path_of must be callable, got int 3"),
         ({"on_evict": 3}, TypeError, "on_evict must be callable or None, got int 3"),
+        ({"accept": 3}, TypeError, "accept must be callable or None, got int 3"),
     ],
 )
 def test_bad_arguments_are_rejected_with_exact_messages(
@@ -282,3 +283,114 @@ def test_a_resting_victim_gets_no_callback_and_no_unlink_until_its_back_off_ends
     fs.allow_unlink(path_of("a"))
     assert ev.reserve("d", 4) and victims == ["a", "b", "c", "a"]  # the back-off is over: tried, gone
     assert [e.key for e in ev.snapshot()] == ["d"]
+
+
+def _evicted_by_relieve(
+    fs: FakeFileSystem, sizes: dict[str, int], writer: int | None, size: int = 0
+) -> list[str]:
+    """The victims of ``relieve("w", size)`` at ratio 0.5 over committed files of ``sizes`` (oldest
+    first), with "w" in flight at ``writer`` bytes (or untracked when None)."""
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=1000, eviction_ratio=0.5)
+    for key, held in sizes.items():
+        on_disk(fs, ev, key, held)
+    if writer is not None:
+        assert ev.reserve("w", writer)
+    evicted = ev.relieve("w", size)
+    assert evicted == bool(victims)
+    ev.check_invariants()
+    return victims
+
+
+@pytest.mark.clauses("S8", "V3")
+def test_relieve_counts_the_bytes_held_by_the_others_not_by_the_failed_write(fs: FakeFileSystem) -> None:
+    # others = 4 (the writer's 4 in flight excluded): down to floor(4 * 0.5) = 2, so a and b go and the walk
+    # stops with the others exactly at the target (counting the writer, or >= at the target, takes c, d too).
+    assert _evicted_by_relieve(fs, dict.fromkeys("abcd", 1), writer=4) == ["a", "b"]
+
+
+@pytest.mark.clauses("S8", "V3")
+def test_relieve_for_an_untracked_key_counts_every_byte_held(fs: FakeFileSystem) -> None:
+    # others = 11: down to floor(5.5) = 5, so a (5) and b (1) go; a key not tracked holds no byte of them.
+    assert _evicted_by_relieve(fs, {"a": 5, "b": 1, "c": 5}, writer=None) == ["a", "b"]
+
+
+@pytest.mark.clauses("S8", "V3")
+def test_relieve_with_one_byte_held_evicts_it_and_with_none_held_evicts_nothing(fs: FakeFileSystem) -> None:
+    assert _evicted_by_relieve(fs, {"a": 1}, writer=None) == ["a"]
+    # Only an empty file besides the writer: no eviction can give a byte back, so none is tried (False).
+    assert _evicted_by_relieve(fs, {"z": 0}, writer=1, size=1) == []
+
+
+@pytest.mark.clauses("S8", "V5")
+def test_relieve_never_evicts_the_writers_own_committed_file(fs: FakeFileSystem) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=1000, eviction_ratio=0.5)
+    for key in ("w", "a", "b"):  # the writer's own file is committed and the oldest
+        on_disk(fs, ev, key, 2)
+    assert ev.relieve("w", 2)  # others 4: down to floor(2) - 2 = 0, every other file goes
+    assert victims == ["a", "b"] and [e.key for e in ev.snapshot()] == ["w"]
+
+
+@pytest.mark.clauses("S8", "S7", "V5")
+def test_relieve_lets_an_unremovable_victim_rest_and_evicts_the_next(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    victims: list[str] = []
+    ev = make(fs, victims, max_size=1000, eviction_ratio=0.5)
+    on_disk(fs, ev, "a", 2)
+    on_disk(fs, ev, "b", 2)
+    fs.fail_unlink(path_of("a"), errno.EPERM)
+    assert ev.relieve("w", 1)  # others 4: down to floor(2) - 1 = 1; a cannot go (it rests), b goes
+    assert victims == ["a", "b"] and [e.key for e in ev.snapshot()] == ["a"]
+    clock.advance(29.0)
+    assert not ev.relieve("w", 1) and victims == ["a", "b"]  # a rests: no callback, no unlink
+    clock.advance(1.0)
+    fs.allow_unlink(path_of("a"))
+    assert ev.relieve("w", 1) and victims == ["a", "b", "a"] and len(ev) == 0
+
+
+@pytest.mark.clauses("S8", "B1")
+def test_relieve_rejects_a_negative_size_with_an_exact_message_and_accepts_zero(fs: FakeFileSystem) -> None:
+    ev = make(fs, max_size=4)
+    with pytest.raises(ValueError, match=r"^size must be >= 0, got -1$"):
+        ev.relieve("w", -1)
+    assert not ev.relieve("w", 0)  # nothing held: nothing to evict
+
+
+@pytest.mark.clauses("V4")
+def test_touch_of_a_tracked_key_answers_true_and_makes_it_newest_without_a_stat(fs: FakeFileSystem) -> None:
+    ev = make(fs, max_size=10)
+    on_disk(fs, ev, "a", 1)
+    on_disk(fs, ev, "b", 1)
+    stats = fs.calls["stat"]
+    assert ev.touch("a") is True
+    assert [e.key for e in ev.snapshot()] == ["b", "a"] and fs.calls["stat"] == stats
+
+
+@pytest.mark.clauses("F4", "C5")
+def test_every_publication_moves_the_mark_so_a_miss_older_than_a_republished_file_never_stands(
+    fs: FakeFileSystem,
+) -> None:
+    ev = make(fs)
+    on_disk(fs, ev, "a", 1)  # the first publication
+    for _ in range(3):
+        mark = ev.overlaps.publications  # a probe of "a" begins, and misses
+        assert ev.reserve("a", 1)
+        ev.commit("a")  # meanwhile "a" is written again: a newer file than the probe saw missing
+        assert ev.overlaps.publications > mark  # an opaque mark: only its moving is promised
+        assert not ev.forget_missing("a", mark) and "a" in ev
+
+
+@pytest.mark.clauses("C1")
+def test_a_removal_under_way_or_started_since_overlaps_a_probe_at_every_mark(fs: FakeFileSystem) -> None:
+    overlaps = make(fs).overlaps
+    for _ in range(4):  # four removals, one after another: marks idle and under way, old and new
+        idle = overlaps.removals
+        assert not overlaps.removing and not overlaps.removal_overlapped(idle)  # a fresh evictor too
+        overlaps.start_removal()
+        under_way = overlaps.removals
+        assert overlaps.removing and overlaps.removal_overlapped(idle)  # one started since the probe began
+        assert overlaps.removal_overlapped(under_way)  # one was under way when it began
+        overlaps.end_removal()
+        assert overlaps.removal_overlapped(under_way) and overlaps.removal_overlapped(idle)
