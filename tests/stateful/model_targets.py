@@ -91,6 +91,23 @@ class _Beliefs:
         return [(k, b) for k, b in self.model.beliefs.items() if self.model.believed(str(k))]
 
 
+class _ModelEvictor:
+    """SEMANTICS V's evictor over the model: ``clear`` keeps the writes in flight."""
+
+    def __init__(self, model: FileStoreModel) -> None:
+        self.model = model
+        self.reserve, self.commit, self.abort = model.reserve, model.commit, model.abort
+        self.touch, self.discard, self.evict = model.touch, model.discard, model.evict
+        self.clear = model.forget_committed
+
+    def snapshot(self) -> list[Entry]:
+        return list(self.model.lru)
+
+    @property
+    def total(self) -> int:
+        return total(self.model.lru)
+
+
 class ModelStore(FileStoreModel):
     """The model as ``HiCacheFile(storage_dir, namespace=, extra_config=, fs=, clock=)``."""
 
@@ -116,7 +133,7 @@ class ModelStore(FileStoreModel):
             clock=clock,
         )
         self._beliefs = _Beliefs(self) if self.metadata else None
-        self.evictor = self
+        self.evictor = _ModelEvictor(self)
         self.restart()
 
     def get_into(self, key: str, buffer: bytearray) -> bool:
@@ -130,30 +147,6 @@ class ModelStore(FileStoreModel):
 
     def batch_get(self, keys: list[str]) -> list[bytes | None]:
         return [self.get(k) for k in keys]
-
-    def snapshot(self) -> list[Entry]:
-        return list(self.lru)
-
-    @property
-    def total(self) -> int:
-        return total(self.lru)
-
-
-class _ModelEvictor:
-    """SEMANTICS V's evictor over the model: ``clear`` keeps the writes in flight."""
-
-    def __init__(self, model: FileStoreModel) -> None:
-        self.model = model
-        self.reserve, self.commit, self.abort = model.reserve, model.commit, model.abort
-        self.touch, self.discard, self.evict = model.touch, model.discard, model.evict
-        self.clear = model.forget_committed
-
-    def snapshot(self) -> list[Entry]:
-        return list(self.model.lru)
-
-    @property
-    def total(self) -> int:
-        return total(self.model.lru)
 
 
 def model_evictor(
