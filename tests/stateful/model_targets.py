@@ -15,7 +15,8 @@ from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from typing import Any
 
 from spec.fake_fs import FakeFile, FakeFileSystem
-from spec.file_store import Entry, FileStoreModel, total
+from spec.file_names import Entry, total
+from spec.file_store import FileStoreModel
 from spec.machines.file_evictor import FileEvictorMachine
 from spec.machines.file_store import FileStoreMachine
 
