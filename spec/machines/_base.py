@@ -69,6 +69,10 @@ class LockstepMachine(RuleBasedStateMachine):
     set_aside: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
+        if not hasattr(self, "target"):
+            raise TypeError(
+                f"{type(self).__name__} checks nothing: subclass it, target = staticmethod(factory)"
+            )
         super().__init__()
         self._seen = Figures()  # this example's checks and states: added to ``figures`` at teardown
 
