@@ -143,7 +143,8 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     failed = {c for f in failures for c in f["clauses"]}
     not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
     not_run |= {d for c in not_run for d in component.depends.get(c, ())}
-    result.passed_clauses = [c for c in component.clauses if c not in failed | not_run]
+    checked = component.checked_clauses(session.declared)
+    result.passed_clauses = [c for c in checked if c not in failed | not_run]
     return result
 
 
