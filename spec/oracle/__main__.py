@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="CHOICE=VALUE",
-        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
+        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru), "
+        "eviction=background for a file evictor or store that evicts in the background (V3-bg)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
