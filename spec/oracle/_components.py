@@ -83,6 +83,10 @@ class Component:
     # The clause of each machine rule outside the groups, for a machine that does not name the clause of
     # the step under way (``clause``): a call that does not return is a FAIL of its rule's clause (O8).
     rule_clauses: Mapping[str, str] = field(default_factory=dict)
+    # M8: (the group, the method that answers the counters, the constructor parameter that turns them on).
+    # A target with the method must count, from its first call, unless the group is left out (then the
+    # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
+    counters: tuple[str, str, str] | None = None
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
@@ -140,7 +144,9 @@ METADATA_CACHE = Component(
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
         "M6": (),
+        "M8": (),
     },
+    counters=("M8", "stats", "stats"),
     group_parameters={"M6": "max_entries"},
     one_instant=frozenset(_BATCHES),
     choices={"eviction": ("birth", "lru")},
