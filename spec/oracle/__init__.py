@@ -13,6 +13,11 @@ Command line::
 
 Exit status: 0 PASS, 1 divergence found, 2 usage or import error.
 
+The report lists a clause as passed only when it was checked to its budget (O8); the others are in
+``not_checked`` with why (M7 in a sequential run, a clause that needs a group set aside, a search that
+stopped early).  A call to the target that does not return within ``call_timeout`` seconds
+(``--call-timeout``, default 10) is a FAIL with every thread's stack, never a hang.
+
 Python API::
 
     from spec.oracle import Adapter, check

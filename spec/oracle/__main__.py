@@ -11,6 +11,7 @@ from pathlib import Path
 
 from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._run import OracleUsageError, check
+from spec.oracle._timeout import CALL_TIMEOUT
 
 __all__ = ["main"]
 
@@ -41,6 +42,14 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CHOICE=VALUE",
         help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"a call to the target that does not return within this is a FAIL with every thread's stack, "
+        f"never a hang (default {CALL_TIMEOUT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
@@ -89,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             progress=None if args.json else partial(print, file=sys.stderr, flush=True),
             leave_out=args.leave_out,
             declare=declare,
+            call_timeout=args.call_timeout,
         )
     except (json.JSONDecodeError, OracleUsageError) as error:
         why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error
