@@ -24,7 +24,7 @@ that runs out of its step budget is UNKNOWN (exit 3), never PASS.
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -314,14 +314,20 @@ def _overlapping(operations: Sequence[Operation]) -> bool:
 def _clauses(
     trace: Trace, answers: Sequence[Operation], unexplained: Sequence[Operation], max_steps: int
 ) -> list[str]:
-    """The clauses a set of unexplained calls breaks: its last unexplained answer's; B1 when an
-    exception is involved; M6 first when the bound is involved (the set is explained without it, or
-    holds more keys than it); M7 first of all when calls of different threads overlap."""
+    """The clauses a set of unexplained calls breaks, most specific first: M6 when the bound is
+    involved (the set is explained without it, or holds more keys than it); M3 when a hit is
+    unexplained after a key was added twice (a re-add that restarted a life); the last unexplained
+    answer's own clause; B1 when an exception is involved; M7 last, when calls of different threads
+    overlap in the set (a race may be the cause; a trace cannot tell, a run under --threads can)."""
     culprit = max(answers, key=lambda op: (op.end, op.call))
     clauses = [trace.clauses[culprit.line or 0]]
     if any(isinstance(op.result, Raised) for op in unexplained):
         clauses.append("B1")
     if trace.component == "metadata-cache":
+        added = Counter(k for op in unexplained if op.name in ("add", "add_many") for k in op.args)
+        hit = culprit.result is True or (isinstance(culprit.result, list) and True in culprit.result)
+        if hit and any(added[k] > 1 for k in culprit.args):
+            clauses.insert(0, "M3")
         bound = trace.config["max_entries"]
         keys = {key for op in unexplained for key in op.args}
         if bound is not None and (
@@ -329,14 +335,8 @@ def _clauses(
         ):
             clauses.insert(0, "M6")
         if _overlapping(unexplained):
-            clauses.insert(0, "M7")
+            clauses.append("M7")
     return list(dict.fromkeys(clauses))
-
-
-def _lines_of(trace: Trace, operations: Sequence[Operation]) -> list[str]:
-    return [
-        f"line {op.line}: {trace.texts[op.line or 0]}" for op in sorted(operations, key=lambda o: o.line or 0)
-    ]
 
 
 def _by_line(operations: Sequence[Operation]) -> list[Operation]:
