@@ -40,7 +40,7 @@ from spec.pool_beliefs import PooledExistenceCacheSpec
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
 
 # Search steps per part of the trace (a key, a pool, or the whole trace) before the verdict is UNKNOWN.
-DEFAULT_MAX_STEPS = 2_000_000
+DEFAULT_MAX_STEPS = 100_000
 MINIMIZE_CHECKS = 400  # searches spent on making an unexplained set smaller, per failure
 MINIMIZED_FAILURES = 3  # failing parts whose lines are minimized and printed (the others are counted)
 
