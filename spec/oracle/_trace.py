@@ -33,7 +33,7 @@ from spec.existence_cache import StorageExistenceCacheSpec
 from spec.linearizability.checker import Operation, Raised, Verdict, check_history
 from spec.linearizability.timed import TimedMetadataCacheSpec
 from spec.oracle._components import COMPONENTS
-from spec.oracle._run import OracleResult
+from spec.oracle._result import OracleResult, failure_entry
 from spec.oracle._trace_format import UNCHECKED, Trace, TraceFormatError, parse_trace
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
@@ -359,14 +359,7 @@ def _failure(
         message += f"; not minimized further (the {MINIMIZE_CHECKS} searches of the minimization ran out)"
     repro = "\n".join([trace.header, *(trace.texts[op.line or 0] for op in lines)]) + "\n"
     shown = [f"line {op.line}: {trace.texts[op.line or 0]}" for op in lines]
-    failure = {
-        "clauses": clauses,
-        "message": message,
-        "calls": len(lines),
-        "counterexample": shown,
-        "repro": repro,
-    }
-    return failure, answers, context
+    return failure_entry(clauses, message, len(lines), shown, repro), answers, context
 
 
 def _left_out(trace: Trace) -> dict[str, str]:
