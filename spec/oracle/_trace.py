@@ -270,6 +270,13 @@ def minimal_unexplained(
     return answers, sorted([*support, *rest], key=lambda op: op.call), complete
 
 
+def _atoms(args: Any) -> set[Hashable]:
+    """The keys, pools and page hashes among a call's arguments."""
+    if isinstance(args, tuple):
+        return {atom for arg in args for atom in _atoms(arg)}
+    return {args}
+
+
 def _support(
     answers: list[Operation],
     context: list[Operation],
@@ -288,7 +295,8 @@ def _support(
             return None
         if not _fails([answer], spec, max_steps):
             continue
-        for op in context:
+        mine = _atoms(answer.args)
+        for op in sorted(context, key=lambda other: not (_atoms(other.args) & mine)):  # its keys first
             budget[0] -= 1
             if budget[0] < 0:
                 return None

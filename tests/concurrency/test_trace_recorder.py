@@ -93,7 +93,7 @@ def test_a_trace_of_a_cache_that_evicts_its_newest_entry_fails_on_m6(tmp_path: P
     result = check_trace("metadata-cache", str(path))
     assert result.verdict == "FAIL" and result.clauses[0] == "M6", result.summary()
     ops = [json.loads(line.split(": ", 1)[1])["op"] for line in result.counterexample]
-    assert ops == ["add", "add", "add", "contains"]
+    assert ops == ["add", "add", "add", "contains"], result.summary()
 
 
 def _lines(text: str) -> list[dict[str, Any]]:
