@@ -17,6 +17,7 @@ the time other processes held the cores.
 from __future__ import annotations
 
 import json
+import os
 import random
 import resource
 import subprocess
@@ -101,12 +102,19 @@ def _bench_judging(quick: bool) -> list[str]:
         " command s (wall, start-up included) | command s (CPU) | target s |",
         "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
         unbounded, bounded = Path(scratch) / "unbounded.jsonl", Path(scratch) / "bounded.jsonl"
         record(unbounded, 100_000 // scale, 8, 0.005, None, 1000)
         rows += _judge(unbounded, "unbounded, 8 threads, TTL 5 ms, 1,000 keys", 5.0)
         record(bounded, 10_000 // scale, 4, 0.01, 16, 64)
         rows += _judge(bounded, "bounded (16), 4 threads, TTL 10 ms, 64 keys", 30.0)
+    cores = os.cpu_count() or 1
+    rows.append("")
+    rows.append(
+        f"Load average (1 min) before and after: {load:.1f} and {os.getloadavg()[0]:.1f} on {cores} cores:"
+        " where it is above the cores, the wall clock counts the waits for a core, the CPU seconds do not."
+    )
     return rows
 
 
