@@ -167,7 +167,7 @@ def _bench_recorder(quick: bool) -> tuple[list[str], float]:
 
 def run(quick: bool) -> str:
     lines = [
-        "## Traces (issue 21, O7, O9): judging a recorded trace, and the recorder's cost",
+        "## Traces: judging a recorded trace, and the recorder's cost (O7, O9)",
         "",
         "A trace recorded by `hicache.trace.TraceRecorder` from real threads on `MetadataCache` (real clock),"
         " judged by `python -m spec.oracle metadata-cache --trace FILE --json` in a child process:"
