@@ -29,6 +29,7 @@ the answer or the exception's type name.  The spec judges the file later
 * Arguments that are one-shot iterators (a generator of page hashes, E8) are
   turned into lists before the call, so that recording never consumes what
   the object should see; the object is called with the list.
+* Keyword arguments are written at their positions (bound by the method's signature).
 * ``len(wrapper)`` is recorded as ``len``; ``key in wrapper`` as ``contains``.
   Private names (``_x``) and attributes that are not callable are passed
   through unrecorded.  For ``pool-beliefs``, the objects ``pool(name)`` hands
@@ -141,15 +142,19 @@ class TraceRecorder:
                 if type(value) not in plain:
                     args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
                     break
+            shown = args
+            if kwargs:  # left after binding (no signature, or **kwargs): written after the positions
+                kwargs = {k: list(v) if isinstance(v, Iterator) else v for k, v in kwargs.items()}
+                shown = (*args, *kwargs.values())
             invoke = clock()
             try:
                 result = method(*args, **kwargs)
             except BaseException as error:
-                append((ident(), op, lead, args, invoke, clock(), None, type(error).__name__))
+                append((ident(), op, lead, shown, invoke, clock(), None, type(error).__name__))
                 if len(pending) >= flush_every:
                     self.flush()
                 raise
-            append((ident(), op, lead, args, invoke, clock(), result, None))
+            append((ident(), op, lead, shown, invoke, clock(), result, None))
             if len(pending) >= flush_every:
                 self.flush()
             return result

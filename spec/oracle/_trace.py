@@ -372,6 +372,8 @@ def _failure(
 
 def _left_out(trace: Trace) -> dict[str, str]:
     left: dict[str, str] = {}
+    if not trace.operations:
+        left["calls"] = "calls: the trace has no call line that the spec judges; nothing was checked"
     for name, count in sorted(trace.unchecked.items()):
         what = UNCHECKED[trace.component][name]
         left[f"trace {name}"] = f"{what}: {count} call(s) of {name} in the trace, not judged from a trace"
