@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 # The thread tier (tests/concurrency, and the deterministic scheduler's tests, marker `threads`) and the
-# process tier (tests/integration).  tests/unit/test_stress_tool.py checks every `threads` test is here.
+# process tier (tests/integration).  tests/tooling/test_stress_tool.py checks every `threads` test is here.
 TARGETS = ("tests/concurrency", "tests/modelcheck/test_c1_schedules.py", "tests/integration")
 RUN_ERROR = "(run produced no report or pytest itself failed)"
 

@@ -16,6 +16,7 @@ from hicache import StorageExistenceCache
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.machines import run_machine
 from spec.machines.existence_cache import existence_cache_machine
+from tests.stateful import implementations
 
 IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
     "production": StorageExistenceCache,
@@ -24,7 +25,7 @@ IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
 
 
 @pytest.mark.clauses("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1")
-@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("name", implementations(IMPLEMENTATIONS))
 def test_existence_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:

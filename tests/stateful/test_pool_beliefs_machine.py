@@ -15,6 +15,7 @@ from hicache import PooledExistenceCache
 from spec.machines import run_machine
 from spec.machines.pool_beliefs import pool_beliefs_machine
 from spec.pool_beliefs import PooledExistenceCacheSpec
+from tests.stateful import implementations
 
 IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
     "production": PooledExistenceCache,
@@ -23,7 +24,7 @@ IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
 
 
 @pytest.mark.clauses("P1", "P2", "P3", "P4", "P5", "E8", "B1")
-@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("name", implementations(IMPLEMENTATIONS))
 def test_pool_beliefs_refine_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
