@@ -97,6 +97,14 @@ def _slow_reason(mark: pytest.Mark) -> str:
     return f"slow, verify tier: {why}; run by make verify (HYPOTHESIS_PROFILE=verify)"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        help="run the slow tests under any Hypothesis profile (make stress: every thread test, each run)",
+    )
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m selects: `-m "not slow"` sees the markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tiers (docs/ARCHITECTURE.md):
@@ -107,7 +115,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     * ``slow`` tests (``@pytest.mark.slow("why")``: the oracle's searches, machines checking themselves,
       anything over a few seconds) run in ``make verify`` only: under the ``dev`` profile (``make
       test``) they are skipped, printing why.  The ``mutation`` profile runs the ``slow`` tests of its
-      selections but not the ``verify_tier`` ones.  So ``make test`` runs exactly ``-m "not slow"``.
+      selections but not the ``verify_tier`` ones, and so does ``--run-slow`` (``make stress``).  So
+      ``make test`` runs exactly ``-m "not slow"``.
     """
     for item in items:
         parts = item.nodeid.split("/")
@@ -121,7 +130,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if verify_only:
             item.add_marker(pytest.mark.skip(reason=_VERIFY_ONLY))
-        elif slow is not None and PROFILE == "dev":
+        elif slow is not None and PROFILE == "dev" and not config.getoption("--run-slow"):
             item.add_marker(pytest.mark.skip(reason=_slow_reason(slow)))
 
 

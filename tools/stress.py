@@ -137,6 +137,7 @@ def pytest_command(junit: Path, extra: Sequence[str] = ()) -> list[str]:
         "-p",
         "no:cacheprovider",
         "-q",
+        "--run-slow",  # the scheduler's exhaustive C1 scenarios are make verify's, and every run's here
         f"--junitxml={junit}",
         "-o",
         "junit_family=legacy",  # the tests' record_property figures warn (an error here) under xunit2
