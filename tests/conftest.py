@@ -75,10 +75,9 @@ settings.register_profile(
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
-
-
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
+settings.load_profile(PROFILE)
+
 VERIFY_TIER = PROFILE == "verify"
 
 # The directories whose tests carry a tier marker of their own (docs/ARCHITECTURE.md, "The test tiers").
