@@ -372,7 +372,10 @@ class FileEvictorMachine(FileWorldMachine):
         # Fewer victims than the model, after an unremovable one: eviction stopped at a file it could
         # not remove instead of going on with the next victim (V5).
         untried = expected[len(now) :] if expected[: len(now)] == now else []
-        wedged = bool(untried and now) and now[-1] in unremovable
+        # The last victim it tried: its callback's key (a callback before the unlink), or the last file
+        # it tried to unlink (a target that calls back only after a removal that succeeded).
+        stuck = bool(self.unlinked) and self.fs.faults.stuck(self.unlinked[-1])
+        wedged = bool(untried) and (stuck or (bool(now) and now[-1] in unremovable))
         if wedged or set(extra) & self.flying:
             clause = "V5"  # stopped at an unremovable victim, or evicted a write in flight
         elif any(k in self.model.resting and k not in expected for k in now):
@@ -394,6 +397,8 @@ class FileEvictorMachine(FileWorldMachine):
         taken as the model's victims, so later steps are compared from there (as a V3 one, with V3 set
         aside: only eviction's victims are; its answers are still compared)."""
         if clause in self.set_aside:
+            if clause != "V6" and not self.absorbed:  # V6's callbacks alone change no state
+                self.absorbed = clause
             self.callbacks[:] = self.victims
             return
         raise AssertionError(f"{clause}: on_evict {self.callbacks} != {self.victims}")

@@ -72,8 +72,18 @@ class Component:
     # function, package.module:name, target -> target; anything else is returned as it is).
     wrap: str = ""
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
-    # that group is left out (S7's rest needs V5's unremovable files).
+    # that group is left out or set aside (S7's rest needs V5's unremovable files), O8.
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Groups whose rules other clauses need too (V5's vanished files are V6's victims as well): once the
+    # group's clause has failed, its rules go on running and only its divergences are set aside (an
+    # example that meets one ends unreported), so that the clauses named here are still checked (O8).
+    shared_rules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The clauses only real threads can check (O6): "not checked (sequential run; use --threads)" in a
+    # sequential run (O8).
+    threads_clauses: tuple[str, ...] = ()
+    # The clause of each machine rule outside the groups, for a machine that does not name the clause of
+    # the step under way (``clause``): a call that does not return is a FAIL of its rule's clause (O8).
+    rule_clauses: Mapping[str, str] = field(default_factory=dict)
     # M8: (the group, the method that answers the counters, the constructor parameter that turns them on).
     # A target with the method must count, from its first call, unless the group is left out (then the
     # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
@@ -118,6 +128,17 @@ _BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9
 
 METADATA_CACHE = Component(
     clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9"),
+    threads_clauses=("M7",),
+    rule_clauses={
+        "build": "M1",
+        "add": "M3",
+        "contains": "M4",
+        "contains_every_key": "M4",
+        "fill": "M6",
+        "hit_the_next_victim_then_evict": "M6",
+        "hit_midlife_then_ask_after_expiry": "M2",
+        "advance_to_expiry_of": "M2",
+    },
     groups={
         "M9": _BATCHES,
         "M5": ("remove", "clear", "length"),
@@ -369,6 +390,9 @@ FILE_EVICTOR = Component(
     },
     wrap="spec.machines.file_evictor:project_factory",
     depends={"V5": ("S7",)},
+    # V5's vanished files are V6's victims too (a callback for a victim already gone).  S7 stays in
+    # ``depends``: its checks need V5's unremovable files in examples that V5's divergences now end.
+    shared_rules={"V5": ("V6",)},
     probe=_evictor_probe,
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
     replayable=False,
@@ -386,6 +410,7 @@ def _store_probe() -> dict[str, Any]:
 
 FILE_STORE = Component(
     constructor_clause="F9",
+    threads_clauses=("C5",),
     name="file-store",
     machine_path="spec.machines.file_store:FileStoreMachine",
     spec_path="spec.file_store:FileStoreModel",
