@@ -118,6 +118,10 @@ class CallGuard:
             self._worker = None  # abandoned: a later call gets a fresh worker
             stacks = thread_stacks({worker.ident or -1: f"{worker.name} (the call)"})
             stop_thread(worker)
+            # A call that returned just past the timeout leaves its worker blocked on ``go``, where the
+            # exception above is not delivered: wake it with no job, so it ends either way.
+            worker.job = None
+            worker.go.release()
             raise CallTimedOut(text, list(self.in_flight), stacks, self.timeout)
         self.in_flight.pop()
         returned: bool = worker.outcome[0]
