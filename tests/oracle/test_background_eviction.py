@@ -52,6 +52,7 @@ def test_the_cli_takes_eviction_background_and_reports_v3_bg_checked(
 
 
 @pytest.mark.clauses("O3", "V3")
+@pytest.mark.slow("an oracle search that goes on after its first failure (tests/stateful shows V3 at once)")
 def test_undeclared_the_same_evictor_fails_v3(capsys: pytest.CaptureFixture[str]) -> None:
     target = "spec.variants.file_evictor:BackgroundEvictor"
     assert main(["file-evictor", target, *BUDGET, "--leave-out", "V5"]) == 1  # inline, the default
@@ -66,7 +67,7 @@ def test_the_summary_prints_the_declaration_and_the_failing_variant_clause() -> 
         "file-evictor",
         "spec.variants.file_evictor:NeverDrains",
         declare=BACKGROUND,
-        max_examples=100,
+        max_examples=20,
         steps=15,
         every_clause=False,
     )
