@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="CHOICE=VALUE",
-        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
+        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru), "
+        "eviction=background for a file evictor or store that evicts in the background (V3-bg)",
     )
     parser.add_argument(
         "--call-timeout",

@@ -161,7 +161,8 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     left_out = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
     result.not_checked = _not_checked(run, found, failed, left_out)
     not_passed = failed | left_out | set(result.not_checked)
-    result.passed_clauses = [c for c in component.clauses if c not in not_passed]
+    checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
+    result.passed_clauses = [c for c in checked if c not in not_passed]
     return result
 
 
@@ -178,7 +179,7 @@ def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[st
                 if needing not in failed | left_out:
                     out.setdefault(needing, reason)
     if found.stopped:
-        for clause in component.clauses:
+        for clause in component.checked_clauses(session.declared):
             if clause not in failed | left_out:
                 out.setdefault(clause, found.stopped)
     return out

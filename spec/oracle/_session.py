@@ -147,6 +147,7 @@ class Session:
         self.time = Interposition(patched, time_modules(target), partial(control_time, read=self.holder))
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self.counters_on = False  # M8: the target is built with its counters' constructor parameter True
+        self.missing: set[str] = set()  # O3: methods that a declared value needs and the target lacks
         self._probe()
         counters = component.counters
         if counters is not None and counters[1] not in self.left_out and counters[2] not in adapter.omit:
@@ -217,6 +218,10 @@ class Session:
             for method, why in self.component.registry_methods.items():
                 if method not in self.left_out and not _has(obj, self.adapter.name_of(method)):
                     self.left_out[f"registry {method}"] = why
+        declared = {m for methods in self.component.declared_methods.values() for m in methods}
+        self.missing = {
+            m for m in declared if m in self.adapter.omit or not _has(holder(m), self.adapter.name_of(m))
+        }
         for method in self.component.required:
             if not _has(holder(method), self.adapter.name_of(method)):
                 raise OracleUsageError(
@@ -311,6 +316,14 @@ class Session:
                 )
             if value not in allowed:
                 raise OracleUsageError(f"--declare {name}={value}: {name} is one of {', '.join(allowed)}")
+            needs = [m for m in self.component.declared_methods.get((name, value), ()) if m in self.missing]
+            if needs:
+                method = needs[0]
+                raise OracleUsageError(
+                    f"--declare {name}={value}: the target has no method {self.adapter.name_of(method)!r} "
+                    f"(spec: {method}), which the machine calls as a step; map it with an adapter, e.g. "
+                    f'--adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
+                )
             self.declared[name] = value
 
     def projection(self, method: str) -> Any:

@@ -49,6 +49,7 @@ def test_every_catalogued_wrong_variant_is_caught_with_a_short_counterexample(
         max_examples=FIND_EXAMPLES,
         steps=STEPS,
         every_clause=False,  # the first failure is the one this test is about: no search for others
+        declare=dict(variant.declare),
     )
     record_property("examples", result.figures["examples"])
     record_property("counterexample_calls", result.calls)
@@ -64,7 +65,14 @@ def test_every_catalogued_wrong_variant_is_caught_with_a_short_counterexample(
 def test_every_correct_alternative_passes(
     variant: Variant, record_property: Callable[[str, object], None]
 ) -> None:
-    result = check(variant.component, variant.target, seed=0, max_examples=PASS_EXAMPLES, steps=STEPS)
+    result = check(
+        variant.component,
+        variant.target,
+        seed=0,
+        max_examples=PASS_EXAMPLES,
+        steps=STEPS,
+        declare=dict(variant.declare),
+    )
     for key, value in result.figures.items():
         record_property(key, value)
     assert result.passed, result.summary()
