@@ -16,6 +16,7 @@ from typing import Any
 from spec.existence_cache import by_pool
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines._base import LockstepMachine
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 
@@ -32,7 +33,7 @@ class Projection:
 @dataclass(frozen=True)
 class Component:
     name: str
-    machine_path: str  # package.module:function, the builder of the project's machine
+    machine_path: str  # package.module:Class, the project's machine (the oracle subclasses it)
     spec_path: str  # package.module:Class, the spec the replays run against
     constructor: tuple[str, ...]
     methods: Mapping[str, tuple[str, ...]]
@@ -91,9 +92,9 @@ class Component:
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
 
-    def machine(self) -> Callable[..., Any]:
-        """The machine builder of the project's tests (raises ImportError until it exists)."""
-        return _load(self.machine_path)
+    def machine(self) -> type[LockstepMachine]:
+        """The machine class of the project's tests (raises ImportError until it exists)."""
+        return _load(self.machine_path)  # type: ignore[return-value]
 
     def probe_arguments(self) -> dict[str, Any]:
         """Constructor arguments of the probe instance (fresh each time)."""
@@ -152,7 +153,7 @@ METADATA_CACHE = Component(
     choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",
-    machine_path="spec.machines.metadata_cache:metadata_cache_machine",
+    machine_path="spec.machines.metadata_cache:MetadataCacheMachine",
     spec_path="spec.metadata_cache:MetadataCacheSpec",
     constructor=("ttl_seconds", "max_entries", "clock"),
     methods={
@@ -206,7 +207,7 @@ EXISTENCE_CACHE = Component(
     },
     constructor_clause="E1",
     name="existence-cache",
-    machine_path="spec.machines.existence_cache:existence_cache_machine",
+    machine_path="spec.machines.existence_cache:StorageExistenceCacheMachine",
     spec_path="spec.existence_cache:StorageExistenceCacheSpec",
     constructor=("max_entries",),
     methods={
@@ -287,7 +288,7 @@ POOL_BELIEFS = Component(
     },
     constructor_clause="P1",
     name="pool-beliefs",
-    machine_path="spec.machines.pool_beliefs:pool_beliefs_machine",
+    machine_path="spec.machines.pool_beliefs:PoolBeliefsMachine",
     spec_path="spec.pool_beliefs:PooledExistenceCacheSpec",
     constructor=("max_entries",),
     methods=_POOL_METHODS,
@@ -345,7 +346,7 @@ def _evictor_probe() -> dict[str, Any]:
 FILE_EVICTOR = Component(
     constructor_clause="V1",
     name="file-evictor",
-    machine_path="spec.machines.file_evictor:file_evictor_machine",
+    machine_path="spec.machines.file_evictor:FileEvictorMachine",
     spec_path="spec.file_store:FileStoreModel",
     constructor=("directory", "max_size", "min_free_space", "eviction_ratio", "on_evict", "fs"),
     methods={
@@ -411,7 +412,7 @@ FILE_STORE = Component(
     constructor_clause="F9",
     threads_clauses=("C5",),
     name="file-store",
-    machine_path="spec.machines.file_store:file_store_machine",
+    machine_path="spec.machines.file_store:FileStoreMachine",
     spec_path="spec.file_store:FileStoreModel",
     constructor=("storage_dir", "namespace", "extra_config", "fs", "clock"),
     methods={

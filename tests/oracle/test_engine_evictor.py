@@ -117,6 +117,7 @@ def _names_only_factory(engine: ModuleType) -> Callable[..., Any]:
 
 
 @pytest.mark.clauses("V5", "V6", "O4")
+@pytest.mark.slow("an oracle search over the engine's own evictor, from its release wheel (fetched once)")
 def test_the_engine_release_evictor_fails_v5_and_v6_on_the_interposed_fake_filesystem(
     engine: ModuleType,
 ) -> None:
