@@ -15,6 +15,7 @@ import ctypes
 import sys
 import threading
 import traceback
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
@@ -86,6 +87,7 @@ class _Worker(threading.Thread):
                     return  # abandoned: its call was past the timeout
                 except BaseException as error:  # every answer is carried to the oracle's thread
                     self.outcome = (False, error)
+                job = None  # nothing of the call kept while idle (its guard may then be collected)
                 self.done.set()
         except _StopCall:
             return  # abandoned: its call was past the timeout
@@ -110,6 +112,7 @@ class CallGuard:
         if worker is None or not worker.is_alive():
             worker = self._worker = _Worker()
             worker.start()
+            weakref.finalize(self, _retire, worker)  # a guard no one closed: its idle worker ends with it
         worker.job = call
         worker.done.clear()
         self.in_flight.append(text)
@@ -126,6 +129,7 @@ class CallGuard:
         self.in_flight.pop()
         returned: bool = worker.outcome[0]
         answer: Any = worker.outcome[1]
+        worker.outcome = (True, None)
         if not returned:
             raise answer
         return cast("T", answer)
@@ -133,6 +137,12 @@ class CallGuard:
     def close(self) -> None:
         """End the worker thread (a guard that is done)."""
         worker, self._worker = self._worker, None
-        if worker is not None and worker.is_alive():
-            worker.job = None
-            worker.go.release()
+        if worker is not None:
+            _retire(worker)
+
+
+def _retire(worker: _Worker) -> None:
+    """Let an idle worker end (a call under way finishes first; an abandoned one was stopped)."""
+    if worker.is_alive():
+        worker.job = None
+        worker.go.release()

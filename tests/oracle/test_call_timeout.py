@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -21,24 +21,33 @@ SPINS = "tests.oracle._coverage_targets:SpinsWhenFull"
 WORKER = "hicache-oracle-call"  # the name of the guard's worker threads
 
 
-@pytest.fixture(autouse=True)
-def _release_the_spin() -> Iterator[None]:
+def _workers() -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == WORKER and thread.is_alive()}
+
+
+@pytest.fixture
+def new_workers() -> Iterator[Callable[[], set[threading.Thread]]]:
+    """The guard worker threads started during the test and still alive (each joined first, for at most
+    30 s: a thread the oracle stopped or closed ends at once)."""
+    before = _workers()
     targets.RELEASE.clear()
+
+    def alive() -> set[threading.Thread]:
+        for thread in _workers() - before:
+            thread.join(timeout=30)
+        return _workers() - before
+
     try:
-        yield
+        yield alive
     finally:
         targets.RELEASE.set()  # no thread is left spinning, whatever the test found
-        for thread in threading.enumerate():
-            if thread.name == WORKER:
-                thread.join(timeout=30)
-
-
-def _workers_alive() -> list[threading.Thread]:
-    return [thread for thread in threading.enumerate() if thread.name == WORKER and thread.is_alive()]
+        alive()
 
 
 @pytest.mark.clauses("O8", "M3", "M6")
-def test_an_add_that_spins_once_full_is_a_fail_of_its_rules_clause_with_the_stacks() -> None:
+def test_an_add_that_spins_once_full_is_a_fail_of_its_rules_clause_with_the_stacks(
+    new_workers: Callable[[], set[threading.Thread]],
+) -> None:
     result = check("metadata-cache", SPINS, max_examples=200, steps=20, call_timeout=0.5)
     assert result.verdict == "FAIL", result.summary()
     [failure] = result.failures
@@ -55,16 +64,14 @@ def test_an_add_that_spins_once_full_is_a_fail_of_its_rules_clause_with_the_stac
     assert "  stacks:" in text and "did not return within 0.5 s" in text
     stopped = [why for why in result.not_checked.values() if why.startswith("(the search stopped after")]
     assert stopped and stopped[0].endswith(": a call did not return within 0.5 s)"), result.not_checked
-    # The oracle stopped the spinning thread itself (an exception raised in it), before teardown's release.
-    for thread in threading.enumerate():
-        if thread.name == WORKER:
-            thread.join(timeout=30)
-    assert not targets.RELEASE.is_set() and _workers_alive() == []
+    # The oracle stopped the spinning thread itself (an exception raised in it), before teardown's release,
+    # and ended the run's worker.
+    assert new_workers() == set() and not targets.RELEASE.is_set()
 
 
 @pytest.mark.clauses("O8", "O5")
 def test_the_cli_takes_call_timeout_and_still_writes_the_json_report(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], new_workers: Callable[[], set[threading.Thread]]
 ) -> None:
     budget = ["--max-examples", "200", "--steps", "20"]
     code = main(["metadata-cache", SPINS, *budget, "--call-timeout", "0.5", "--json"])
@@ -74,10 +81,13 @@ def test_the_cli_takes_call_timeout_and_still_writes_the_json_report(
     assert ", in add\n" in report["failures"][0]["stacks"]
     assert main(["metadata-cache", SPINS, "--call-timeout", "0"]) == 2
     assert "call_timeout must be > 0" in capsys.readouterr().err
+    assert new_workers() == set()
 
 
 @pytest.mark.clauses("O8")
-def test_the_guard_carries_answers_and_exceptions_and_names_the_late_call() -> None:
+def test_the_guard_carries_answers_and_exceptions_and_names_the_late_call(
+    new_workers: Callable[[], set[threading.Thread]],
+) -> None:
     guard = CallGuard(0.5)
     try:
         assert guard.run(lambda: 42, "answer()") == 42
@@ -97,3 +107,4 @@ def test_the_guard_carries_answers_and_exceptions_and_names_the_late_call() -> N
         guard.close()
     with pytest.raises(ValueError, match="call_timeout must be > 0"):
         CallGuard(0)
+    assert new_workers() == set()  # the one abandoned while blocked ended once woken, the last one closed

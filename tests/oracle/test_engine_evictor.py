@@ -162,7 +162,7 @@ def test_without_the_registry_the_engine_test_is_skipped_saying_why(
         _wheel()
 
 
-@pytest.mark.verify_tier  # two runs of about 30 s each
+@pytest.mark.slow("two oracle searches over the engine's own evictor, 15-30 s each")
 @pytest.mark.clauses("V5", "V6", "O2", "O8")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_without_declarations_the_engine_release_evictor_is_reported_broken_on_v6_in_the_same_run(

@@ -44,6 +44,7 @@ def test_a_sequential_run_of_a_file_store_lists_c5_as_not_checked() -> None:
     assert f"  not checked {THREADS}: C5" in result.summary()
 
 
+@pytest.mark.slow("an oracle search of 300 examples over a file evictor, 7-17 s")
 @pytest.mark.clauses("O8", "O2", "V5", "V6")
 def test_one_run_finds_v5_and_v6_of_an_evictor_that_calls_back_late_and_stops_at_unremovable_files() -> None:
     # V5's rules (vanished and unremovable files) are what V6's checks need: after V5 fails its divergences
@@ -57,6 +58,7 @@ def test_one_run_finds_v5_and_v6_of_an_evictor_that_calls_back_late_and_stops_at
     assert any("unremovable" in step for step in v5["counterexample"]), result.summary()
 
 
+@pytest.mark.slow("an oracle search of 200 examples over a file evictor, 6-11 s")
 @pytest.mark.clauses("O8", "V5", "S7")
 def test_a_clause_whose_rules_were_set_aside_after_a_failure_is_not_checked_never_passed() -> None:
     # S7's checks need V5's unremovable files, in examples that V5's divergences end once V5 has failed:
