@@ -52,8 +52,9 @@ more or fewer examples.
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._run import OracleResult, OracleUsageError, check, load_target, machine_for
+from spec.oracle._threads import check_threads, replay_threads
 
 __all__ = [
     "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "available_components", "check",
-    "load_target", "machine_for",
+    "check_threads", "load_target", "machine_for", "replay_threads",
 ]

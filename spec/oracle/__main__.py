@@ -11,6 +11,8 @@ from pathlib import Path
 
 from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._run import OracleUsageError, check
+from spec.linearizability.checker import MAX_STEPS
+from spec.oracle._threads import CALL_TIMEOUT, HISTORIES, check_threads
 
 __all__ = ["main"]
 
@@ -19,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hicache-oracle",
         description="Check an implementation against the HiCache spec with the project's lock-step machines.",
-        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error",
+        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import "
+        "error, 3 UNKNOWN (--threads: a search exhausted its budget; never a PASS)",
     )
     parser.add_argument("component", nargs="?", help=f"one of: {', '.join(COMPONENTS)}")
     parser.add_argument("target", nargs="?", help="package.module:Class or package.module:factory")
@@ -41,6 +44,30 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CHOICE=VALUE",
         help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="O6: run N real threads on the target and check each history linearizable (M7, M9, C5); "
+        "metadata-cache and file-store",
+    )
+    parser.add_argument(
+        "--histories", type=int, default=None, help="--threads: histories to run (default 600)"
+    )
+    parser.add_argument(
+        "--search-steps",
+        type=int,
+        default=None,
+        help="--threads: search steps per history before it is UNKNOWN (default 5,000,000)",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="--threads: a call that does not return within this is a FAIL with stacks (default 10)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
@@ -78,18 +105,32 @@ def main(argv: list[str] | None = None) -> int:
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
         declare = dict(_choice(text) for text in args.declare)
-        result = check(
-            args.component,
-            args.target,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            steps=args.steps,
-            seconds=args.seconds,
-            adapter=adapter,
-            progress=None if args.json else partial(print, file=sys.stderr, flush=True),
-            leave_out=args.leave_out,
-            declare=declare,
-        )
+        if args.threads is not None:
+            result = check_threads(
+                args.component,
+                args.target,
+                threads=args.threads,
+                seed=args.seed,
+                histories=HISTORIES if args.histories is None else args.histories,
+                call_timeout=CALL_TIMEOUT if args.call_timeout is None else args.call_timeout,
+                max_steps=MAX_STEPS if args.search_steps is None else args.search_steps,
+                adapter=adapter,
+                declare=declare,
+                leave_out=args.leave_out,
+            )
+        else:
+            result = check(
+                args.component,
+                args.target,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                steps=args.steps,
+                seconds=args.seconds,
+                adapter=adapter,
+                progress=None if args.json else partial(print, file=sys.stderr, flush=True),
+                leave_out=args.leave_out,
+                declare=declare,
+            )
     except (json.JSONDecodeError, OracleUsageError) as error:
         why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error
         print(f"hicache-oracle: error: {why}", file=sys.stderr)
@@ -109,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         # The reader left early (``| head``): the verdict stands.  Point stdout at /dev/null so that the
         # interpreter's final flush of what is still buffered does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0 if result.passed else 1
+    return 0 if result.passed else 3 if result.verdict == "UNKNOWN" else 1
 
 
 if __name__ == "__main__":
