@@ -9,9 +9,9 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from spec.linearizability.checker import MAX_STEPS
 from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._run import OracleUsageError, check
-from spec.linearizability.checker import MAX_STEPS
 from spec.oracle._threads import CALL_TIMEOUT, HISTORIES, check_threads
 
 __all__ = ["main"]

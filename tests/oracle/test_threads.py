@@ -81,7 +81,9 @@ def test_an_exhausted_search_is_unknown_with_exit_3_never_pass(capsys: pytest.Ca
     ("component", "threads", "expected"),
     [("existence-cache", 4, "from one thread by design"), ("metadata-cache", 1, ">= 2")],
 )
-def test_threads_outside_their_components_are_usage_errors(component: str, threads: int, expected: str) -> None:
+def test_threads_outside_their_components_are_usage_errors(
+    component: str, threads: int, expected: str
+) -> None:
     with pytest.raises(OracleUsageError, match=expected):
         check_threads(component, MetadataCache, threads=threads)
 
