@@ -742,6 +742,17 @@ def _message(world: World, found: Found) -> str:
     return f"{world.clause}: no order of the calls, respecting real time, gives these answers"
 
 
+def _verify_control(session: Session, histories: int) -> None:
+    """O4 under threads: the target read the clock the oracle holds it at, and used only the fake disk."""
+    if session.time_control != "none" and histories and not session.holder.reads:
+        raise OracleUsageError(
+            "the target never read the clock the oracle controls under --threads: it reads the time some "
+            "other way, so the oracle can neither hold it there nor run it on the fake clock. Give it a "
+            'clock parameter, e.g. --adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+        )
+    session.fs_control.verify(histories)
+
+
 def check_threads(
     component: str,
     target: str | Callable[..., Any],
@@ -758,10 +769,10 @@ def check_threads(
 ) -> Any:
     """``--threads``: ``histories`` histories of ``threads`` real threads on fresh targets, each checked
     linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN)."""
-    import logging
     from contextlib import ExitStack
 
-    from spec.oracle._run import OracleResult, _failure, _prepare, check
+    from spec.oracle._result import OracleResult, failure_entry
+    from spec.oracle._run import check, prepared
 
     usage_check(component, threads)
     for name, value in (("histories", histories), ("max_steps", max_steps)):
@@ -771,12 +782,10 @@ def check_threads(
         raise OracleUsageError(f"call_timeout must be > 0, got {call_timeout!r}")
     world = worlds()[component]
     with ExitStack() as cleanup:
-        cleanup.callback(logging.disable, logging.root.manager.disable)
-        logging.disable(logging.WARNING)
-        spec_component, session, target_path = _prepare(component, target, adapter, declare)
-        for group in leave_out:
-            session.left_out[group] = f"{group}: left out on request (--leave-out)"
-        cleanup.callback(session.patch())
+        run = cleanup.enter_context(
+            prepared(component, target, adapter=adapter, declare=declare, leave_out=leave_out)
+        )
+        spec_component, session, target_path = run.component, run.session, run.target_path
         found, figures = search(
             session, world, threads=threads, histories=histories, seed=seed, max_steps=max_steps,
             call_timeout=call_timeout,
@@ -809,7 +818,8 @@ def check_threads(
             lines = render_history(found)
             repro = render_repro(component, target_path, found, clauses, session)
             calls = sum(op.name != "advance" for op in found.run.history)
-            failures.append(_failure(clauses, _message(world, found) + note, calls, lines, repro))
+            failures.append(failure_entry(clauses, _message(world, found) + note, calls, lines, repro))
+        _verify_control(session, figures.histories)
         verdict = "FAIL" if failures else "UNKNOWN" if figures.unknown else "PASS"
         covered: dict[str, Any] = {
             "threads": threads,
@@ -864,23 +874,16 @@ def replay_threads(
     call_timeout: float = CALL_TIMEOUT,
 ) -> str | None:
     """Run ``scripts`` on ``target`` following ``schedule`` (a reproduction's); the failure, or None."""
-    import logging
-    from contextlib import ExitStack
-
-    from spec.oracle._run import _prepare
+    from spec.oracle._run import prepared
 
     world = worlds()[component]
-    with ExitStack() as cleanup:
-        cleanup.callback(logging.disable, logging.root.manager.disable)
-        logging.disable(logging.WARNING)
-        _component, session, _path = _prepare(component, target, adapter, declare)
-        cleanup.callback(session.patch())
+    with prepared(component, target, adapter=adapter, declare=declare) as ready:
+        session = ready.session
         plain = [[(str(n), tuple(a)) for n, a in s] for s in scripts]
-        run = run_history(
-            session, world, dict(config), plain, _first, replay=schedule,
-            call_timeout=call_timeout,
+        history = run_history(
+            session, world, dict(config), plain, _first, replay=schedule, call_timeout=call_timeout
         )
-        found, _ = judge(run, world.spec(dict(config), session), max_steps)
+        found, _ = judge(history, world.spec(dict(config), session), max_steps)
         if found is None:
             return None
         return "\n".join([_message(world, found), *render_history(found)])
