@@ -41,11 +41,11 @@ def run(quick: bool) -> str:
         _row("MetadataCache (lru declared)", "metadata-cache", lru, {"eviction": "lru"}, histories),
         _row("HiCacheFile", "file-store", HiCacheFile, {}, histories),
     ]
-    for name, (variant, _clause) in cache_variants.CONCURRENT.items():
+    for name, (klass, _clause) in cache_variants.CONCURRENT.items():
         if name != "OppositeLockOrder":  # a deadlock: ends at the call timeout (10 s), not at the budget
-            rows.append(_row(name, "metadata-cache", variant, {}, histories))
-    for name, (variant, _clause) in store_variants.CONCURRENT.items():
-        rows.append(_row(name, "file-store", variant, {}, histories))
+            rows.append(_row(name, "metadata-cache", klass, {}, histories))
+    for name, (factory, _clause) in store_variants.CONCURRENT.items():
+        rows.append(_row(name, "file-store", factory, {}, histories))
     return "\n".join(
         [
             "## The oracle's `--threads 4` at the default budget (O6)",
