@@ -140,3 +140,29 @@ def test_a_class_wrong_one_call_at_a_time_keeps_its_sequential_clause_under_thre
     result = check_threads("metadata-cache", cache_variants.KeepsStaleBirth, threads=4)
     assert result.verdict == "FAIL", result.summary()
     assert "M3" in result.clauses and "M7" not in result.clauses, result.summary()
+
+
+class SpinsWhenFull(MetadataCache):
+    """A cache whose ``add`` spins once it is full (waiting for room nobody makes)."""
+
+    def add(self, key: Any) -> None:
+        while self._max_entries is not None and len(self) >= self._max_entries and not self.contains(key):
+            pass
+        super().add(key)
+
+
+@pytest.mark.verify_tier
+@pytest.mark.clauses("O6", "M7")
+def test_a_spinning_call_under_threads_ends_in_a_fail_with_stacks() -> None:
+    result = check_threads("metadata-cache", SpinsWhenFull, threads=4, call_timeout=2.0)
+    assert result.verdict == "FAIL" and result.clauses == ["M7"], result.summary()
+    assert "did not return within 2.0 s" in result.message and "thread 0:" in result.message
+    assert "SpinsWhenFull.add" in result.message or "in add" in result.message, result.message
+
+
+@pytest.mark.verify_tier
+@pytest.mark.clauses("O6", "M7")
+def test_a_deadlock_under_threads_ends_in_a_fail_naming_the_calls_in_flight() -> None:
+    result = check_threads("metadata-cache", cache_variants.OppositeLockOrder, threads=4, call_timeout=2.0)
+    assert result.verdict == "FAIL" and result.clauses == ["M7"], result.summary()
+    assert "calls in flight" in result.message and "(never returned)" in "\n".join(result.counterexample)
