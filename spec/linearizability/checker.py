@@ -98,7 +98,7 @@ class Operation:
     operation came from (a trace's line number), kept through ``prepare``, for reports.
     """
 
-    thread: int
+    thread: int | str
     name: str
     args: tuple[Hashable, ...]
     result: Any

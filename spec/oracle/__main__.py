@@ -1,4 +1,8 @@
-"""``python -m spec.oracle <component> <target>``: exit 0 PASS, 1 divergence, 2 usage or import error."""
+"""``python -m spec.oracle <component> <target>``: exit 0 PASS, 1 divergence, 2 usage or import error.
+
+``python -m spec.oracle <component> --trace FILE``: judge a recorded hicache-trace/1 history (O7); exit 3 is
+UNKNOWN (the search budget ran out).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ from pathlib import Path
 
 from spec.linearizability.checker import MAX_STEPS
 from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._run import OracleUsageError, check
-from spec.oracle._threads import CALL_TIMEOUT, HISTORIES, check_threads
+from spec.oracle._picture import write_history
+from spec.oracle._run import OracleResult, OracleUsageError, check
+from spec.oracle._threads import CALL_TIMEOUT, HISTORIES, ThreadsResult, check_threads
+from spec.oracle._trace import DEFAULT_MAX_STEPS, check_trace
 
 __all__ = ["main"]
 
@@ -21,8 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hicache-oracle",
         description="Check an implementation against the HiCache spec with the project's lock-step machines.",
-        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import "
-        "error, 3 UNKNOWN (--threads: a search exhausted its budget; never a PASS)",
+        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error"
+        " (or a malformed trace), 3 UNKNOWN (a search budget ran out)",
     )
     parser.add_argument("component", nargs="?", help=f"one of: {', '.join(COMPONENTS)}")
     parser.add_argument("target", nargs="?", help="package.module:Class or package.module:factory")
@@ -57,12 +63,6 @@ def _parser() -> argparse.ArgumentParser:
         "--histories", type=int, default=None, help="--threads: histories to run (default 600)"
     )
     parser.add_argument(
-        "--search-steps",
-        type=int,
-        default=None,
-        help="--threads: search steps per history before it is UNKNOWN (default 5,000,000)",
-    )
-    parser.add_argument(
         "--call-timeout",
         type=float,
         default=None,
@@ -73,6 +73,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
     parser.add_argument(
         "--list", action="store_true", help="list the components and whether they are available"
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="judge a history recorded in the format hicache-trace/1 (docs/SEMANTICS.md O7) instead of a"
+        " target: metadata-cache, existence-cache or pool-beliefs",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help=f"search steps per part of a --trace (default {DEFAULT_MAX_STEPS}) or per history of --threads"
+        f" (default {MAX_STEPS}) before UNKNOWN",
+    )
+    parser.add_argument(
+        "--picture", metavar="FILE.svg", help="on FAIL or UNKNOWN, draw the history found as an SVG picture"
     )
     return parser
 
@@ -96,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, ready in available_components().items():
             print(f"{name}: {'available' if ready else 'machine not in this tree yet'}")
         return 0
+    if args.trace:
+        return _trace(parser, args)
     if not args.component or not args.target:
         parser.print_usage(sys.stderr)
         print("hicache-oracle: error: give a component and a target (or --list)", file=sys.stderr)
@@ -105,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
         declare = dict(_choice(text) for text in args.declare)
+        result: OracleResult
         if args.threads is not None:
             result = check_threads(
                 args.component,
@@ -113,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 seed=args.seed,
                 histories=HISTORIES if args.histories is None else args.histories,
                 call_timeout=CALL_TIMEOUT if args.call_timeout is None else args.call_timeout,
-                max_steps=MAX_STEPS if args.search_steps is None else args.search_steps,
+                max_steps=MAX_STEPS if args.max_steps is None else args.max_steps,
                 adapter=adapter,
                 declare=declare,
                 leave_out=args.leave_out,
@@ -137,20 +156,56 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.repro and result.repro:
         Path(args.repro).write_text(result.repro)
+    if args.picture and isinstance(result, ThreadsResult) and result.history:
+        operations, red = result.picture_history()
+        title = f"{result.verdict}: {result.target} as {args.component} under --threads {args.threads}"
+        write_history(args.picture, operations, red, result.instants(), title)
+    _print(result, args.json, "reproduction (save as test_repro.py and run pytest)")
+    return EXIT[result.verdict]
+
+
+EXIT = {"PASS": 0, "FAIL": 1, "UNKNOWN": 3}
+
+
+def _trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--trace FILE``: the component's spec judges the recorded history; no target is run."""
+    if not args.component or args.target:
+        parser.print_usage(sys.stderr)
+        why = "give the component" if not args.component else f"--trace takes no target (got {args.target!r})"
+        print(f"hicache-oracle: error: {why}: hicache-oracle COMPONENT --trace FILE", file=sys.stderr)
+        return 2
     try:
-        if args.json:
+        steps = DEFAULT_MAX_STEPS if args.max_steps is None else args.max_steps
+        result = check_trace(args.component, args.trace, max_steps=steps)
+    except OracleUsageError as error:
+        print(f"hicache-oracle: error: {error}", file=sys.stderr)
+        return 2
+    if args.repro and result.repro:
+        Path(args.repro).write_text(result.repro)
+    if args.picture and result.verdict != "PASS":
+        operations, red = result.picture_history()
+        title = f"{result.verdict}: {args.trace} as {args.component}"
+        write_history(
+            args.picture, operations, red, [op.now for op in operations if op.now is not None], title
+        )
+    _print(result, args.json, "the unexplained lines, as a trace (run --trace on it)")
+    return EXIT[result.verdict]
+
+
+def _print(result: OracleResult, as_json: bool, repro_title: str) -> None:
+    try:
+        if as_json:
             print(json.dumps(result.as_dict(), indent=1, sort_keys=True))
         else:
             print(result.summary())
             if result.repro:
-                print("\n# ---- reproduction (save as test_repro.py and run pytest) ----")
+                print(f"\n# ---- {repro_title} ----")
                 print(result.repro, end="")
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader left early (``| head``): the verdict stands.  Point stdout at /dev/null so that the
         # interpreter's final flush of what is still buffered does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0 if result.passed else 3 if result.verdict == "UNKNOWN" else 1
 
 
 if __name__ == "__main__":

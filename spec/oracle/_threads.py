@@ -49,6 +49,7 @@ from spec.linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, 
 from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec
 from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
 from spec.oracle._errors import OracleUsageError
+from spec.oracle._result import OracleResult
 from spec.oracle._session import Session, TargetProxy
 
 __all__ = [
@@ -753,6 +754,37 @@ def _message(world: World, found: Found, also: str = "") -> str:
     return f"{world.clause}: no order of the calls, respecting real time, gives these answers"
 
 
+@dataclass
+class ThreadsResult(OracleResult):
+    """:class:`~spec.oracle.OracleResult` of ``--threads``: ``verdict`` is also ``"UNKNOWN"`` (exit 3);
+    on FAIL, ``history`` is the failing history and ``unexplained`` the indices of its calls that no
+    order explains (or that raised, or never returned), for ``--picture``."""
+
+    history: list[Operation] = field(default_factory=list, repr=False, compare=False)
+    unexplained: set[int] = field(default_factory=set, repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        out.pop("history", None)
+        out.pop("unexplained", None)
+        return out
+
+    def picture_history(self) -> tuple[list[Operation], set[int]]:
+        return self.history, self.unexplained
+
+    def instants(self) -> list[float]:
+        """Where the clock moved (its ``advance`` calls), on the history's time axis."""
+        return [op.call for op in self.history if op.name == "advance"]
+
+
+def _unexplained(found: Found) -> set[int]:
+    history = found.run.history
+    if found.kind == "not linearizable" and found.verdict is not None:
+        explained = {id(op) for op in found.verdict.stuck}
+        return {i for i, op in enumerate(history) if id(op) not in explained}
+    return {i for i, op in enumerate(history) if op.ret is None or isinstance(op.result, Raised)}
+
+
 def _verify_control(session: Session, histories: int) -> None:
     """O4 under threads: the target read the clock the oracle holds it at, and used only the fake disk."""
     if session.time_control != "none" and histories and not session.holder.reads:
@@ -777,12 +809,12 @@ def check_threads(
     declare: Mapping[str, str] | None = None,
     leave_out: Sequence[str] = (),
     shrink_budget: int = 300,
-) -> Any:
+) -> OracleResult:
     """``--threads``: ``histories`` histories of ``threads`` real threads on fresh targets, each checked
     linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN)."""
     from contextlib import ExitStack
 
-    from spec.oracle._result import OracleResult, failure_entry
+    from spec.oracle._result import failure_entry
     from spec.oracle._run import check, prepared
 
     usage_check(component, threads)
@@ -850,7 +882,7 @@ def check_threads(
             "the sequential clauses: not checked by this run (--threads checks "
             f"{world.clause}{', M9' if world.batches else ''}; run without --threads for the others)"
         )
-        result = OracleResult(
+        result = ThreadsResult(
             component=spec_component.name,
             target=target_path,
             verdict=verdict,
@@ -864,6 +896,9 @@ def check_threads(
             **(failures[0] if failures else {}),
             failures=failures,
         )
+        if found is not None:
+            result.history = list(found.run.history)
+            result.unexplained = _unexplained(found)
         if verdict == "UNKNOWN":
             result.message = (
                 f"{figures.unknown} of {figures.histories} histories exhausted the search budget of"

@@ -7,15 +7,17 @@ for a torn batch); the correct alternatives and the project's own classes must
 PASS, in both eviction orders (M6 and M6-lru, declared).  The schedule is made
 by the oracle's scheduler from the seed, not by the machine's speed.
 
-``make test`` runs the quick ones (the store's C5, the escaping exception, the
-reproduction's replay, UNKNOWN, usage errors); the catalogue runs in the verify tier.
+``make test`` runs one threads test (the store's C5 and the replay of its reproduction) and the
+usage errors; the rest (the catalogue, the picture, UNKNOWN, a spin, a deadlock) runs in the verify tier.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -23,6 +25,7 @@ from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
 from spec.oracle import OracleUsageError, check_threads, replay_threads
 from spec.oracle.__main__ import main
+from spec.oracle._threads import ThreadsResult
 from spec.variants import file_store as store_variants
 from spec.variants import metadata_cache as cache_variants
 
@@ -59,6 +62,28 @@ def test_a_store_that_unlinks_outside_its_guard_fails_c5_with_a_replayable_sched
     assert "schedule=SCHEDULE" in result.repro and "replay_threads(" in result.repro
 
 
+@pytest.mark.verify_tier
+@pytest.mark.clauses("O6", "C5")
+def test_picture_of_a_failing_threads_history_has_one_bar_per_call_in_its_lane(tmp_path: Path) -> None:
+    picture = tmp_path / "race.svg"
+    target = "spec.variants.file_store:UnlinksOutsideItsGuard"
+    assert main(["file-store", target, "--threads", "4", "--picture", str(picture), "--json"]) == 1
+    result = check_threads("file-store", target, threads=4)
+    assert isinstance(result, ThreadsResult)
+    svg = ElementTree.parse(picture).getroot()
+    ns = {"svg": "http://www.w3.org/2000/svg"}
+    bars = [
+        (lane.get("data-thread"), bar.get("data-index"), "unexplained" in (bar.get("class") or ""))
+        for lane in svg.iterfind("svg:g", ns)
+        for bar in lane.iterfind("svg:rect", ns)
+    ]
+    expected = [
+        (str(op.thread), str(i), i in result.unexplained) for i, op in enumerate(result.history)
+    ]
+    assert sorted(bars) == sorted(expected) and any(red for _, _, red in bars)
+
+
+@pytest.mark.verify_tier
 @pytest.mark.clauses("O6", "M7")
 def test_an_exception_escaping_a_call_under_threads_is_m7_with_its_traceback() -> None:
     result = check_threads("metadata-cache", cache_variants.UnlockedLen, threads=4)
@@ -66,13 +91,14 @@ def test_an_exception_escaping_a_call_under_threads_is_m7_with_its_traceback() -
     assert "RuntimeError" in result.message and "Traceback" in result.message, result.message
 
 
+@pytest.mark.verify_tier
 @pytest.mark.clauses("O6")
 def test_an_exhausted_search_is_unknown_with_exit_3_never_pass(capsys: pytest.CaptureFixture[str]) -> None:
     result = check_threads("metadata-cache", MetadataCache, threads=2, histories=3, max_steps=1)
     assert result.verdict == "UNKNOWN" and not result.passed, result.summary()
     assert "exhausted" in result.message
     argv = ["metadata-cache", "hicache.metadata_cache:MetadataCache", "--threads", "2", "--histories", "2"]
-    assert main([*argv, "--search-steps", "1", "--json"]) == 3, capsys.readouterr()
+    assert main([*argv, "--max-steps", "1", "--json"]) == 3, capsys.readouterr()
     assert '"verdict": "UNKNOWN"' in capsys.readouterr().out
 
 
