@@ -606,8 +606,8 @@ def usage_check(component: str, threads: int) -> None:
 def _shrink(
     session: Session, world: World, found: Found, *, max_steps: int, call_timeout: float, budget: int
 ) -> Found:
-    """Drop calls one at a time while some of a few seeded schedules still fails the same way (at most
-    ``budget`` histories): the shortest history found."""
+    """Drop calls one at a time while the failing schedule, or one of a few seeded others, still fails
+    the same way (at most ``budget`` histories): the shortest history found."""
     best = found
     tries = 0
     seed = int(found.run.config.get("_seed", 0))
@@ -626,8 +626,12 @@ def _shrink(
                         return best
                     tries += 1
                     rng = random.Random(seed * 7919 + tries * 31 + attempt)
+                    # First the failing schedule itself (a thread whose pick is gone is replaced by the
+                    # lowest parked one), then fresh seeded schedules.
+                    replay = best.run.schedule.picks if attempt == 0 else ()
                     run = run_history(
-                        session, world, config, scripts, random_chooser(rng), call_timeout=call_timeout
+                        session, world, config, scripts, _first if attempt == 0 else random_chooser(rng),
+                        replay=replay, call_timeout=call_timeout,
                     )
                     failure, _ = judge(run, world.spec(config, session), max_steps)
                     if failure is not None and failure.kind == best.kind:
