@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 HISTORIES = 600  # the default budget: histories per run
-LENGTHS = (4, 6, 8)  # calls per thread, growing through the run (the shortest failures first)
+LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls that still show it)
 CALL_TIMEOUT = 10.0  # seconds a call may take before it is a FAIL (a deadlock, a spin); never a verdict else
 SWITCH_AT_A_POINT = 0.5  # the chance that a point inside a call hands over to another thread
 POLL = 0.0002  # seconds between two looks at threads the scheduler neither parked nor saw finish

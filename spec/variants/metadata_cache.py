@@ -581,22 +581,32 @@ def _live(ttl: float, birth: float | None, now: float) -> bool:
 
 
 class UnlockedCheckThenAdd(MetadataCache):
-    """M7: ``add`` checks liveness in one critical section, reads the clock outside it, and acts in a
-    second one on its stale check: a key another thread added in between gets its lifetime restarted
-    (M3) and moves to the newest end (M6)."""
+    """M7: ``add`` checks in one critical section (is the key alive? is the cache full?), reads the clock
+    again outside it, and acts in a second one on that stale check: two threads that both saw room both
+    insert (three keys under a bound of 2, M6), and a key another thread added in between gets its
+    lifetime restarted (M3) at the newest end."""
 
     def add(self, key: Hashable) -> None:
-        with self._lock:
-            birth = self._births.get(key)
-        now = self._clock()  # the race window: another thread may add `key` now
-        if _live(self._ttl, birth, now):
-            return
+        now = self._clock()
         with self._lock:
             self._reclaim(now)
-            self._births.pop(key, None)  # a stale check: pops the lifetime another thread just began
-            if self._recency is not None:
-                self._recency.pop(key, None)
-            self._insert(key, now)
+            alive = key in self._births
+            full = self._max_entries is not None and len(self._births) >= self._max_entries
+        if alive:
+            return
+        now = self._clock()  # the race window (the same reading, one call at a time)
+        with self._lock:  # acting on the stale check
+            births, recency = self._births, self._recency
+            if full and births:
+                if recency is None:
+                    births.popitem(last=False)
+                else:
+                    del births[recency.popitem(last=False)[0]]
+            births.pop(key, None)
+            births[key] = now
+            if recency is not None:
+                recency.pop(key, None)
+                recency[key] = now
 
 
 class LockFreeReadLazyPurge(MetadataCache):

@@ -23,7 +23,7 @@ import pytest
 
 from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
-from spec.oracle import OracleUsageError, check_threads, replay_threads
+from spec.oracle import OracleUsageError, check, check_threads, replay_threads
 from spec.oracle.__main__ import main
 from spec.oracle._threads import ThreadsResult
 from spec.variants import file_store as store_variants
@@ -192,3 +192,17 @@ def test_a_deadlock_under_threads_ends_in_a_fail_naming_the_calls_in_flight() ->
     result = check_threads("metadata-cache", cache_variants.OppositeLockOrder, threads=4, call_timeout=2.0)
     assert result.verdict == "FAIL" and result.clauses == ["M7"], result.summary()
     assert "calls in flight" in result.message and "(never returned)" in "\n".join(result.counterexample)
+
+
+@pytest.mark.verify_tier
+@pytest.mark.clauses("O6", "M7", "C5")
+@pytest.mark.parametrize(
+    ("component", "name"),
+    [("metadata-cache", n) for n in sorted(cache_variants.CONCURRENT)]
+    + [("file-store", n) for n in sorted(store_variants.CONCURRENT)],
+)
+def test_every_wrong_concurrent_variant_passes_one_call_at_a_time(component: str, name: str) -> None:
+    """Their mistakes are races: the sequential oracle passes each, so M7 (C5) is the right blame."""
+    registry = cache_variants.CONCURRENT if component == "metadata-cache" else store_variants.CONCURRENT
+    result = check(component, registry[name][0])
+    assert result.verdict == "PASS", result.summary()
