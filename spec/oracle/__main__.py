@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         "metadata-cache and file-store",
     )
     parser.add_argument(
-        "--histories", type=int, default=None, help="--threads: histories to run (default 600)"
+        "--histories", type=int, default=None, help=f"--threads: histories to run (default {HISTORIES})"
     )
     parser.add_argument(
         "--call-timeout",

@@ -9,16 +9,19 @@ worker parks and the scheduler, from a seeded random generator, picks which
 parked worker goes on.  So a thread is held *inside* its call (between what the
 target read before the clock and what it does after) while the others call.
 
-A held thread may hold the target's own lock; the others then block on it, at
-no point of ours.  The scheduler sees that without timing: a worker it did not
-park, that has not finished, whose top frame has stood still at a call into C
-(a lock's ``acquire``, a ``with lock:``) over consecutive looks while the
-scheduler holds the interpreter lock is blocked, and another parked worker (the
-holder, at last) is picked.  Meanwhile the interpreter switches threads only
-when one blocks (the switch interval is raised for the run), so between two
-points one thread runs.  The schedule (the worker picked at each decision) is
-recorded and replayed by the reproduction; a replay follows it exactly up to
-a lock's wake-up, which the operating system orders.
+A held thread may hold the target's own lock.  The locks the target makes are
+the scheduler's (its modules' ``threading.Lock``/``RLock`` are interposed for
+the run, :class:`ScheduledLock`): a worker that would block on one parks
+instead and is picked only once the lock is free, so the others wait on a held
+worker's lock where the scheduler sees them, and when every worker left waits
+for a lock another holds, that is a deadlock, reported at once.  A lock made
+elsewhere (at import, in a C extension) still blocks for real: then a worker
+the scheduler did not park, that has not finished, and whose top frame stands
+still at a call into C (``with lock:``, ``lock.acquire()``) over consecutive
+looks while the scheduler holds the interpreter lock is taken as blocked, and
+another parked worker is picked.  The interpreter's switch interval is raised
+for the run, so between two points one thread runs.  The schedule (the worker
+picked at each decision) is recorded and replayed by the reproduction.
 
 The oracle never hangs: a call that does not return within ``call_timeout``
 seconds (a deadlock, a spinning call) is a FAIL with every thread's stack.
@@ -41,6 +44,7 @@ import time
 import traceback
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from spec.fake_fs import FakeFileSystem
@@ -51,6 +55,7 @@ from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import OracleResult
 from spec.oracle._session import Session, TargetProxy
+from spec.oracle._time import restore, time_modules
 
 __all__ = [
     "CALL_TIMEOUT",
@@ -64,7 +69,7 @@ __all__ = [
     "worlds",
 ]
 
-HISTORIES = 600  # the default budget: histories per run
+HISTORIES = 1000  # the default budget: histories per run
 LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls that still show it)
 CALL_TIMEOUT = 10.0  # seconds a call may take before it is a FAIL (a deadlock, a spin); never a verdict else
 SWITCH_AT_A_POINT = 0.5  # the chance that a point inside a call hands over to another thread
@@ -110,6 +115,7 @@ class Scheduler:
         self.schedule = Schedule()
         self._cv = threading.Condition()
         self.parked: dict[int, str] = {}  # worker -> where it is held
+        self.waiting: dict[int, ScheduledLock] = {}  # parked workers waiting for a lock of the target's
         self.done: set[int] = set()
         self.granted: int | None = None
         self.idents: dict[int, int] = {}
@@ -128,6 +134,26 @@ class Scheduler:
                 self._cv.wait()
             self.parked.pop(index, None)
             self.granted = None
+            if self.aborted:
+                raise _Stopped  # the run is over: the worker ends here
+
+    def wait_lock(self, lock: ScheduledLock) -> None:
+        """Park the calling worker until it is picked with ``lock`` free (picked only then)."""
+        index = getattr(_local, "index", None)
+        if index is None:
+            return
+        with self._cv:
+            self.waiting[index] = lock
+            self.parked[index] = "lock"
+            self._cv.notify_all()
+            while self.granted != index and not self.aborted:
+                self._cv.wait()
+            self.parked.pop(index, None)
+            self.waiting.pop(index, None)
+            self.granted = None
+
+    def _ready(self) -> list[int]:
+        return sorted(i for i in self.parked if i not in self.waiting or self.waiting[i].owner is None)
 
     def finished(self, index: int) -> None:
         with self._cv:
@@ -169,7 +195,9 @@ class Scheduler:
                     self._cv.wait(POLL)
                     deadline()
                     continue
-                ready = sorted(self.parked)
+                ready = self._ready()
+                if not ready and self.parked and len(self.parked) + len(self.done) == self.workers:
+                    raise CallTimedOut(self._deadlock())  # each waits for a lock another holds: now
                 if not ready:  # every worker left is blocked: a deadlock, or a wake-up under way
                     self._cv.wait(POLL)
                     deadline()
@@ -180,6 +208,14 @@ class Scheduler:
                 self._last = self.granted = pick
                 looks.clear()
                 self._cv.notify_all()
+
+    def _deadlock(self) -> str:
+        owners = {thread: index for index, thread in self.idents.items()}
+        waits = ", ".join(
+            f"t{index} waits for a lock t{owners.get(lock.owner or -1, '?')} holds"
+            for index, lock in sorted(self.waiting.items())
+        )
+        return f"a deadlock: {waits}"
 
     def _pick(self, ready: list[int], where: str) -> int:
         step = len(self.schedule.picks)
@@ -233,6 +269,106 @@ def random_chooser(rng: random.Random) -> Callable[[list[int], int | None, str],
 def _first(ready: list[int], last: int | None, where: str) -> int:
     """The chooser of a replay past its schedule: the lowest parked worker."""
     return ready[0]
+
+
+class ScheduledLock:
+    """A lock of the target's, made by the oracle: its modules' ``threading.Lock``/``RLock`` are
+    interposed for the run (:func:`interpose_locks`).  A worker that would block on it parks instead
+    (:meth:`Scheduler.wait_lock`) and is picked only once it is free, so a worker never waits where the
+    scheduler cannot see it, and the schedule alone fixes the history.  Outside the workers (the target
+    built in the main thread) it is a plain lock."""
+
+    def __init__(self, reentrant: bool) -> None:
+        self.reentrant = reentrant
+        self.owner: int | None = None  # the holder's thread ident
+        self.count = 0
+        self._guard = threading.Lock()
+
+    def _take(self, me: int) -> bool:
+        with self._guard:
+            if self.owner is None or (self.reentrant and self.owner == me):
+                self.owner, self.count = me, self.count + 1
+                return True
+            return False
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        me = threading.get_ident()
+        while not self._take(me):
+            if not blocking or timeout >= 0:
+                return False  # a timed wait on a held lock: the time is the scheduler's, it ends now
+            scheduler = getattr(_local, "scheduler", None)
+            if scheduler is not None and scheduler.aborted:
+                raise _Stopped  # the run is over (a deadlock, a call past its time): the worker ends
+            if scheduler is not None:
+                scheduler.wait_lock(self)
+            else:
+                time.sleep(0.0001)  # no scheduler (the main thread, or a run that ended): wait plainly
+        return True
+
+    def release(self) -> None:
+        with self._guard:
+            if self.owner is None or (self.reentrant and self.owner != threading.get_ident()):
+                raise RuntimeError("cannot release un-acquired lock")
+            self.count -= 1
+            if self.count == 0 or not self.reentrant:
+                self.owner, self.count = None, 0
+
+    def locked(self) -> bool:
+        return self.owner is not None
+
+    def _is_owned(self) -> bool:  # threading.Condition over an RLock asks
+        return self.owner == threading.get_ident()
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _lock() -> ScheduledLock:
+    return ScheduledLock(reentrant=False)
+
+
+def _rlock() -> ScheduledLock:
+    return ScheduledLock(reentrant=True)
+
+
+def interpose_locks(module: ModuleType) -> dict[str, Any]:
+    """Point ``module``'s ``threading`` (and ``Lock``/``RLock`` imported by name) at the oracle's locks;
+    what it replaced (name -> original), for :func:`~spec.oracle._time.restore`."""
+    fake = ModuleType("threading", "the oracle's view of threading: its locks are the scheduler's")
+    fake.__dict__.update({k: v for k, v in vars(threading).items() if not k.startswith("__")})
+    fake.Lock, fake.RLock = _lock, _rlock  # type: ignore[attr-defined]
+    stand_ins = {id(threading): fake, id(threading.Lock): _lock, id(threading.RLock): _rlock}
+    names = vars(module).items()
+    replaced = {name: v for name, v in names if not name.startswith("__") and id(v) in stand_ins}
+    vars(module).update({name: stand_ins[id(v)] for name, v in replaced.items()})
+    return replaced
+
+
+_NOT_THE_TARGETS = ("spec.oracle", "spec.linearizability", "spec.fake_fs", "spec.fakes")
+
+
+def lock_modules(session: Session, world: World) -> list[ModuleType]:
+    """The modules whose locks the target makes: those of its class (or factory) and its bases, and of
+    the objects it keeps (two levels down), found on one instance built for the purpose; the oracle's
+    own modules left out."""
+    cached = getattr(session, "_lock_modules", None)
+    if cached is not None:
+        return list(cached)
+    config = world.configs(session)[0]
+    clock = FakeClock(START)
+    timed = "clock" in session.component.constructor
+    obj = session.build(world.init(config, clock), clock if timed else None)
+    found = [*time_modules(session.target), *time_modules(obj)]
+    layer = [obj]
+    for _ in range(2):
+        kept = [v for o in layer for v in getattr(o, "__dict__", {}).values() if not isinstance(v, type)]
+        found += [m for v in kept for m in time_modules(v)]
+        layer = kept
+    modules = [m for m in dict.fromkeys(found) if not m.__name__.startswith(_NOT_THE_TARGETS)]
+    session._lock_modules = modules  # type: ignore[attr-defined]
+    return list(modules)
 
 
 class _ScheduledClock:
@@ -426,7 +562,12 @@ def run_history(
         fs.before = lambda op, path: scheduler.point(f"before {op} {path}")
         fs.after = lambda op, path: scheduler.point(f"after {op} {path}")
     has_clock = "clock" in session.component.constructor
-    obj = session.build(init, read if has_clock else None)
+    patched = [(module, interpose_locks(module)) for module in lock_modules(session, world)]
+    try:
+        obj = session.build(init, read if has_clock else None)
+    finally:
+        for module, replaced in reversed(patched):
+            restore(module, replaced)
     target = TargetProxy(session, obj, (), None)
     stamps = itertools.count()
     history: list[Operation] = []
@@ -461,17 +602,19 @@ def run_history(
     threads = {i: threading.Thread(target=worker, args=(i, s), daemon=True) for i, s in enumerate(scripts)}
     run = ThreadsRun(history, scheduler.schedule, scripts, config, workers=list(threads.values()))
 
+    def text(name: str, args: tuple[Hashable, ...]) -> str:
+        return f"{name}({', '.join(map(repr, args))})"
+
+    def flight() -> str:
+        return ", ".join(f"t{i}: {text(n, a)}" for i, (n, a, _) in sorted(in_flight.items()))
+
     def deadline() -> None:
         now = time.monotonic()
-        def text(name: str, args: tuple[Hashable, ...]) -> str:
-            return f"{name}({', '.join(map(repr, args))})"
-
         late = [(i, text(n, a)) for i, (n, a, since) in list(in_flight.items()) if now - since > call_timeout]
         if late:
             index, what = late[0]
-            flight = ", ".join(f"t{i}: {text(n, a)}" for i, (n, a, _) in sorted(in_flight.items()))
             raise CallTimedOut(
-                f"t{index}: {what} did not return within {call_timeout} s (calls in flight: {flight})\n"
+                f"t{index}: {what} did not return within {call_timeout} s (calls in flight: {flight()})\n"
                 + _stacks(threads)
             )
 
@@ -484,6 +627,8 @@ def run_history(
         scheduler.run(deadline)
     except CallTimedOut as late:
         run.timed_out = str(late)
+        if "\n" not in run.timed_out:  # a deadlock the scheduler saw at once: the calls and the stacks
+            run.timed_out += f" (calls in flight: {flight()})\n{_stacks(threads)}"
         scheduler.abort()
         for index, thread in threads.items():
             if index in in_flight:

@@ -14,6 +14,8 @@ usage errors; the rest (the catalogue, the picture, UNKNOWN, a spin, a deadlock)
 from __future__ import annotations
 
 import functools
+import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,6 @@ from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
 from spec.oracle import OracleUsageError, check, check_threads, replay_threads
 from spec.oracle.__main__ import main
-from spec.oracle._threads import ThreadsResult
 from spec.variants import file_store as store_variants
 from spec.variants import metadata_cache as cache_variants
 
@@ -64,23 +65,31 @@ def test_a_store_that_unlinks_outside_its_guard_fails_c5_with_a_replayable_sched
 
 @pytest.mark.verify_tier
 @pytest.mark.clauses("O6", "C5")
-def test_picture_of_a_failing_threads_history_has_one_bar_per_call_in_its_lane(tmp_path: Path) -> None:
+def test_picture_of_a_failing_threads_history_has_one_bar_per_call_in_its_lane(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     picture = tmp_path / "race.svg"
     target = "spec.variants.file_store:UnlinksOutsideItsGuard"
     assert main(["file-store", target, "--threads", "4", "--picture", str(picture), "--json"]) == 1
-    result = check_threads("file-store", target, threads=4)
-    assert isinstance(result, ThreadsResult)
+    report = json.loads(capsys.readouterr().out)
+    lanes: dict[str, list[bool]] = {}  # the report's history: thread -> whether each call is unexplained
+    for line in report["counterexample"]:
+        if line.startswith("thread "):
+            thread = line.split()[1].rstrip(":")
+            lanes[thread] = []
+        else:
+            lanes[thread].append(line.endswith("<- no order explains it"))
     svg = ElementTree.parse(picture).getroot()
     ns = {"svg": "http://www.w3.org/2000/svg"}
-    bars = [
-        (lane.get("data-thread"), bar.get("data-index"), "unexplained" in (bar.get("class") or ""))
+    drawn = {
+        lane.get("data-thread"): [
+            "unexplained" in (bar.get("class") or "") for bar in lane.iterfind("svg:rect", ns)
+        ]
         for lane in svg.iterfind("svg:g", ns)
-        for bar in lane.iterfind("svg:rect", ns)
-    ]
-    expected = [
-        (str(op.thread), str(i), i in result.unexplained) for i, op in enumerate(result.history)
-    ]
-    assert sorted(bars) == sorted(expected) and any(red for _, _, red in bars)
+    }
+    assert drawn == lanes and any(red for reds in drawn.values() for red in reds), (drawn, lanes)
+    for lane in svg.iterfind("svg:g", ns):  # each bar in its own thread's lane
+        assert {bar.get("data-thread") for bar in lane.iterfind("svg:rect", ns)} == {lane.get("data-thread")}
 
 
 @pytest.mark.verify_tier
@@ -205,4 +214,29 @@ def test_every_wrong_concurrent_variant_passes_one_call_at_a_time(component: str
     """Their mistakes are races: the sequential oracle passes each, so M7 (C5) is the right blame."""
     registry = cache_variants.CONCURRENT if component == "metadata-cache" else store_variants.CONCURRENT
     result = check(component, registry[name][0])
+    assert result.verdict == "PASS", result.summary()
+
+
+_IMPORT_TIME_LOCK = threading.Lock()  # made before any run: the oracle cannot make it its own
+
+
+class LockedAtImport(MetadataCache):
+    """Correct: every call under a lock made at import, which blocks for real under the oracle's threads
+    (the scheduler sees the blocked workers from their frames)."""
+
+    def add(self, key: Any) -> None:
+        with _IMPORT_TIME_LOCK:
+            super().add(key)
+
+    def contains(self, key: Any) -> bool:
+        with _IMPORT_TIME_LOCK:
+            now = self._clock()  # a point, held with the lock taken
+            birth = self._births.get(key)
+            return birth is not None and (self._ttl < 0 or now - birth <= self._ttl)
+
+
+@pytest.mark.verify_tier
+@pytest.mark.clauses("O6", "M7")
+def test_a_lock_the_oracle_did_not_make_blocks_for_real_and_never_hangs_a_correct_class() -> None:
+    result = check_threads("metadata-cache", LockedAtImport, threads=4, histories=200)
     assert result.verdict == "PASS", result.summary()
