@@ -73,6 +73,10 @@ class Component:
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
     # that group is left out (S7's rest needs V5's unremovable files).
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # M8: (the group, the method that answers the counters, the constructor parameter that turns them on).
+    # A target with the method must count, from its first call, unless the group is left out (then the
+    # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
+    counters: tuple[str, str, str] | None = None
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
@@ -119,7 +123,9 @@ METADATA_CACHE = Component(
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
         "M6": (),
+        "M8": (),
     },
+    counters=("M8", "stats", "stats"),
     group_parameters={"M6": "max_entries"},
     one_instant=frozenset(_BATCHES),
     choices={"eviction": ("birth", "lru")},

@@ -194,6 +194,8 @@ def machine_class(
         if session.fs_control.mode == "interposed":
             interposed.append(session.patch())
         base.__init__(self)
+        if session.counting():  # M8: counters that never move are a failure, not a cache without them
+            self.counting = True  # type: ignore[attr-defined]
         if budget is not None and budget.shrinking and not component.replayable:
             session.steps = []
             stop.append(_record_steps(codes, session.steps))
