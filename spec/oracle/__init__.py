@@ -11,7 +11,15 @@ Command line::
     python -m spec.oracle metadata-cache mypackage.fast:FastCache [--seed N] [--json]
     hicache-oracle existence-cache mypackage.fast:Beliefs --adapter '{"methods": {"contains": "has"}}'
 
-Exit status: 0 PASS, 1 divergence found, 2 usage or import error.
+    python -m spec.oracle metadata-cache mypackage.fast:FastCache --threads 4 [--picture race.svg]
+
+Exit status: 0 PASS, 1 divergence found, 2 usage or import error, 3 UNKNOWN (a search budget ran out).
+
+``--threads N`` (O6, ``check_threads``; ``metadata-cache`` and ``file-store``): N real threads run
+generated scripts on fresh targets, held at the oracle's clock, fake filesystem and the target's own
+locks by a seeded scheduler (``spec/oracle/_threads.py``), and every history is checked linearizable
+against the spec; a FAIL names M7 (M9, C5) with the history per thread and a reproduction that
+replays the schedule (``replay_threads``).
 
 Python API::
 
