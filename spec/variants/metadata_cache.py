@@ -51,6 +51,7 @@ __all__ = [
     "LenPurgesStaleBirth",
     "LockFreeRead",
     "LockFreeReadLazyPurge",
+    "MetadataCacheLRU",
     "MonotonicBoundaryExclusive",
     "MonotonicHardTTL",
     "OppositeLockOrder",
@@ -859,3 +860,8 @@ CONCURRENT_CORRECT: dict[str, type] = {
     "LockFreeRead": LockFreeRead,
     "StripedMetadataCache": StripedMetadataCache,
 }
+
+
+def MetadataCacheLRU(ttl_seconds: float, **kwargs: Any) -> MetadataCache:
+    """Production with ``eviction="lru"`` (M6-lru), by a name the command line can give."""
+    return MetadataCache(ttl_seconds, eviction="lru", **kwargs)
