@@ -14,6 +14,10 @@
   land inside a batch, M9).  ``SCHEDULED``: their controls, the same point before production's atomic
   call.  In the linearizability checker's real-thread batches the leader of each meeting holds at
   the point while the other threads make their calls, so the window is open by construction.
+* ``CONCURRENT``: production with a lock dropped or narrowed, correct one call at a time, whose race
+  window is a read of the clock, as a third party's class would have it (no meeting point): the
+  oracle's ``--threads`` holds threads there (O6).  ``CONCURRENT_CORRECT``: production, a lock-free
+  read and a striped lock, which ``--threads`` must pass.
 """
 
 from __future__ import annotations
