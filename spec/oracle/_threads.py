@@ -562,12 +562,18 @@ def run_history(
         fs.before = lambda op, path: scheduler.point(f"before {op} {path}")
         fs.after = lambda op, path: scheduler.point(f"after {op} {path}")
     has_clock = "clock" in session.component.constructor
+    # The target's locks are the scheduler's for the whole run: made at construction or later in a call.
     patched = [(module, interpose_locks(module)) for module in lock_modules(session, world)]
-    try:
-        obj = session.build(init, read if has_clock else None)
-    finally:
+
+    def unpatch() -> None:
         for module, replaced in reversed(patched):
             restore(module, replaced)
+
+    try:
+        obj = session.build(init, read if has_clock else None)
+    except BaseException:
+        unpatch()
+        raise
     target = TargetProxy(session, obj, (), None)
     stamps = itertools.count()
     history: list[Operation] = []
@@ -637,6 +643,7 @@ def run_history(
             history.append(Operation(index, name, args, PENDING, next(stamps), None))
     finally:
         sys.setswitchinterval(old)
+        unpatch()
     for thread in threads.values():
         if not run.timed_out:
             thread.join()
