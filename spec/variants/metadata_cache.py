@@ -612,6 +612,8 @@ class UnlockedCheckThenAdd(MetadataCache):
                     births.popitem(last=False)
                 else:
                     del births[recency.popitem(last=False)[0]]
+                if self._counting:
+                    self._evictions += 1
             births.pop(key, None)
             births[key] = now
             if recency is not None:
@@ -627,19 +629,24 @@ class LockFreeReadLazyPurge(MetadataCache):
     def contains(self, key: Hashable) -> bool:
         birth = self._births.get(key)  # lock-free
         if birth is None:
-            return False
+            return self._answered(False)
         now = self._clock()  # the race window: another thread may re-add `key` now
         if _live(self._ttl, birth, now):
             if self._recency is not None:
                 with self._lock:
                     if key in self._recency:
                         self._recency.move_to_end(key)
-            return True
+            return self._answered(True)
         with self._lock:  # the lazy purge, by key: whatever belief is there now
             self._births.pop(key, None)
             if self._recency is not None:
                 self._recency.pop(key, None)
-        return False
+        return self._answered(False)
+
+    def _answered(self, hit: bool) -> bool:
+        if self._counting:  # M8 (unlocked: its race is not the one this variant is about)
+            self._answers[hit] += 1
+        return hit
 
 
 class UnlockedLen(MetadataCache):
@@ -671,6 +678,10 @@ class TornContainsMany(MetadataCache):
                     if key in self._recency:
                         self._recency.move_to_end(key)
             found.append(hit)
+        if self._counting:  # M8
+            with self._lock:
+                self._answers[True] += sum(found)
+                self._answers[False] += len(found) - sum(found)
         return found
 
 
@@ -698,6 +709,8 @@ class OppositeLockOrder(MetadataCache):
                 hit = _live(self._ttl, birth, now)
                 if hit and self._recency is not None:
                     self._recency.move_to_end(key)
+                if self._counting:  # M8
+                    self._answers[hit] += 1
                 return hit
 
 
@@ -705,10 +718,11 @@ class LockFreeRead(MetadataCache):
     """Correct: ``contains`` reads the clock, then the belief, without the lock, and purges nothing on
     the read path.  Linearizable: the answer is the belief's liveness at the instant it is read (a
     belief born after the clock reading is live at it too).  Under ``eviction="lru"`` a hit must move
-    the key at that same instant, so that order takes the lock."""
+    the key at that same instant, and the M8 counters (``stats=True``) must count it, so those take
+    the lock."""
 
     def contains(self, key: Hashable) -> bool:
-        if self._recency is not None:
+        if self._recency is not None or self._counting:
             return super().contains(key)
         now = self._clock()
         return _live(self._ttl, self._births.get(key), now)

@@ -217,6 +217,14 @@ def test_every_wrong_concurrent_variant_passes_one_call_at_a_time(component: str
     assert result.verdict == "PASS", result.summary()
 
 
+@pytest.mark.verify_tier
+@pytest.mark.clauses("O6", "M2", "M3", "M4", "M5", "M6", "M9")
+@pytest.mark.parametrize("name", ["LockFreeRead", "StripedMetadataCache"])
+def test_the_correct_concurrent_alternatives_pass_one_call_at_a_time(name: str) -> None:
+    result = check("metadata-cache", cache_variants.CONCURRENT_CORRECT[name])
+    assert result.verdict == "PASS", result.summary()
+
+
 _IMPORT_TIME_LOCK = threading.Lock()  # made before any run: the oracle cannot make it its own
 
 
