@@ -20,14 +20,16 @@ the answer or the exception's type name.  The spec judges the file later
 * ``clock`` must be the clock the object reads for its TTL (the same
   function): the spec places each call at an instant of that clock between
   the two readings.
-* Thread-safe and cheap: a call appends one tuple to a deque (atomic in
-  CPython; no lock on the hot path).  Encoding and writing happen in batches
+* Thread-safe and cheap: a call reads the clock twice and appends one tuple
+  to a deque (atomic in CPython; no lock on the hot path).  Threads are
+  numbered from 0 in the order their first call is written.  Encoding and writing happen in batches
   of ``flush_every`` calls, by the thread whose call filled the batch, under
   the recorder's own lock (never the object's).  ``flush()`` writes what is
   buffered; ``close()`` (or leaving the ``with``) flushes and closes.
 * Arguments that are one-shot iterators (a generator of page hashes, E8) are
   turned into lists before the call, so that recording never consumes what
   the object should see; the object is called with the list.
+* Keyword arguments are written at their positions (bound by the method's signature).
 * ``len(wrapper)`` is recorded as ``len``; ``key in wrapper`` as ``contains``.
   Private names (``_x``) and attributes that are not callable are passed
   through unrecorded.  For ``pool-beliefs``, the objects ``pool(name)`` hands
@@ -39,8 +41,8 @@ Standard library only: vendor it by copying this file.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-import itertools
 import json
 import threading
 import time
@@ -65,6 +67,13 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Sequence) or hasattr(value, "__iter__"):
         return list(value)
     return repr(value)
+
+
+# One encoder for every line (json.dumps with default= builds a new one at each call).
+_encode = json.JSONEncoder(default=_jsonable).encode
+_SIMPLE = frozenset({bool, type(None)})
+_RESULTS = {None: '"result": null', True: '"result": true', False: '"result": false'}
+_MEMO = 65536  # argument tuples whose JSON text is kept (keys repeat: each is encoded once)
 
 
 class TraceRecorder:
@@ -94,14 +103,15 @@ class TraceRecorder:
         self._out: IO[str] = open(out, "w", encoding="utf-8") if isinstance(out, str) else out  # noqa: SIM115
         self._pending: deque[tuple[Any, ...]] = deque()
         self._lock = threading.Lock()  # the writer's, never held during a call of the object
-        self._local = threading.local()
-        self._numbers = itertools.count()  # thread numbers, in the order threads first call
+        self._numbers: dict[int, int] = {}  # thread identity -> its number, in the order of the lines
+        self._encoded: dict[tuple[Any, ...], str] = {}  # arguments -> their JSON text
+        self._encoded_ops: dict[str, str] = {}
         header: dict[str, Any] = {"format": FORMAT, "component": component, "config": dict(config)}
         if declare:
             header["declare"] = dict(declare)
         if leave_out:
             header["leave_out"] = list(leave_out)
-        self._out.write(json.dumps(header, default=_jsonable) + "\n")
+        self._out.write(_encode(header) + "\n")
         self.closed = False
 
     # -- wrapping ---------------------------------------------------------------------------------------
@@ -111,15 +121,14 @@ class TraceRecorder:
         children = {"pool": "pool."} if self.component == "pool-beliefs" else {}
         return _Traced(target, self, "", (), children)
 
-    def _thread(self) -> int:
-        try:
-            return self._local.number  # type: ignore[no-any-return]
-        except AttributeError:
-            self._local.number = next(self._numbers)
-            return self._local.number  # type: ignore[no-any-return]
-
     def _recorded(self, method: Callable[..., Any], op: str, lead: tuple[Any, ...]) -> Callable[..., Any]:
-        clock, pending, flush_every = self.clock, self._pending, self.flush_every
+        clock, append, flush_every, pending = (
+            self.clock,
+            self._pending.append,
+            self.flush_every,
+            self._pending,
+        )
+        ident, plain = threading.get_ident, _PLAIN
         signature: list[inspect.Signature | None] = []
 
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -129,18 +138,23 @@ class TraceRecorder:
                 if signature[0] is not None:
                     bound = signature[0].bind(*args, **kwargs)
                     args, kwargs = bound.args, bound.kwargs
-            if any(type(a) not in _PLAIN and isinstance(a, Iterator) for a in args):
-                args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
-            thread = self._thread()
+            for value in args:
+                if type(value) not in plain:
+                    args = tuple(list(a) if isinstance(a, Iterator) else a for a in args)
+                    break
+            shown = args
+            if kwargs:  # left after binding (no signature, or **kwargs): written after the positions
+                kwargs = {k: list(v) if isinstance(v, Iterator) else v for k, v in kwargs.items()}
+                shown = (*args, *kwargs.values())
             invoke = clock()
             try:
                 result = method(*args, **kwargs)
             except BaseException as error:
-                pending.append((thread, op, lead + args, invoke, clock(), None, type(error).__name__))
+                append((ident(), op, lead, shown, invoke, clock(), None, type(error).__name__))
                 if len(pending) >= flush_every:
                     self.flush()
                 raise
-            pending.append((thread, op, lead + args, invoke, clock(), result, None))
+            append((ident(), op, lead, shown, invoke, clock(), result, None))
             if len(pending) >= flush_every:
                 self.flush()
             return result
@@ -154,21 +168,34 @@ class TraceRecorder:
         with self._lock:
             if self.closed:
                 return
-            pending, lines = self._pending, []
+            pending, numbers, lines = self._pending, self._numbers, []
+            encoded, encoded_ops = self._encoded, self._encoded_ops
             for _ in range(len(pending)):
-                thread, op, args, invoke, ret, result, error = pending.popleft()
-                line: dict[str, Any] = {
-                    "thread": thread,
-                    "op": op,
-                    "args": args,
-                    "invoke": invoke,
-                    "return": ret,
-                }
-                if error is None:
-                    line["result"] = result
+                ident, op, lead, args, invoke, ret, result, error = pending.popleft()
+                thread = numbers.get(ident)
+                if thread is None:
+                    thread = numbers[ident] = len(numbers)
+                if lead:
+                    args = lead + args
+                try:
+                    text = encoded[args]
+                except (KeyError, TypeError):  # new, or unhashable arguments
+                    text = _encode(args)
+                    if len(encoded) < _MEMO:
+                        with contextlib.suppress(TypeError):
+                            encoded[args] = text
+                if error is not None:
+                    outcome = f'"error": {_encode(error)}'
                 else:
-                    line["error"] = error
-                lines.append(json.dumps(line, default=_jsonable))
+                    outcome = _RESULTS.get(result, "") if type(result) in _SIMPLE else ""
+                    outcome = outcome or f'"result": {_encode(result)}'
+                name = encoded_ops.get(op)
+                if name is None:
+                    name = encoded_ops[op] = _encode(op)
+                lines.append(
+                    f'{{"thread": {thread}, "op": {name}, "args": {text}, "invoke": {invoke!r},'
+                    f' "return": {ret!r}, {outcome}}}'
+                )
             if lines:
                 self._out.write("\n".join(lines) + "\n")
             self._out.flush()

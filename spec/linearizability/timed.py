@@ -50,39 +50,63 @@ FREE: Bound = (math.inf, 1)
 State = tuple[Zone, tuple[Hashable, ...], tuple[Hashable, ...]]
 
 
-def _plus(a: Bound, b: Bound) -> Bound:
-    if a[0] == math.inf or b[0] == math.inf:
-        return FREE
-    return (a[0] + b[0], min(a[1], b[1]))
-
-
 def unconstrained(variables: int) -> Zone:
     """The zone where ``variables`` variables (the zero included) may take any values."""
     return tuple(tuple(LE_ZERO if i == j else FREE for j in range(variables)) for i in range(variables))
 
 
 def constrain(zone: Zone, i: int, j: int, bound: Bound) -> Zone | None:
-    """``zone`` with ``v_i - v_j`` within ``bound``, closed again (None: no assignment is left)."""
-    if _plus(zone[j][i], bound) < LE_ZERO:
+    """``zone`` with ``v_i - v_j`` within ``bound``, closed again (None: no assignment is left).
+
+    The incremental closure of a closed DBM: ``d[a][b] = min(d[a][b], d[a][i] + bound + d[j][b])``.
+    A sum of bounds is strict when either is (the second items: 1 for ``<=``, 0 for ``<``, and-ed).
+    """
+    c, strict = bound
+    back_c, back_s = zone[j][i]
+    total = back_c + c
+    if total < 0 or (total == 0 and not (back_s & strict)):
         return None
     if bound >= zone[i][j]:
         return zone
-    rows = [list(row) for row in zone]
-    for a, row in enumerate(zone):
-        via = _plus(row[i], bound)
-        if via[0] == math.inf:
+    row_j = zone[j]
+    rows = []
+    for row in zone:
+        via_c, via_s = row[i]
+        if via_c == math.inf:
+            rows.append(row)
             continue
-        target = rows[a]
-        for b, after in enumerate(zone[j]):
-            candidate = _plus(via, after)
-            if candidate < target[b]:
-                target[b] = candidate
-    return tuple(tuple(row) for row in rows)
+        via_c += c
+        via_s &= strict
+        new: list[Bound] | None = None
+        for b, (after_c, after_s) in enumerate(row_j):
+            if after_c == math.inf:
+                continue
+            sum_c, sum_s = via_c + after_c, via_s & after_s
+            current_c, current_s = row[b]
+            if sum_c < current_c or (sum_c == current_c and sum_s < current_s):
+                if new is None:
+                    new = list(row)
+                new[b] = (sum_c, sum_s)
+        rows.append(row if new is None else tuple(new))
+    return tuple(rows)
 
 
-def _with_variable(zone: Zone) -> Zone:
-    """``zone`` and one more variable, unconstrained (the last index)."""
-    return (*((*row, FREE) for row in zone), (*tuple(FREE for _ in zone), LE_ZERO))
+def _with_instant(zone: Zone, low: float, high: float) -> Zone | None:
+    """``zone`` and the next call's instant x (the last index): t <= x (t is variable 1) and
+    low <= x <= high.  Closed directly: x only ever leans on t and the zero, so the one constraint
+    it adds between the others is t <= high."""
+    if high != math.inf:
+        tightened = constrain(zone, 1, 0, (high, 1))
+        if tightened is None:
+            return None
+        zone = tightened
+    zero = zone[0]
+    column = []  # v_a - x <= min(v_a - t, v_a - 0 - low)
+    for row in zone:
+        via_t, via_zero = row[1], (row[0][0] - low, row[0][1])
+        column.append(via_t if via_t <= via_zero else via_zero)
+    last = tuple(FREE if high == math.inf or c == math.inf else (high + c, s) for c, s in zero)
+    return (*((*row, column[a]) for a, row in enumerate(zone)), (*last, LE_ZERO))
 
 
 def _select(zone: Zone, keep: Sequence[int]) -> Zone:
@@ -103,16 +127,9 @@ class TimedMetadataCacheSpec:
 
     def _instant(self, zone: Zone, op: Operation) -> Zone | None:
         """``zone`` with the call's instant x (the last variable): t <= x, invoke <= x <= return, x = now."""
-        x = len(zone)
-        out: Zone | None = _with_variable(zone)
-        limits = [(1, x, LE_ZERO), (0, x, (-op.call, 1))]
-        if op.ret is not None:
-            limits.append((x, 0, (op.ret, 1)))
         if op.now is not None:
-            limits += [(x, 0, (op.now, 1)), (0, x, (-op.now, 1))]
-        for i, j, bound in limits:
-            out = None if out is None else constrain(out, i, j, bound)
-        return out
+            return _with_instant(zone, op.now, op.now)
+        return _with_instant(zone, op.call, op.end)
 
     def _cuts(self, zone: Zone, stored: int) -> list[tuple[int, Zone]]:
         """(how many of the oldest stored keys are expired at x, the zone where exactly they are)."""

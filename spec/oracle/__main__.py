@@ -17,7 +17,8 @@ from spec.linearizability.checker import MAX_STEPS
 from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._picture import write_history
 from spec.oracle._run import OracleResult, OracleUsageError, check
-from spec.oracle._threads import CALL_TIMEOUT, HISTORIES, ThreadsResult, check_threads
+from spec.oracle._threads import HISTORIES, ThreadsResult, check_threads
+from spec.oracle._timeout import CALL_TIMEOUT
 from spec.oracle._trace import DEFAULT_MAX_STEPS, check_trace
 
 __all__ = ["main"]
@@ -65,9 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--call-timeout",
         type=float,
-        default=None,
+        default=CALL_TIMEOUT,
         metavar="SECONDS",
-        help="--threads: a call that does not return within this is a FAIL with stacks (default 10)",
+        help=f"a call to the target that does not return within this is a FAIL with every thread's stack, "
+        f"never a hang (default {CALL_TIMEOUT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 threads=args.threads,
                 seed=args.seed,
                 histories=HISTORIES if args.histories is None else args.histories,
-                call_timeout=CALL_TIMEOUT if args.call_timeout is None else args.call_timeout,
+                call_timeout=args.call_timeout,
                 max_steps=MAX_STEPS if args.max_steps is None else args.max_steps,
                 adapter=adapter,
                 declare=declare,
@@ -149,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 progress=None if args.json else partial(print, file=sys.stderr, flush=True),
                 leave_out=args.leave_out,
                 declare=declare,
+                call_timeout=args.call_timeout,
             )
     except (json.JSONDecodeError, OracleUsageError) as error:
         why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error

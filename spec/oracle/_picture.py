@@ -23,7 +23,7 @@ __all__ = ["draw_history", "write_history"]
 
 WIDTH = 1000  # pixels of the time axis
 LABELS = 110  # pixels left of it for the lane names
-LANE = 46  # pixels per lane
+LANE = 58  # pixels per lane
 BAR = 16  # a bar's height
 MAX_LABEL = 48  # characters of a bar's label (the full call is in its <title>)
 
@@ -69,6 +69,7 @@ def draw_history(
             f'<line x1="{LABELS}" y1="{top + LANE - 4}" x2="{right}" y2="{top + LANE - 4}" stroke="#ddd"/>'
         )
         out.append(f'<text x="10" y="{top + 22}">thread {escape(str(thread))}</text>')
+        drawn = 0
         for index, op in enumerate(operations):
             if op.thread != thread:
                 continue
@@ -82,7 +83,9 @@ def draw_history(
                 f' height="{BAR}" fill="{fill}" stroke="{stroke}"{dash}>'
                 f"<title>{escape(str(op))}</title></rect>"
             )
-            out.append(f'<text x="{left + 2:.1f}" y="{top + BAR + 16}">{escape(_label(op))}</text>')
+            below = top + BAR + 16 + (drawn % 2) * 12  # neighbours' labels on two rows: short bars' fit
+            drawn += 1
+            out.append(f'<text x="{left + 2:.1f}" y="{below}">{escape(_label(op))}</text>')
             if op.now is not None:
                 out.append(_tick(x(op.now), top, "#000"))
         out.append("</g>")

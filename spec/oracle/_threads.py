@@ -56,6 +56,7 @@ from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import OracleResult
 from spec.oracle._session import Session, TargetProxy
 from spec.oracle._time import restore, time_modules
+from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, stop_thread  # the sequential runs' call guard's
 
 __all__ = [
     "CALL_TIMEOUT",
@@ -71,7 +72,6 @@ __all__ = [
 
 HISTORIES = 1000  # the default budget: histories per run
 LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls that still show it)
-CALL_TIMEOUT = 10.0  # seconds a call may take before it is a FAIL (a deadlock, a spin); never a verdict else
 SWITCH_AT_A_POINT = 0.5  # the chance that a point inside a call hands over to another thread
 POLL = 0.0002  # seconds between two looks at threads the scheduler neither parked nor saw finish
 STILL_LOOKS = 3  # consecutive looks at an unmoved frame in a call into C: the thread is blocked
@@ -533,15 +533,6 @@ def _stacks(threads: Mapping[int, threading.Thread]) -> str:
     return "".join(parts)
 
 
-def _stop(thread: threading.Thread) -> None:
-    """Raise :class:`_Stopped` in a thread stuck past its call timeout (a spinning call stops at its next
-    bytecode; one blocked on a lock stays blocked, a daemon thread the process does not wait for)."""
-    import ctypes
-
-    if thread.ident is not None and thread.is_alive():
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Stopped))
-
-
 def run_history(
     session: Session,
     world: World,
@@ -638,7 +629,7 @@ def run_history(
         scheduler.abort()
         for index, thread in threads.items():
             if index in in_flight:
-                _stop(thread)
+                stop_thread(thread, _Stopped)  # a spin stops at its next bytecode
         for index, (name, args, _since) in list(in_flight.items()):
             history.append(Operation(index, name, args, PENDING, next(stamps), None))
     finally:
@@ -941,6 +932,13 @@ def _unexplained(found: Found) -> set[int]:
     return {i for i, op in enumerate(history) if op.ret is None or isinstance(op.result, Raised)}
 
 
+def _unguarded(session: Session) -> None:
+    """The workers call the target themselves: the sequential runs' call guard (one worker thread that
+    makes every call, under the call timeout) would make them all from one thread.  Under threads the
+    scheduler keeps the call timeout (``run_history``'s deadline)."""
+    session.guard = CallGuard(None)
+
+
 def _verify_control(session: Session, histories: int) -> None:
     """O4 under threads: the target read the clock the oracle holds it at, and used only the fake disk."""
     if session.time_control != "none" and histories and not session.holder.reads:
@@ -985,6 +983,7 @@ def check_threads(
             prepared(component, target, adapter=adapter, declare=declare, leave_out=leave_out)
         )
         spec_component, session, target_path = run.component, run.session, run.target_path
+        _unguarded(session)
         found, figures = search(
             session, world, threads=threads, histories=histories, seed=seed, max_steps=max_steps,
             call_timeout=call_timeout,
@@ -997,7 +996,8 @@ def check_threads(
                 # Wrong one call at a time: the class's own clause, found by the sequential check (O6).
                 cleanup.close()
                 sequential = check(
-                    component, target, seed=seed, adapter=adapter, declare=declare, leave_out=leave_out
+                    component, target, seed=seed, adapter=adapter, declare=declare, leave_out=leave_out,
+                    call_timeout=call_timeout,
                 )
                 if not sequential.passed:
                     sequential.figures["threads_histories"] = figures.histories
@@ -1084,6 +1084,7 @@ def replay_threads(
     world = worlds()[component]
     with prepared(component, target, adapter=adapter, declare=declare) as ready:
         session = ready.session
+        _unguarded(session)
         plain = [[(str(n), tuple(a)) for n, a in s] for s in scripts]
         history = run_history(
             session, world, dict(config), plain, _first, replay=schedule, call_timeout=call_timeout

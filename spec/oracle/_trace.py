@@ -33,14 +33,14 @@ from spec.existence_cache import StorageExistenceCacheSpec
 from spec.linearizability.checker import Operation, Raised, Verdict, check_history
 from spec.linearizability.timed import TimedMetadataCacheSpec
 from spec.oracle._components import COMPONENTS
-from spec.oracle._run import OracleResult
+from spec.oracle._result import OracleResult, failure_entry
 from spec.oracle._trace_format import UNCHECKED, Trace, TraceFormatError, parse_trace
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
 
 # Search steps per part of the trace (a key, a pool, or the whole trace) before the verdict is UNKNOWN.
-DEFAULT_MAX_STEPS = 2_000_000
+DEFAULT_MAX_STEPS = 100_000
 MINIMIZE_CHECKS = 400  # searches spent on making an unexplained set smaller, per failure
 MINIMIZED_FAILURES = 3  # failing parts whose lines are minimized and printed (the others are counted)
 
@@ -270,6 +270,13 @@ def minimal_unexplained(
     return answers, sorted([*support, *rest], key=lambda op: op.call), complete
 
 
+def _atoms(args: Any) -> set[Hashable]:
+    """The keys, pools and page hashes among a call's arguments."""
+    if isinstance(args, tuple):
+        return {atom for arg in args for atom in _atoms(arg)}
+    return {args}
+
+
 def _support(
     answers: list[Operation],
     context: list[Operation],
@@ -288,7 +295,8 @@ def _support(
             return None
         if not _fails([answer], spec, max_steps):
             continue
-        for op in context:
+        mine = _atoms(answer.args)
+        for op in sorted(context, key=lambda other: not (_atoms(other.args) & mine)):  # its keys first
             budget[0] -= 1
             if budget[0] < 0:
                 return None
@@ -359,18 +367,13 @@ def _failure(
         message += f"; not minimized further (the {MINIMIZE_CHECKS} searches of the minimization ran out)"
     repro = "\n".join([trace.header, *(trace.texts[op.line or 0] for op in lines)]) + "\n"
     shown = [f"line {op.line}: {trace.texts[op.line or 0]}" for op in lines]
-    failure = {
-        "clauses": clauses,
-        "message": message,
-        "calls": len(lines),
-        "counterexample": shown,
-        "repro": repro,
-    }
-    return failure, answers, context
+    return failure_entry(clauses, message, len(lines), shown, repro), answers, context
 
 
 def _left_out(trace: Trace) -> dict[str, str]:
     left: dict[str, str] = {}
+    if not trace.operations:
+        left["calls"] = "calls: the trace has no call line that the spec judges; nothing was checked"
     for name, count in sorted(trace.unchecked.items()):
         what = UNCHECKED[trace.component][name]
         left[f"trace {name}"] = f"{what}: {count} call(s) of {name} in the trace, not judged from a trace"

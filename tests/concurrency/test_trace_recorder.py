@@ -93,7 +93,7 @@ def test_a_trace_of_a_cache_that_evicts_its_newest_entry_fails_on_m6(tmp_path: P
     result = check_trace("metadata-cache", str(path))
     assert result.verdict == "FAIL" and result.clauses[0] == "M6", result.summary()
     ops = [json.loads(line.split(": ", 1)[1])["op"] for line in result.counterexample]
-    assert ops == ["add", "add", "add", "contains"]
+    assert ops == ["add", "add", "add", "contains"], result.summary()
 
 
 def _lines(text: str) -> list[dict[str, Any]]:
@@ -112,6 +112,7 @@ def test_answers_and_exceptions_pass_through_and_are_written(tmp_path: Path) -> 
     assert len(out.getvalue().splitlines()) == 3, "written by the call that filled the batch of 2"
     with pytest.raises(ValueError, match="keep_pages"):
         cache.invalidate_beyond("p", ["h1"], -1)
+    assert cache.covers_all("p", ["h1", "h7"], extra_cover=iter(["h7"])) is True  # bound to its position
     assert len(cache) == 2
     assert cache.max_entries == 4  # not callable: passed through, not recorded
     recorder.close()
@@ -122,7 +123,8 @@ def test_answers_and_exceptions_pass_through_and_are_written(tmp_path: Path) -> 
         "config": {"max_entries": 4},
         "declare": {"bound": "global"},
     }
-    assert [c["op"] for c in calls] == ["add", "contains_all", "invalidate_beyond", "len"]
+    assert [c["op"] for c in calls] == ["add", "contains_all", "invalidate_beyond", "covers_all", "len"]
+    assert calls[3]["args"] == ["p", ["h1", "h7"], ["h7"]]
     assert calls[0]["args"] == ["p", ["h1", "h2"]] and calls[0]["result"] is None
     assert calls[2]["error"] == "ValueError" and "result" not in calls[2]
     assert all(c["invoke"] <= c["return"] for c in calls)

@@ -190,6 +190,18 @@ def test_a_malformed_trace_is_exit_2_naming_the_line_and_the_field(
     assert where in err and "Traceback" not in err
 
 
+def test_a_component_that_has_no_trace_mode_or_a_missing_component_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["file-store", "--trace", str(EXAMPLE)]) == 2
+    assert (
+        "--trace checks the components metadata-cache, existence-cache, pool-beliefs"
+        in capsys.readouterr().err
+    )
+    assert main(["--trace", str(EXAMPLE)]) == 2
+    assert "give the component" in capsys.readouterr().err
+
+
 def test_unknown_fields_are_ignored_and_unjudged_calls_are_reported_not_checked(tmp_path: Path) -> None:
     path = write(
         tmp_path,
