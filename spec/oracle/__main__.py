@@ -13,9 +13,11 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from spec.linearizability.checker import MAX_STEPS
 from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._picture import write_history
 from spec.oracle._run import OracleResult, OracleUsageError, check
+from spec.oracle._threads import HISTORIES, ThreadsResult, check_threads
 from spec.oracle._timeout import CALL_TIMEOUT
 from spec.oracle._trace import DEFAULT_MAX_STEPS, check_trace
 
@@ -52,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
         "eviction=background for a file evictor or store that evicts in the background (V3-bg)",
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="O6: run N real threads on the target and check each history linearizable (M7, M9, C5); "
+        "metadata-cache and file-store",
+    )
+    parser.add_argument(
+        "--histories", type=int, default=None, help=f"--threads: histories to run (default {HISTORIES})"
+    )
+    parser.add_argument(
         "--call-timeout",
         type=float,
         default=CALL_TIMEOUT,
@@ -73,8 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-steps",
         type=int,
-        default=DEFAULT_MAX_STEPS,
-        help=f"--trace: search steps per part of the trace before UNKNOWN (default {DEFAULT_MAX_STEPS})",
+        default=None,
+        help=f"search steps per part of a --trace (default {DEFAULT_MAX_STEPS}) or per history of --threads"
+        f" (default {MAX_STEPS}) before UNKNOWN",
     )
     parser.add_argument(
         "--picture", metavar="FILE.svg", help="on FAIL or UNKNOWN, draw the history found as an SVG picture"
@@ -112,27 +126,46 @@ def main(argv: list[str] | None = None) -> int:
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
         declare = dict(_choice(text) for text in args.declare)
-        result = check(
-            args.component,
-            args.target,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            steps=args.steps,
-            seconds=args.seconds,
-            adapter=adapter,
-            progress=None if args.json else partial(print, file=sys.stderr, flush=True),
-            leave_out=args.leave_out,
-            declare=declare,
-            call_timeout=args.call_timeout,
-        )
+        result: OracleResult
+        if args.threads is not None:
+            result = check_threads(
+                args.component,
+                args.target,
+                threads=args.threads,
+                seed=args.seed,
+                histories=HISTORIES if args.histories is None else args.histories,
+                call_timeout=args.call_timeout,
+                max_steps=MAX_STEPS if args.max_steps is None else args.max_steps,
+                adapter=adapter,
+                declare=declare,
+                leave_out=args.leave_out,
+            )
+        else:
+            result = check(
+                args.component,
+                args.target,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                steps=args.steps,
+                seconds=args.seconds,
+                adapter=adapter,
+                progress=None if args.json else partial(print, file=sys.stderr, flush=True),
+                leave_out=args.leave_out,
+                declare=declare,
+                call_timeout=args.call_timeout,
+            )
     except (json.JSONDecodeError, OracleUsageError) as error:
         why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error
         print(f"hicache-oracle: error: {why}", file=sys.stderr)
         return 2
     if args.repro and result.repro:
         Path(args.repro).write_text(result.repro)
+    if args.picture and isinstance(result, ThreadsResult) and result.history:
+        operations, red = result.picture_history()
+        title = f"{result.verdict}: {result.target} as {args.component} under --threads {args.threads}"
+        write_history(args.picture, operations, red, result.instants(), title)
     _print(result, args.json, "reproduction (save as test_repro.py and run pytest)")
-    return 0 if result.passed else 1
+    return EXIT[result.verdict]
 
 
 EXIT = {"PASS": 0, "FAIL": 1, "UNKNOWN": 3}
@@ -146,7 +179,8 @@ def _trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(f"hicache-oracle: error: {why}: hicache-oracle COMPONENT --trace FILE", file=sys.stderr)
         return 2
     try:
-        result = check_trace(args.component, args.trace, max_steps=args.max_steps)
+        steps = DEFAULT_MAX_STEPS if args.max_steps is None else args.max_steps
+        result = check_trace(args.component, args.trace, max_steps=steps)
     except OracleUsageError as error:
         print(f"hicache-oracle: error: {error}", file=sys.stderr)
         return 2

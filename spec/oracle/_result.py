@@ -78,10 +78,15 @@ class OracleResult:
     def summary(self) -> str:
         """A human-readable report (what the CLI prints without ``--json``)."""
         f = self.figures
+        covered = (
+            f"  threads {f['threads']}, histories {f['histories']}, calls {f['operations']}"
+            f" ({f['overlapping']} overlapping another thread's), search steps {f['search_steps']},"
+            if "histories" in f  # --threads (O6)
+            else f"  examples {f['examples']}, steps {f['steps']}, distinct states {f['distinct_states']},"
+        )
         lines = [
             f"{self.verdict}: {self.target} as {self.component}",
-            f"  examples {f['examples']}, steps {f['steps']}, distinct states {f['distinct_states']},"
-            f" {f['seconds']} s (seed {self.seed})",
+            f"{covered} {f['seconds']} s (seed {self.seed})",
             f"  time: {self.time_control}",
         ]
         if self.fs_control:
@@ -89,7 +94,7 @@ class OracleResult:
         if self.declared:
             lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
         lines += [f"  left out: {why}" for why in self.left_out.values()]
-        for failure in self.failures or ([self.failure_dict()] if not self.passed else []):
+        for failure in self.failures or ([self.failure_dict()] if self.verdict == "FAIL" else []):
             calls = failure["calls"]
             broken = ", ".join(failure["clauses"]) or "the target's own invariants"
             lines.append(f"  breaks: {broken}")
@@ -99,6 +104,8 @@ class OracleResult:
             if failure.get("stacks"):  # O8: a call that did not return, with every thread's stack
                 lines.append("  stacks:")
                 lines += [f"    {line}" for line in failure["stacks"].splitlines()]
+        if self.verdict == "UNKNOWN":
+            lines.append(f"  unknown: {self.message}")
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
         by_reason: dict[str, list[str]] = {}

@@ -17,6 +17,7 @@ Mistakes that real file backends have made, several built on an evictor variant 
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
@@ -35,6 +36,8 @@ from spec.variants.file_evictor import (
 
 __all__ = [
     "CAUGHT_BY_MACHINE",
+    "CONCURRENT",
+    "CONCURRENT_CORRECT",
     "CORRECT_BACKGROUND",
     "NEEDS_OVERLAPPING_NAMESPACES",
     "NEEDS_PLANTED_NODES",
@@ -54,8 +57,11 @@ __all__ = [
     "RatioIgnoredStore",
     "ScansOtherNamespaces",
     "TakesAnyNodeForAPage",
+    "UnlinksOutsideItsGuard",
     "WedgedOnEperm",
 ]
+
+logger = logging.getLogger("hicache.file_store")
 
 
 class _WithEvictor(HiCacheFile):
@@ -168,6 +174,30 @@ class TakesAnyNodeForAPage(HiCacheFile):
         return True
 
 
+class UnlinksOutsideItsGuard(HiCacheFile):
+    """C5 (C1): ``delete`` drops the belief under the lock, then unlinks outside it, with no removal
+    opened in the guard: a probe between the two (``exists`` of the key) finds the file, sees no removal
+    under way and teaches the belief again, which then outlives the file.  One call at a time it is
+    production's delete; only threads held at the filesystem show it (O6)."""
+
+    def delete(self, key: str) -> bool:
+        self._check_key(key)
+        path = self._path(key)
+        with self._lock:
+            if self._beliefs is not None:
+                self._beliefs.remove(key)
+        try:
+            self._fs.unlink(path)  # outside the lock and the guard: the race window
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            logger.warning("file store: cannot delete %r: %s", path, exc)
+            return False
+        with self._lock:
+            self._evictor.discard(key)
+        return True
+
+
 WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "callback skipped when the file is already gone": (CallbackSkippedWhenGone, "V6"),
     "capacity not refunded on abort": (NoRefundOnAbort, "V4"),
@@ -232,3 +262,10 @@ CAUGHT_BY_MACHINE = [
 NEEDS_OVERLAPPING_NAMESPACES = ["namespace taken as a plain suffix"]
 # Caught only by a world where another user plants nodes under a key's name (S3).
 NEEDS_PLANTED_NODES = ["any node taken for a page"]
+
+# name -> (variant, the clause its mistake breaks): FAIL under ``--threads``, PASS one call at a time.
+CONCURRENT: dict[str, tuple[Callable[..., Any], str]] = {
+    "unlinks outside its guard": (UnlinksOutsideItsGuard, "C5"),
+}
+# What must PASS under ``--threads``.
+CONCURRENT_CORRECT: dict[str, Callable[..., Any]] = {"HiCacheFile": HiCacheFile}
