@@ -68,6 +68,7 @@ import sys
 import threading
 import time
 import weakref
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -117,6 +118,8 @@ def key_of_name(name: str, namespace: str) -> str | None:
     part, own = (stem, "") if mark < 0 else (stem[:mark], stem[mark:])
     if own != namespace or not part:
         return None
+    if "%" not in part:
+        return part  # nothing escaped (and no "_": the first one starts the namespace)
     key = _ESCAPED.sub(lambda m: "%" if m[1] == "25" else NAMESPACE_MARK, part)
     return key if escape_key(key) == part else None  # a stray "%" is not a name this store writes
 
@@ -765,15 +768,15 @@ class HiCacheFile:
             entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
         )
 
+    def _key_of(self, name: str) -> str | None:
+        """The key of the node ``name`` when it is named like a file of this namespace (F1), else None (a
+        temp file never: no key starts with a dot)."""
+        return key_of_name(name, self._namespace)
+
     def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
-        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner;
-        never a temp file: no key starts with a dot)."""
-        found = []
-        for entry in entries:
-            key = key_of_name(entry.name, self._namespace)
-            if key is not None:
-                found.append((entry, key))
-        return found
+        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner)."""
+        key_of = self._key_of
+        return [(entry, key) for entry in entries if (key := key_of(entry.name)) is not None]
 
     @property
     def lock_file(self) -> str:
@@ -857,23 +860,34 @@ class HiCacheFile:
         return resolved
 
     def _start(self) -> None:
-        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1)."""
-        fs = self._fs
-        entries = list(fs.scandir(self._directory))
-        now = fs.now()
-        found = []
+        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1).
+
+        The listing is streamed, never held: each page found leaves its key (kept: it is the evictor's
+        key), its size and its modification time in parallel arrays, and the order oldest first is a
+        list of indices (ties by name, F8), so the peak is the evictor's own entries plus about 50
+        bytes a page while they are built (docs/SEMANTICS.md F8).
+        """
+        keys: list[str] = []
+        mtimes = array("d")
+        sizes = array("q")
         skipped: dict[str, int] = {}
-        for entry in entries:
-            if (
-                is_temp_name(entry.name)
-                and entry.kind == "file"
-                and entry.uid == self._euid
-                and now - entry.mtime > self._config.temp_max_age
-            ):
-                self._remove_temp(os.path.join(self._directory, entry.name))
-        for entry, key in self._nodes(entries):
-            if self._is_page_entry(entry):
-                found.append((entry.mtime, entry.name, key, entry.size))
+        now = self._fs.now()
+        max_age, key_of, is_page = self._config.temp_max_age, self._key_of, self._is_page_entry
+        for entry in self._fs.scandir(self._directory):
+            name = entry.name
+            key = key_of(name)
+            if key is None:
+                if (
+                    is_temp_name(name)
+                    and entry.kind == "file"
+                    and entry.uid == self._euid
+                    and now - entry.mtime > max_age
+                ):
+                    self._remove_temp(os.path.join(self._directory, name))
+            elif is_page(entry):
+                keys.append(key)
+                mtimes.append(entry.mtime)
+                sizes.append(entry.size)
             else:
                 kind = entry.kind if entry.kind != "file" else "file of another user"
                 skipped[kind] = skipped.get(kind, 0) + 1
@@ -886,16 +900,33 @@ class HiCacheFile:
                 self._namespace,
                 self._directory,
             )
-        found.sort()
+        order = _oldest_first(keys, mtimes, self._suffix)
+        del mtimes
         with self._lock:
-            for _mtime, _name, key, size in found:
-                self._evictor.touch(key, size)
-                if self._beliefs is not None:
-                    self._beliefs.add(key)
+            self._evictor.adopt_many(
+                zip(map(keys.__getitem__, order), map(sizes.__getitem__, order), strict=True)
+            )
+            if self._beliefs is not None:
+                self._beliefs.add_many(map(keys.__getitem__, order))
+            del keys, sizes, order
             if not self._evictor.evict():  # ends the removal its evictions opened
                 logger.warning(
                     "file store: %r is over its limits; nothing more can be evicted", self._directory
                 )
+
+
+def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> array[int]:
+    """The indices of ``keys`` oldest modification time first, ties by file name (F8), as a compact array."""
+    order = sorted(range(len(keys)), key=mtimes.__getitem__)  # stable: a tie keeps the listing's order
+    start, n = 0, len(order)
+    while start < n:
+        mtime, end = mtimes[order[start]], start + 1
+        while end < n and mtimes[order[end]] == mtime:
+            end += 1
+        if end - start > 1:
+            order[start:end] = sorted(order[start:end], key=lambda i: escape_key(keys[i]) + suffix)
+        start = end
+    return array("q", order)
 
 
 def _user_name(uid: int) -> str:
