@@ -9,9 +9,9 @@ Internal invariants (``check_invariants`` asserts them):
 
 * ``_entries`` maps key -> ``_Entry(size, writers, published, seen, resting_until)``, least
   recently used first; ``_total`` is the sum of the sizes (C3).  A page adopted in bulk at
-  start-up (``adopt_many``) is held compactly as its bare ``int`` size, one shared object per
-  distinct size: it stands for ``_Entry(size, 0)`` with ``seen`` the bulk's publication
-  (``_bulk_seen``), and becomes an ``_Entry`` in place (same position) the first time anything
+  start-up (``adopt_many``) is held compactly as its bare ``int`` size (the caller shares one
+  object per distinct size): it stands for ``_Entry(size, 0)`` with ``seen`` the bulk's
+  publication (``_bulk_seen``), and becomes an ``_Entry`` in place (same position) the first time anything
   but its recency or removal changes (``_entry``).  So a million pages found at start-up cost an
   ``OrderedDict`` slot and their key each, no object of their own.  ``writers``
   counts the reserved writes of the key not committed or aborted yet; an entry
@@ -427,23 +427,29 @@ class LRUFileEvictor:
             self._total += size
             return True
 
-    def adopt_many(self, found: Iterable[tuple[str, int]]) -> None:
+    def adopt_many(self, found: Iterable[tuple[str, int]], total: int | None = None) -> None:
         """F8: adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (one
-        publication for them all; held compactly, see the module docstring).  A key tracked already is
-        only made most recently used.  No ``stat``: the sizes come from the caller's listing.  O(len).
+        publication for them all; held compactly, see the module docstring: the caller may give one int
+        object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
+        the sizes come from the caller's listing.  ``total``: the sum of the sizes, when the caller knows it
+        and the keys are distinct (a start-up listing); the adoption then runs in C when nothing is tracked
+        yet.  O(len).
         """
         with self._lock:
             self._bulk_seen = self._overlaps.publish()
-            entries, total = self._entries, 0
-            sizes: dict[int, int] = {}  # one shared int object per distinct size
-            move = entries.move_to_end
+            entries = self._entries
+            if not entries and total is not None:
+                entries.update(found)
+                self._total = total
+                return
+            move, added = entries.move_to_end, 0
             for key, size in found:
                 if key in entries:
                     move(key)
                     continue
-                entries[key] = sizes.setdefault(size, size)
-                total += size
-            self._total += total
+                entries[key] = size
+                added += size
+            self._total += added
 
     def discard(self, key: str) -> bool:
         """Drop the committed entry of a file that is gone, giving its bytes back (F4).  O(1).

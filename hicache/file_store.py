@@ -70,6 +70,8 @@ import time
 import weakref
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import groupby, islice
+from operator import eq
 from typing import Any, TypeVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
@@ -771,6 +773,11 @@ class HiCacheFile:
     def _key_of(self, name: str) -> str | None:
         """The key of the node ``name`` when it is named like a file of this namespace (F1), else None (a
         temp file never: no key starts with a dot)."""
+        suffix = self._suffix
+        if name.endswith(suffix):
+            part = name[: -len(suffix)]
+            if part and part[0] != "." and "_" not in part and "%" not in part:
+                return part  # the common name: nothing escaped, no other namespace (the first "_" is ours)
         return key_of_name(name, self._namespace)
 
     def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
@@ -873,6 +880,7 @@ class HiCacheFile:
         skipped: dict[str, int] = {}
         now = self._fs.now()
         max_age, key_of, is_page = self._config.temp_max_age, self._key_of, self._is_page_entry
+        add_key, add_mtime, add_size = keys.append, mtimes.append, sizes.append
         for entry in self._fs.scandir(self._directory):
             name = entry.name
             key = key_of(name)
@@ -885,9 +893,9 @@ class HiCacheFile:
                 ):
                     self._remove_temp(os.path.join(self._directory, name))
             elif is_page(entry):
-                keys.append(key)
-                mtimes.append(entry.mtime)
-                sizes.append(entry.size)
+                add_key(key)
+                add_mtime(entry.mtime)
+                add_size(entry.size)
             else:
                 kind = entry.kind if entry.kind != "file" else "file of another user"
                 skipped[kind] = skipped.get(kind, 0) + 1
@@ -902,10 +910,10 @@ class HiCacheFile:
             )
         order = _oldest_first(keys, mtimes, self._suffix)
         del mtimes
+        shared: dict[int, int] = {}  # one int object per distinct size, held by every page of that size
+        sized = map(shared.setdefault, map(sizes.__getitem__, order), map(sizes.__getitem__, order))
         with self._lock:
-            self._evictor.adopt_many(
-                zip(map(keys.__getitem__, order), map(sizes.__getitem__, order), strict=True)
-            )
+            self._evictor.adopt_many(zip(map(keys.__getitem__, order), sized, strict=True), sum(sizes))
             if self._beliefs is not None:
                 self._beliefs.add_many(map(keys.__getitem__, order))
             del keys, sizes, order
@@ -916,17 +924,39 @@ class HiCacheFile:
 
 
 def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> array[int]:
-    """The indices of ``keys`` oldest modification time first, ties by file name (F8), as a compact array."""
+    """The indices of ``keys`` oldest modification time first, ties by file name (F8), as a compact array.
+
+    One sort of the indices by time (its key function and comparisons run in C); then each run of equal
+    times is put in name order (``_by_name``), a step per run, not per page.
+    """
     order = sorted(range(len(keys)), key=mtimes.__getitem__)  # stable: a tie keeps the listing's order
-    start, n = 0, len(order)
-    while start < n:
-        mtime, end = mtimes[order[start]], start + 1
-        while end < n and mtimes[order[end]] == mtime:
-            end += 1
-        if end - start > 1:
-            order[start:end] = sorted(order[start:end], key=lambda i: escape_key(keys[i]) + suffix)
-        start = end
+    times = list(map(mtimes.__getitem__, order))
+    if any(map(eq, times, islice(times, 1, None))):
+        position = 0
+        for _time, run in groupby(times):
+            length = len(list(run))
+            if length > 1:
+                order[position : position + length] = _by_name(
+                    order[position : position + length], keys, suffix
+                )
+            position += length
     return array("q", order)
+
+
+def _by_name(run: list[int], keys: list[str], suffix: str) -> list[int]:
+    """The indices ``run`` in the order of their keys' file names (F8's ties).  That is the order of the
+    keys themselves when no key is escaped and none is a prefix of another (the common case: one C-level
+    sort); otherwise each name is made and compared."""
+    ordered = sorted(run, key=keys.__getitem__)
+    sorted_keys = list(map(keys.__getitem__, ordered))
+    joined = "".join(sorted_keys)
+    if (
+        "%" in joined
+        or NAMESPACE_MARK in joined
+        or any(map(str.startswith, islice(sorted_keys, 1, None), sorted_keys))
+    ):
+        return sorted(run, key=lambda i: escape_key(keys[i]) + suffix)
+    return ordered
 
 
 def _user_name(uid: int) -> str:
