@@ -163,24 +163,7 @@ class FileSystem(Protocol):
 
     def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat: ...
 
-    def scandir(self, path: str) -> Iterator[DirEntry]:
-        new, is_file = tuple.__new__, stat_module.S_ISREG
-        # Listed through a descriptor: each entry's lstat is then an fstatat relative to it, which spares
-        # the kernel the walk of ``path`` once per entry.
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
-        try:
-            with os.scandir(fd) as entries:
-                for entry in entries:
-                    try:
-                        st = entry.stat(follow_symlinks=False)
-                    except FileNotFoundError:
-                        continue  # removed by another process during the pass: not there any more
-                    mode = st.st_mode
-                    kind = "file" if is_file(mode) else kind_of(mode)
-                    # tuple.__new__: the NamedTuple's own __new__ is a Python function, a step per entry
-                    yield new(DirEntry, (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid))
-        finally:
-            os.close(fd)
+    def scandir(self, path: str) -> Iterator[DirEntry]: ...
 
     def resolve(self, path: str) -> str: ...
 
@@ -308,16 +291,22 @@ class OSFileSystem:
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         new, is_file = tuple.__new__, stat_module.S_ISREG
-        with os.scandir(path) as entries:
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue  # removed by another process during the pass: not there any more
-                mode = st.st_mode
-                kind = "file" if is_file(mode) else kind_of(mode)
-                # tuple.__new__: the NamedTuple's own __new__ is a Python function, a step per entry
-                yield new(DirEntry, (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid))
+        # Listed through a descriptor: each entry's lstat is then an fstatat relative to it, which spares
+        # the kernel the walk of ``path`` once per entry.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue  # removed by another process during the pass: not there any more
+                    mode = st.st_mode
+                    kind = "file" if is_file(mode) else kind_of(mode)
+                    # tuple.__new__: the NamedTuple's own __new__ is a Python function, a step per entry
+                    yield new(DirEntry, (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid))
+        finally:
+            os.close(fd)
 
     def resolve(self, path: str) -> str:
         return os.path.realpath(path)
