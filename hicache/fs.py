@@ -38,7 +38,7 @@ for an I/O problem.  Paths are ``str``.
   when given (S1).  It answers the stat of the node at ``path`` afterwards (not
   following a symlink), made by this call or not, for the caller to check.
 * ``scandir(path)``: one pass over a directory: ``DirEntry(name, size, mtime,
-  kind, uid, gid)`` of every node in it, not following symlinks (a node that
+  kind, uid, gid, mode)`` of every node in it, not following symlinks (a node that
   vanishes during the pass is left out).
 * ``resolve(path)``: the path with every symlink resolved (S1).
 * ``euid()``: the effective user id of the process (S1, S3).
@@ -98,6 +98,7 @@ class DirEntry(NamedTuple):
     kind: str = "file"
     uid: int = 0
     gid: int = 0
+    mode: int = 0o600  # the permission bits (and set-id/sticky bits), without the type
 
 
 class NotAPageError(OSError):
@@ -304,7 +305,10 @@ class OSFileSystem:
                     mode = st.st_mode
                     kind = "file" if is_file(mode) else kind_of(mode)
                     # tuple.__new__: the NamedTuple's own __new__ is a Python function, a step per entry
-                    yield new(DirEntry, (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid))
+                    yield new(
+                        DirEntry,
+                        (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid, mode & 0o7777),
+                    )
         finally:
             os.close(fd)
 

@@ -67,6 +67,7 @@ _TITLES: dict[str, str] = {
     "F7": "clear removes only this namespace; delete removes one key",
     "F8": "start-up scan seeds evictor and beliefs; stale temp files removed",
     "F9": "configuration precedence, env aliases, invalid values are ValueError",
+    "F10": "layout flat or fanout (two levels of 256 subdirectories); a mismatch is refused",
     "V1": "evictor on iff max_size > 0 or min_free_space > 0",
     "V2": "tracks size, LRU order, total, in-flight writes",
     "V3": "reserve: evict to the ratio floor; refuse if still over",

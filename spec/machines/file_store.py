@@ -68,8 +68,10 @@ def believed(store: Any) -> frozenset[Hashable]:
     return frozenset() if cache is None else frozenset(k for k, _ in cache.snapshot())
 
 
-def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
-    """A machine class that checks ``factory``'s stores against the model."""
+def file_store_machine(factory: Callable[..., Any], layout: str = "flat") -> type[LockstepMachine]:
+    """A machine class that checks ``factory``'s stores against the model; with ``layout="fanout"`` (F10)
+    the stores are built with that setting and the world's files lie in the subdirectories."""
+    tree = layout == "fanout"
 
     class FileStoreMachine(FileWorldMachine):
         def __init__(self) -> None:
@@ -98,6 +100,8 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 "metadata_ttl": ttl,
                 "temp_max_age": TEMP_MAX_AGE,
             }
+            if tree:
+                self.extra_config["layout"] = layout
             self.model = self.new_model(
                 DIRECTORY,
                 namespace=NAMESPACE,
@@ -108,6 +112,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
                 metadata=metadata,
                 ttl=ttl,
                 temp_max_age=TEMP_MAX_AGE,
+                layout=layout,
             )
             self.impl = self._new_store()
             self.model.restart()
@@ -117,6 +122,17 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             return factory(
                 DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
             )
+
+        def _put(self, name: str) -> str:
+            """The path of ``name`` (relative to the directory), its subdirectories made first as another
+            process of this user makes them (F10)."""
+            where = name.rpartition("/")[0]
+            if where:
+                level1 = f"{DIRECTORY}/{where.partition('/')[0]}"
+                for directory in (level1, f"{DIRECTORY}/{where}"):
+                    if directory not in self.fs.dirs:
+                        self.fs.make_dir(directory)
+            return f"{DIRECTORY}/{name}"
 
         def _step(self, clause: str) -> None:
             self.clause = clause
@@ -294,7 +310,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             """F1: a file of this namespace (or, foreign, of another one) appears."""
             self._step("F1")
             name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
-            self.fs.put(f"{DIRECTORY}/{name}", value)
+            self.fs.put(self._put(name), value)
             self.model.files[name] = (value, self.clock())
             self.model.planted.pop(name, None)
             if not foreign:
@@ -306,9 +322,9 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             self._step("S3")
             name = self.model.name(key)
             if kind == "other":
-                self.fs.put(f"{DIRECTORY}/{name}", b"planted", uid=OTHER_USER)
+                self.fs.put(self._put(name), b"planted", uid=OTHER_USER)
             else:
-                self.fs.plant(f"{DIRECTORY}/{name}", kind)
+                self.fs.plant(self._put(name), kind)
             self.model.files.pop(name, None)
             self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
 
@@ -465,7 +481,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             (kind, bytes they take on the disk)."""
             return {
                 n: ("other" if kind == "file" else kind, len(self.fs.files[f"{DIRECTORY}/{n}"].data))
-                for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
+                for n, (kind, _uid) in self.fs.others(DIRECTORY, tree=tree).items()
             }
 
         def _acknowledged(self) -> dict[str, bytes]:
@@ -488,7 +504,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             value: bytes = b"",
         ) -> None:
             """C4 after a crash: every file whole, nothing lost but what the interrupted call removes."""
-            listing = self.fs.listing(DIRECTORY)
+            listing = self.fs.listing(DIRECTORY, tree=tree)
             for name, file in listing.items():
                 if self.model.key_of(name) is None:
                     continue
@@ -513,10 +529,12 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
             evictor = getattr(self.impl, "evictor", None)
             if evictor is None:
                 return
-            on_disk = sum(len(f.data) for n, f in self.fs.listing(DIRECTORY).items() if self.model.key_of(n))
+            on_disk = sum(
+                len(f.data) for n, f in self.fs.listing(DIRECTORY, tree=tree).items() if self.model.key_of(n)
+            )
             assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
             now = self.clock()
-            for name, file in self.fs.listing(DIRECTORY).items():
+            for name, file in self.fs.listing(DIRECTORY, tree=tree).items():
                 if is_temp(name):
                     assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
 
@@ -525,7 +543,7 @@ def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
         def _compare(self) -> None:
             planted = self._planted()
             assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
-            listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
+            listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY, tree=tree).items()}
             if listing != self.model.files:
                 clause = self._directory_clause(listing)
                 raise AssertionError(f"{clause}: directory {listing} != model {self.model.files}")

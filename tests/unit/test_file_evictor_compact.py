@@ -14,9 +14,13 @@ from hicache.fs import OSFileSystem
 pytestmark = pytest.mark.clauses("V2", "V4", "F8", "C3")
 
 
-def _evictor(directory: Path, **limits: int) -> LRUFileEvictor:
+def _evictor(directory: Path, *, max_size: int = 0, eviction_ratio: float = 0.9) -> LRUFileEvictor:
     return LRUFileEvictor(
-        OSFileSystem(), lambda key: os.path.join(directory, key), directory=str(directory), **limits
+        OSFileSystem(),
+        lambda key: os.path.join(directory, key),
+        directory=str(directory),
+        max_size=max_size,
+        eviction_ratio=eviction_ratio,
     )
 
 
