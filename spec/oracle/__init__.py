@@ -54,12 +54,6 @@ from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._run import OracleResult, OracleUsageError, check, load_target, machine_for
 
 __all__ = [
-    "COMPONENTS",
-    "Adapter",
-    "OracleResult",
-    "OracleUsageError",
-    "available_components",
-    "check",
-    "load_target",
-    "machine_for",
+    "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "available_components", "check",
+    "load_target", "machine_for",
 ]
