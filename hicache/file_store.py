@@ -614,6 +614,10 @@ class HiCacheFile:
         retry once.  The removals mark the commit is guarded by (``removals``, or the one after the
         relief), or None when nothing was published (every attempt's temp file removed, logged)."""
         failed, writing = self._write_once(view, path)
+        if failed is not None and self._fanout and isinstance(failed, FileNotFoundError):
+            # F10: its subdirectory went (removed by hand, or by another program): made again, retried once.
+            self._forget_ready(os.path.dirname(path))
+            failed, writing = self._write_once(view, path)
         if failed is not None and writing and failed.errno == errno.ENOSPC:
             # S8: the disk is full while old pages could go: evict as for the cap, retry once.
             with self._lock:
@@ -656,8 +660,6 @@ class HiCacheFile:
             logger.warning("file store: cannot write %r: %s", path, exc)
             if temp is not None:
                 self._remove_temp(temp)
-            elif self._fanout and isinstance(exc, FileNotFoundError):
-                self._forget_ready(where)  # its subdirectory went (removed by hand?): the next write makes it
             return exc, writing
         return None, False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections import Counter
 from pathlib import Path
 
@@ -135,3 +136,17 @@ def test_a_hundred_thousand_fanout_pages_leave_no_directory_over_a_thousand_entr
     assert sum(len(files) for _d, _s, files in os.walk(tmp_path / "cache")) == 100_000 + 2  # lock, marker
     assert max(sizes.values()) <= 1000, sizes.most_common(3)
     assert HiCacheFile(tmp_path / "cache", extra_config=FANOUT).evictor.total == 100_000
+
+
+@pytest.mark.clauses("F10", "F3")
+def test_a_fanout_subdirectory_removed_behind_the_stores_back_is_made_again_by_the_next_write(
+    tmp_path: Path,
+) -> None:
+    store = HiCacheFile(tmp_path / "cache", extra_config=FANOUT)
+    assert store.set("k", b"v")
+    leaf = Path(store.file_path("k")).parent
+    (leaf / Path(store.file_path("k")).name).unlink()
+    leaf.rmdir()
+    leaf.parent.rmdir()
+    assert store.set("k", b"again") and store.get("k") == b"again"
+    assert stat.S_IMODE(leaf.stat().st_mode) == 0o700 and stat.S_IMODE(leaf.parent.stat().st_mode) == 0o700
