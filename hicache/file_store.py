@@ -10,7 +10,10 @@ escaped as ``%25`` and ``%5F``, so the first ``_`` of a name starts its
 namespace and no two namespaces ever name the same file: F1);
 writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
 directory and are published by an atomic rename, so a reader never sees a
-partial value (F3, C4).  Start-up (F8) lists the directory once.
+partial value (F3, C4).  Start-up (F8) lists the directory once, streamed.
+With ``layout="fanout"`` (F10) a page lies two levels of 256 subdirectories
+down (``fanout_dirs`` of its name), its temp file beside it; the
+subdirectories are made on first write and checked by S1's rules.
 
 Collaborators: a :class:`~hicache.metadata_cache.MetadataCache` of beliefs
 (keys known to exist, when enabled), an :class:`~hicache.file_evictor.LRUFileEvictor`
