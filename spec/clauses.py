@@ -13,7 +13,7 @@ __all__ = ["CLAUSES", "CLAUSE_ID", "CLAUSE_IDS", "COMPONENT_OF_LETTER", "Clause"
 
 # A clause ID in text: how a check names a clause (an assertion's "E4: ..." prefix; a CrossHair
 # contract's docstring, which its test turns into a ``clauses`` marker).
-CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9])\b")
+CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9][0-9]?)\b")
 
 
 class Clause(NamedTuple):

@@ -16,6 +16,7 @@ from typing import Any
 from spec.existence_cache import by_pool
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines._base import LockstepMachine
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 
@@ -32,7 +33,7 @@ class Projection:
 @dataclass(frozen=True)
 class Component:
     name: str
-    machine_path: str  # package.module:function, the builder of the project's machine
+    machine_path: str  # package.module:Class, the project's machine (the oracle subclasses it)
     spec_path: str  # package.module:Class, the spec the replays run against
     constructor: tuple[str, ...]
     methods: Mapping[str, tuple[str, ...]]
@@ -71,15 +72,29 @@ class Component:
     # function, package.module:name, target -> target; anything else is returned as it is).
     wrap: str = ""
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
-    # that group is left out (S7's rest needs V5's unremovable files).
+    # that group is left out or set aside (S7's rest needs V5's unremovable files), O8.
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Groups whose rules other clauses need too (V5's vanished files are V6's victims as well): once the
+    # group's clause has failed, its rules go on running and only its divergences are set aside (an
+    # example that meets one ends unreported), so that the clauses named here are still checked (O8).
+    shared_rules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The clauses only real threads can check (O6): "not checked (sequential run; use --threads)" in a
+    # sequential run (O8).
+    threads_clauses: tuple[str, ...] = ()
+    # The clause of each machine rule outside the groups, for a machine that does not name the clause of
+    # the step under way (``clause``): a call that does not return is a FAIL of its rule's clause (O8).
+    rule_clauses: Mapping[str, str] = field(default_factory=dict)
+    # M8: (the group, the method that answers the counters, the constructor parameter that turns them on).
+    # A target with the method must count, from its first call, unless the group is left out (then the
+    # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
+    counters: tuple[str, str, str] | None = None
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
 
-    def machine(self) -> Callable[..., Any]:
-        """The machine builder of the project's tests (raises ImportError until it exists)."""
-        return _load(self.machine_path)
+    def machine(self) -> type[LockstepMachine]:
+        """The machine class of the project's tests (raises ImportError until it exists)."""
+        return _load(self.machine_path)  # type: ignore[return-value]
 
     def probe_arguments(self) -> dict[str, Any]:
         """Constructor arguments of the probe instance (fresh each time)."""
@@ -113,19 +128,32 @@ _BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9
 
 METADATA_CACHE = Component(
     clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9"),
+    threads_clauses=("M7",),
+    rule_clauses={
+        "build": "M1",
+        "add": "M3",
+        "contains": "M4",
+        "contains_every_key": "M4",
+        "fill": "M6",
+        "hit_the_next_victim_then_evict": "M6",
+        "hit_midlife_then_ask_after_expiry": "M2",
+        "advance_to_expiry_of": "M2",
+    },
     groups={
         "M9": _BATCHES,
         "M5": ("remove", "clear", "length"),
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
         "M6": (),
+        "M8": (),
     },
+    counters=("M8", "stats", "stats"),
     group_parameters={"M6": "max_entries"},
     one_instant=frozenset(_BATCHES),
     choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",
-    machine_path="spec.machines.metadata_cache:metadata_cache_machine",
+    machine_path="spec.machines.metadata_cache:MetadataCacheMachine",
     spec_path="spec.metadata_cache:MetadataCacheSpec",
     constructor=("ttl_seconds", "max_entries", "clock"),
     methods={
@@ -179,7 +207,7 @@ EXISTENCE_CACHE = Component(
     },
     constructor_clause="E1",
     name="existence-cache",
-    machine_path="spec.machines.existence_cache:existence_cache_machine",
+    machine_path="spec.machines.existence_cache:StorageExistenceCacheMachine",
     spec_path="spec.existence_cache:StorageExistenceCacheSpec",
     constructor=("max_entries",),
     methods={
@@ -260,7 +288,7 @@ POOL_BELIEFS = Component(
     },
     constructor_clause="P1",
     name="pool-beliefs",
-    machine_path="spec.machines.pool_beliefs:pool_beliefs_machine",
+    machine_path="spec.machines.pool_beliefs:PoolBeliefsMachine",
     spec_path="spec.pool_beliefs:PooledExistenceCacheSpec",
     constructor=("max_entries",),
     methods=_POOL_METHODS,
@@ -318,7 +346,7 @@ def _evictor_probe() -> dict[str, Any]:
 FILE_EVICTOR = Component(
     constructor_clause="V1",
     name="file-evictor",
-    machine_path="spec.machines.file_evictor:file_evictor_machine",
+    machine_path="spec.machines.file_evictor:FileEvictorMachine",
     spec_path="spec.file_store:FileStoreModel",
     constructor=("directory", "max_size", "min_free_space", "eviction_ratio", "on_evict", "fs"),
     methods={
@@ -362,6 +390,9 @@ FILE_EVICTOR = Component(
     },
     wrap="spec.machines.file_evictor:project_factory",
     depends={"V5": ("S7",)},
+    # V5's vanished files are V6's victims too (a callback for a victim already gone).  S7 stays in
+    # ``depends``: its checks need V5's unremovable files in examples that V5's divergences now end.
+    shared_rules={"V5": ("V6",)},
     probe=_evictor_probe,
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
     replayable=False,
@@ -379,8 +410,9 @@ def _store_probe() -> dict[str, Any]:
 
 FILE_STORE = Component(
     constructor_clause="F9",
+    threads_clauses=("C5",),
     name="file-store",
-    machine_path="spec.machines.file_store:file_store_machine",
+    machine_path="spec.machines.file_store:FileStoreMachine",
     spec_path="spec.file_store:FileStoreModel",
     constructor=("storage_dir", "namespace", "extra_config", "fs", "clock"),
     methods={

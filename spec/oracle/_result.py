@@ -51,9 +51,13 @@ class OracleResult:
     counterexample: list[str] = field(default_factory=list)
     calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
     repro: str = ""
+    stacks: str = ""  # O8: a call that did not return within the call timeout: every thread's stack then
     # O2: every failing clause, each with its own counterexample (the fields above are the first's)
     failures: list[dict[str, Any]] = field(default_factory=list)
     passed_clauses: list[str] = field(default_factory=list)
+    # O8: clause -> why it was not checked, as the report prints it after "not checked"
+    # ("(sequential run; use --threads)", "after V5 was set aside", "(the search stopped after ...)")
+    not_checked: dict[str, str] = field(default_factory=dict)
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -61,7 +65,8 @@ class OracleResult:
         return self.verdict == "PASS"
 
     def failure_dict(self) -> dict[str, Any]:
-        return failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
+        entry = failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
+        return {**entry, "stacks": self.stacks} if self.stacks else entry
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -91,8 +96,15 @@ class OracleResult:
             lines.append(f"  divergence: {failure['message']}")
             lines.append(f"  counterexample ({calls} call{'' if calls == 1 else 's'}):")
             lines += [f"    {line}" for line in failure["counterexample"]]
+            if failure.get("stacks"):  # O8: a call that did not return, with every thread's stack
+                lines.append("  stacks:")
+                lines += [f"    {line}" for line in failure["stacks"].splitlines()]
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
+        by_reason: dict[str, list[str]] = {}
+        for clause, why in self.not_checked.items():
+            by_reason.setdefault(why, []).append(clause)
+        lines += [f"  not checked {why}: {', '.join(clauses)}" for why, clauses in by_reason.items()]
         return "\n".join(lines)
 
 
@@ -111,6 +123,11 @@ class Found:
     figures: Figures
     failures: list[dict[str, Any]] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    # O8: clause -> why this mode did not check it (M7 in a sequential run: "sequential run; use --threads")
+    not_checked: dict[str, str] = field(default_factory=dict)
+    # O8: why the search ended before its budget was spent ("" when it was spent): every clause neither
+    # failed nor left out is then not checked, for this reason
+    stopped: str = ""
 
 
 def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
@@ -141,10 +158,30 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
         failure=first_error,
     )
     failed = {c for f in failures for c in f["clauses"]}
-    not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
-    not_run |= {d for c in not_run for d in component.depends.get(c, ())}
-    result.passed_clauses = [c for c in component.clauses if c not in failed | not_run]
+    left_out = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+    result.not_checked = _not_checked(run, found, failed, left_out)
+    not_passed = failed | left_out | set(result.not_checked)
+    result.passed_clauses = [c for c in component.clauses if c not in not_passed]
     return result
+
+
+def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[str]) -> dict[str, str]:
+    """O8: the clauses a run did not check to their budget, each with why: what the mode cannot check,
+    what needs the rules of a group set aside or left out, what the search did not reach."""
+    session, component = run.session, run.component
+    out = {c: why for c, why in found.not_checked.items() if c not in failed}
+    for group, why in session.left_out.items():
+        for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
+            aside = group in session.reported
+            reason = f"after {clause} was set aside" if aside else f"while {clause} is left out"
+            for needing in component.depends.get(clause, ()):
+                if needing not in failed | left_out:
+                    out.setdefault(needing, reason)
+    if found.stopped:
+        for clause in component.clauses:
+            if clause not in failed | left_out:
+                out.setdefault(clause, found.stopped)
+    return out
 
 
 def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:

@@ -24,6 +24,7 @@ from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
 from spec.oracle._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
+from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
@@ -112,12 +113,24 @@ class PerPoolRegistry:
 class Session:
     """One target under one adapter: builds instances for the machines and for replays."""
 
-    def __init__(self, component: Component, target: Callable[..., Any], adapter: Adapter) -> None:
+    def __init__(
+        self,
+        component: Component,
+        target: Callable[..., Any],
+        adapter: Adapter,
+        call_timeout: float | None = CALL_TIMEOUT,
+    ) -> None:
         self.component = component
+        # O8: every call to the target, its constructor included, returns within the call timeout or ends
+        # the run as a FAIL (spec/oracle/_timeout.py)
+        self.guard = CallGuard(call_timeout)
         self.target = target
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
+        # O2, O8: the clauses (and groups) this run has reported failing: a later divergence of one of
+        # them ends its example unreported instead of failing it again (it is set aside, not its rules).
+        self.reported: set[str] = set()
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
         self.recording: Recording | None = None
@@ -133,7 +146,22 @@ class Session:
         patched = self.time_control == "patched"
         self.time = Interposition(patched, time_modules(target), partial(control_time, read=self.holder))
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
+        self.counters_on = False  # M8: the target is built with its counters' constructor parameter True
         self._probe()
+        counters = component.counters
+        if counters is not None and counters[1] not in self.left_out and counters[2] not in adapter.omit:
+            # Taken by name, or by a **kwargs (as every other constructor argument is); never passed to a
+            # constructor without a signature (a C type), nor when the adapter omits it.
+            signature = _signature_of(target)
+            keyword = adapter.keyword_of("__init__", counters[2])
+            self.counters_on = signature is not None and any(
+                p.name == keyword or p.kind is p.VAR_KEYWORD for p in signature.parameters.values()
+            )
+
+    def counting(self) -> bool:
+        """M8: the target has the counters' method and its group is not left out: they must count."""
+        counters = self.component.counters
+        return counters is not None and not {counters[0], counters[1]} & set(self.left_out)
 
     # -- set-up --------------------------------------------------------------
 
@@ -159,7 +187,7 @@ class Session:
             child = obj
             if self.component.child is not None:
                 child = getattr(obj, self.component.child)("probe")
-        except Exception as error:  # whatever the target raises here is a usage problem to explain
+        except (Exception, CallTimedOut) as error:  # whatever the target raises here is a usage problem
             name = f"{getattr(self.target, '__module__', '?')}:{getattr(self.target, '__qualname__', '?')}"
             raise OracleUsageError(
                 f"cannot build the target {name} as {self.component.name} needs "
@@ -253,6 +281,8 @@ class Session:
         bound = dict(init)
         if clock is not None and self.time_control == "injected":
             bound["clock"] = clock
+        if self.counters_on and self.component.counters is not None:
+            bound[self.component.counters[2]] = True  # M8: counters on
         return self.adapter.translate("__init__", bound, self.component.constructor[:1])
 
     def build(self, init: Mapping[str, Any], clock: Callable[[], float] | None) -> Any:
@@ -261,7 +291,8 @@ class Session:
             self.holder.clock = clock
         init = self.fs_control.take(dict(init))
         call = self.constructor_call(init, self.holder if clock is not None else None)
-        obj = self.target(*call.args, **call.kwargs)
+        text = self.constructor_text(init, clock is not None)
+        obj = self.guard.run(lambda: self.target(*call.args, **call.kwargs), text)
         child = self.component.child
         if child is not None and not hasattr(obj, self.adapter.name_of(child)):
             # A per-pool class: the oracle keeps one instance per pool name (P1).
@@ -387,7 +418,9 @@ class TargetProxy:
         if name.startswith("_"):
             raise AttributeError(name)
         session = self._session
-        if name in session.left_out:  # not checked: the machine skips what the target lacks
+        counters = session.component.counters
+        hidden = counters is not None and name == counters[1] and counters[0] in session.left_out
+        if name in session.left_out or hidden:  # not checked: the machine skips what the target lacks
             raise AttributeError(f"{name} is left out for this target")
         if not (session.adapter.form == "per-pool" and name in session.component.pooled):
             value = getattr(self._obj, session.adapter.name_of(name))
@@ -404,13 +437,16 @@ class TargetProxy:
         if self._recording is not None:
             self._recording.calls.append(Call(self._receiver, method, bound, session.now()))
         pool, target = session.target_call(method, bound)
-        receiver = getattr(self._obj, session.adapter.name_of("pool"))(*pool) if pool else self._obj
-        if target.method == "__len__":
-            result: Any = len(receiver)
-        else:
+
+        def call() -> Any:  # in the guard's worker thread (O8: under the call timeout)
+            receiver = getattr(self._obj, session.adapter.name_of("pool"))(*pool) if pool else self._obj
+            if target.method == "__len__":
+                return len(receiver)
             function = getattr(receiver, target.method)
             _check_signature(session, method, function, target)
-            result = function(*map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()})
+            return function(*map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()})
+
+        result: Any = session.guard.run(call, _call_text(target))
         if isinstance(result, _PLAIN):
             return result
         key = f"{method}{bound!r}"
@@ -419,6 +455,14 @@ class TargetProxy:
             child = TargetProxy(session, result, (*self._receiver, (method, bound)), self._recording)
             self._children[key] = child
         return child
+
+
+def _call_text(call: TargetCall) -> str:
+    """A call in the target's API, for the report of a call that did not return (``add('a')``)."""
+    if call.method == "__len__":
+        return "len(target)"
+    arguments = [*map(_repr, call.args), *(f"{k}={_repr(v)}" for k, v in call.kwargs.items())]
+    return f"{call.method}({', '.join(arguments)})"
 
 
 def _resolve(root: Any, receiver: tuple[Step, ...]) -> Any:
