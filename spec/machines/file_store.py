@@ -534,7 +534,8 @@ class FileStoreMachine(FileWorldMachine):
         evictor = getattr(self.impl, "evictor", None)
         if evictor is None:
             return
-        on_disk = sum(len(f.data) for n, f in self.fs.listing(DIRECTORY, tree=self._tree).items() if self.model.key_of(n))
+        files = self.fs.listing(DIRECTORY, tree=self._tree)
+        on_disk = sum(len(f.data) for n, f in files.items() if self.model.key_of(n))
         assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
         now = self.clock()
         for name, file in self.fs.listing(DIRECTORY, tree=self._tree).items():
