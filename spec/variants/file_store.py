@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
@@ -125,10 +125,11 @@ class ExistsAlwaysStats(HiCacheFile):
 class ScansOtherNamespaces(HiCacheFile):
     """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
 
-    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+    def _key_of(self, name: str) -> str | None:
+        if not name.endswith(".bin") or name.startswith("."):
+            return None
         suffix = self._suffix
-        ours = [e for e in entries if e.name.endswith(".bin") and not e.name.startswith(".")]
-        return [(e, e.name[: -len(suffix)] if e.name.endswith(suffix) else e.name[:-4]) for e in ours]
+        return name[: -len(suffix)] if name.endswith(suffix) else name[:-4]
 
 
 class PlainSuffixNaming(HiCacheFile):
@@ -138,11 +139,11 @@ class PlainSuffixNaming(HiCacheFile):
     def _path(self, key: str) -> str:
         return os.path.join(self._directory, key + self._suffix)
 
-    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+    def _key_of(self, name: str) -> str | None:
         suffix = self._suffix
-        ours = [e for e in entries if len(e.name) > len(suffix) and e.name.endswith(suffix)]
-        ours = [e for e in ours if e.name[0] != "."]
-        return [(e, e.name[: -len(suffix)]) for e in ours]
+        if len(name) > len(suffix) and name.endswith(suffix) and name[0] != ".":
+            return name[: -len(suffix)]
+        return None
 
 
 class KeepsTempOnFailure(HiCacheFile):
