@@ -301,7 +301,7 @@ def section(results: dict[str, dict[str, float]], write_chart: bool) -> str:
         (HERE / CHART).write_text(chart(results))
     return "\n".join(
         [
-            "## The file store at deployment scale (F8, F10)",
+            "## The file store at deployment scale (F8, F1-fanout)",
             "",
             f"Sparse page files of {PAGE} bytes named `<64 hex>.bin` (the flat layout), made in a temp"
             " directory on the local disk and removed after; the engine release's `LRUFileEvictor` loaded"

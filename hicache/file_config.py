@@ -28,7 +28,7 @@ default) means private: ``0700`` and ``0600``.  ``max_value_size`` (S4): the
 largest file ``get`` reads; 0 or unset means the default, ``max_size`` when a
 cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).  ``metadata_eviction``
 (M6, M6-lru): the order the metadata cache evicts in when bounded, ``birth``
-or ``lru`` (case-insensitive, surrounding blanks ignored).  ``layout`` (F10):
+or ``lru`` (case-insensitive, surrounding blanks ignored).  ``layout`` (F1-fanout):
 ``flat`` (every page in the directory itself, the engine's format) or
 ``fanout`` (two levels of 256 subdirectories by a hash of the file name),
 case-insensitive, surrounding blanks ignored.
@@ -105,7 +105,7 @@ _SETTINGS: dict[str, str] = {
     "layout": "LAYOUT",
 }
 _EVICTIONS = ("birth", "lru")  # hicache.metadata_cache.EVICTIONS, without importing the cache here
-LAYOUTS = ("flat", "fanout")  # F10
+LAYOUTS = ("flat", "fanout")  # F1-fanout
 
 _UNITS: dict[str, int] = {
     "": 1,
@@ -144,7 +144,7 @@ class FileStoreConfig:
     shared_group: int | None = None  # a gid (S1); None: the directory and its files are private
     max_value_size: int = 0  # S4; 0: the default (see effective_max_value_size)
     metadata_eviction: str = "birth"  # M6 ("birth") or M6-lru ("lru")
-    layout: str = "flat"  # F10: "flat" (the engine's format) or "fanout"
+    layout: str = "flat"  # F1-fanout: "flat" (the engine's format) or "fanout"
 
     @property
     def effective_max_value_size(self) -> int:
@@ -378,7 +378,7 @@ def _parse_number(setting: str, value: object) -> float:
 
 
 def _parse_word(setting: str, value: object, words: tuple[str, str]) -> str:
-    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F10's ``flat`` or ``fanout``),
+    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``),
     case-insensitive, surrounding blanks ignored."""
     choices = f"{words[0]!r} or {words[1]!r}"
     if not isinstance(value, str):

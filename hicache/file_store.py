@@ -11,7 +11,7 @@ namespace and no two namespaces ever name the same file: F1);
 writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
 directory and are published by an atomic rename, so a reader never sees a
 partial value (F3, C4).  Start-up (F8) lists the directory once, streamed.
-With ``layout="fanout"`` (F10) a page lies two levels of 256 subdirectories
+With ``layout="fanout"`` (F1-fanout) a page lies two levels of 256 subdirectories
 down (``fanout_dirs`` of its name), its temp file beside it; the
 subdirectories are made on first write and checked by S1's rules.
 
@@ -104,7 +104,8 @@ _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
 _FS_ENCODING = sys.getfilesystemencoding()
 _TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
 _TEMP_TRIES = 3  # S6: names tried when a temp name is taken (EEXIST) before the write gives up
-_HEX_BYTE = [f"{i:02x}" for i in range(256)]  # F10: the names of the fanout subdirectories of each level
+# F1-fanout: the names of the fanout subdirectories of each level
+_HEX_BYTE = [f"{i:02x}" for i in range(256)]
 _HEX_INDEX = {name: i for i, name in enumerate(_HEX_BYTE)}
 BytesLike = bytes | bytearray | memoryview
 _T = TypeVar("_T")
@@ -142,8 +143,9 @@ def key_of_name(name: str, namespace: str) -> str | None:
 
 
 def fanout_dirs(name: str) -> tuple[str, str]:
-    """F10: the two subdirectories of the file ``name`` in the fanout layout: the first and second bytes of
-    the CRC-32 of its encoded name, each as two lower-case hex digits (stable across runs and platforms).
+    """F1-fanout: the two subdirectories of the file ``name`` in the fanout layout: the first and second
+    bytes of the CRC-32 of its encoded name, each as two lower-case hex digits (stable across runs and
+    platforms).
 
     >>> fanout_dirs("3fa9.bin"), fanout_dirs("3fa9_r1.bin")
     (('fc', '14'), ('cd', 'd1'))
@@ -153,7 +155,7 @@ def fanout_dirs(name: str) -> tuple[str, str]:
 
 
 def is_fanout_dir_name(name: str) -> bool:
-    """F10: a name a fanout subdirectory has (two lower-case hex digits).
+    """F1-fanout: a name a fanout subdirectory has (two lower-case hex digits).
 
     >>> is_fanout_dir_name("0c"), is_fanout_dir_name("0C"), is_fanout_dir_name("0c1")
     (True, False, False)
@@ -239,8 +241,8 @@ class HiCacheFile:
         self._dir_mode = 0o2770 if self._group is not None else 0o700
         self._max_value_size = config.effective_max_value_size
         self._fanout = config.layout == "fanout"
-        # F10: the fanout subdirectories this store made or found and checked: [top] for the 256 of the first
-        # level, [256 + top * 256 + sub] for those under them.
+        # F1-fanout: the fanout subdirectories this store made or found and checked: [top] for the 256 of
+        # the first level, [256 + top * 256 + sub] for those under them.
         self._ready = bytearray(256 + 256 * 256) if self._fanout else bytearray()
         directory = self._trusted_directory(directory)
         self._directory = directory
@@ -293,14 +295,14 @@ class HiCacheFile:
 
     def file_path(self, key: str) -> str:
         """The path of ``key``'s file: in the directory (``flat``) or two subdirectories down (``fanout``,
-        F10); ValueError for a bad key (F2)."""
+        F1-fanout); ValueError for a bad key (F2)."""
         self._check_key(key)
         return self._path(key)
 
     @property
     def layout_marker(self) -> str:
-        """F10: the file a fanout store keeps in the directory, ``.hicache<namespace>.fanout``, by which a
-        flat store knows that this namespace's pages are in subdirectories."""
+        """F1-fanout: the file a fanout store keeps in the directory, ``.hicache<namespace>.fanout``, by
+        which a flat store knows that this namespace's pages are in subdirectories."""
         return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
 
     def check_invariants(self) -> None:
@@ -618,7 +620,8 @@ class HiCacheFile:
         relief), or None when nothing was published (every attempt's temp file removed, logged)."""
         failed, writing = self._write_once(view, path)
         if failed is not None and self._fanout and isinstance(failed, FileNotFoundError):
-            # F10: its subdirectory went (removed by hand, or by another program): made again, retried once.
+            # F1-fanout: its subdirectory went (removed by hand, or by another program): made again,
+            # retried once.
             self._forget_ready(os.path.dirname(path))
             failed, writing = self._write_once(view, path)
         if failed is not None and writing and failed.errno == errno.ENOSPC:
@@ -667,7 +670,8 @@ class HiCacheFile:
         return None, False
 
     def _prepare(self, leaf: str) -> None:
-        """F10: make the two subdirectories of ``leaf`` when this store has not made or checked them yet,
+        """F1-fanout: make the two subdirectories of ``leaf`` when this store has not made or checked them
+        yet,
         each with the directory's mode and group, and check what is there (S1's rules: a directory of this
         user, or of the shared group, writable by no one else; never a symlink).  ``PermissionError``
         naming it otherwise: the write is refused (F3)."""
@@ -690,7 +694,7 @@ class HiCacheFile:
         self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]] = 0
 
     def _subdir_problem(self, kind: str, uid: int, gid: int, mode: int) -> str | None:
-        """F10, S1: why a fanout subdirectory is not trusted, or None: it must be a directory (not a
+        """F1-fanout, S1: why a fanout subdirectory is not trusted, or None: it must be a directory (not a
         symlink) of this user, or of the shared group, and writable by no one else."""
         group = self._group
         if kind != "dir":
@@ -887,7 +891,7 @@ class HiCacheFile:
     def _page_nodes(self) -> tuple[list[tuple[str, DirEntry, str]], int]:
         """F7: (every node named like a file of this namespace where its key's probes look, as (the
         directory it is in, its entry, its key); how many subdirectories could not be listed).  The
-        directory itself once (flat), or every trusted subdirectory of both levels (fanout, F10: a page
+        directory itself once (flat), or every trusted subdirectory of both levels (fanout, F1-fanout: a page
         that does not hash where it lies is not ours to remove).  OSError when the directory itself
         cannot be listed."""
         directory, fs = self._directory, self._fs
@@ -1010,7 +1014,7 @@ class HiCacheFile:
         The listing is streamed, never held: each page found leaves its key (kept: it is the evictor's
         key), its size and its modification time in parallel arrays, and the order oldest first is an
         array of indices (ties by name, F8), so the peak is the evictor's own entries plus about 50
-        bytes a page while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F10) the two levels
+        bytes a page while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the two levels
         of subdirectories are walked, each checked as it is met.
         """
         found = _Found()
@@ -1090,7 +1094,7 @@ class HiCacheFile:
             self._remove_temp(os.path.join(where, entry.name))
 
     def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
-        """F10: the directory itself (its old temp files; a page of this namespace there is the flat
+        """F1-fanout: the directory itself (its old temp files; a page of this namespace there is the flat
         layout: refused), then every trusted subdirectory of both levels."""
         directory, key_of = self._directory, self._key_of
         first: list[DirEntry] = []
@@ -1144,7 +1148,7 @@ class HiCacheFile:
         return problem is None
 
     def _mark_fanout(self) -> None:
-        """F10: leave the marker by which a flat store refuses this namespace (never followed: S2)."""
+        """F1-fanout: leave the marker by which a flat store refuses this namespace (never followed: S2)."""
         try:
             self._fs.write_new(self.layout_marker, memoryview(b""), self._file_mode)
         except FileExistsError:

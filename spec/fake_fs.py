@@ -264,7 +264,7 @@ class FakeFileSystem:
 
     def listing(self, path: str, *, tree: bool = False) -> dict[str, FakeFile]:
         """The files directly in ``path`` by name (a copy; not counted); with ``tree``, every file under it
-        by its path relative to ``path`` (F10's subdirectories)."""
+        by its path relative to ``path`` (F1-fanout's subdirectories)."""
         with self._lock:
             return {
                 relative: FakeFile(f.data, f.mtime)

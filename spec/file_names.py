@@ -64,8 +64,8 @@ def key_of(name: str, ns: str) -> str | None:
 
 
 def fanout_place(name: str) -> str:
-    """F10: the two subdirectories of the file ``name`` in the fanout layout, ``<h0>/<h1>``: the first and
-    second bytes of the CRC-32 of its encoded name, two lower-case hex digits each.
+    """F1-fanout: the two subdirectories of the file ``name`` in the fanout layout, ``<h0>/<h1>``: the
+    first and second bytes of the CRC-32 of its encoded name, two lower-case hex digits each.
 
     post: len(__return__) == 5 and __return__[2] == "/"
     """
@@ -74,7 +74,7 @@ def fanout_place(name: str) -> str:
 
 
 def file_path(key: str, ns: str, layout: str) -> str:
-    """F10: where ``key``'s file lies relative to the directory: its name (``flat``), or two
+    """F1-fanout: where ``key``'s file lies relative to the directory: its name (``flat``), or two
     subdirectories down (``fanout``).
 
     pre: key != "" and not key.startswith(".") and "/" not in key and chr(0) not in key
@@ -87,8 +87,8 @@ def file_path(key: str, ns: str, layout: str) -> str:
 
 
 def key_of_path(path: str, ns: str, layout: str) -> str | None:
-    """F10: the key whose file lies at ``path`` (relative to the directory) in ``layout``, or None: in the
-    directory itself (``flat``), or in the two subdirectories its name hashes to (``fanout``).
+    """F1-fanout: the key whose file lies at ``path`` (relative to the directory) in ``layout``, or None:
+    in the directory itself (``flat``), or in the two subdirectories its name hashes to (``fanout``).
 
     pre: ns == "" or ns.startswith("_")
     pre: layout in ("flat", "fanout")
@@ -125,7 +125,7 @@ def pages(
     files: Mapping[str, tuple[bytes, float]], ns: str, layout: str = "flat"
 ) -> list[tuple[float, str, str, int]]:
     """F8: the pages of namespace ``ns`` in a directory ``path -> (bytes, mtime)`` (paths relative to it),
-    oldest first (by mtime, then file name), as ``(mtime, path, key, size)``; F10: only where ``layout``
+    oldest first (by mtime, then file name), as ``(mtime, path, key, size)``; F1-fanout: only where ``layout``
     puts them."""
     found = ((m, n, key_of_path(n, ns, layout), len(d)) for n, (d, m) in files.items())
     return sorted(
@@ -138,7 +138,7 @@ def stale_temps(
     files: Mapping[str, tuple[bytes, float]], now: float, max_age: float, layout: str = "flat"
 ) -> list[str]:
     """F8: the temp files of a directory ``path -> (bytes, mtime)`` older than ``max_age`` at ``now``: in
-    the directory itself, and (``fanout``, F10) in the subdirectories of the second level."""
+    the directory itself, and (``fanout``, F1-fanout) in the subdirectories of the second level."""
     return [
         path
         for path, (_data, mtime) in list(files.items())

@@ -86,7 +86,7 @@ class FileStoreModel(EvictorModel):
         self.beliefs: beliefs_model.Births = {}
 
     def name(self, key: str) -> str:
-        """Where ``key``'s file lies, relative to the directory (F1, F10)."""
+        """Where ``key``'s file lies, relative to the directory (F1, F1-fanout)."""
         return file_path(key, self.namespace, self.layout)
 
     def key_of(self, name: str) -> str | None:
@@ -94,7 +94,7 @@ class FileStoreModel(EvictorModel):
 
     @property
     def marker(self) -> str:
-        """F10: the fanout layout's marker, in the directory itself."""
+        """F1-fanout: the fanout layout's marker, in the directory itself."""
         return f".hicache{self.namespace}.fanout"
 
     def free(self) -> int:
@@ -196,7 +196,7 @@ class FileStoreModel(EvictorModel):
         for name in stale_temps(self.files, self.clock(), self.temp_max_age, self.layout):
             self._unlink(name)
         if self.layout == "fanout" and self.marker not in self.files and self._fault("write") is None:
-            self.files[self.marker] = (b"", self.clock())  # F10: made once, when missing
+            self.files[self.marker] = (b"", self.clock())  # F1-fanout: made once, when missing
         self.beliefs, self.writers, self.published, self.resting = {}, {}, set(), {}
         self.lru = [
             (key, size, False) for _m, _n, key, size in pages(self.files, self.namespace, self.layout)

@@ -74,7 +74,7 @@ def believed(store: Any) -> frozenset[Hashable]:
 
 
 class FileStoreMachine(FileWorldMachine):
-    """Checks ``target``'s stores against the model.  A subclass with ``layout = "fanout"`` (F10) builds
+    """Checks ``target``'s stores against the model.  A subclass with ``layout = "fanout"`` (F1-fanout) builds
     the stores with that setting, and the world's files lie in the subdirectories."""
 
     layout: ClassVar[str] = "flat"
@@ -148,12 +148,12 @@ class FileStoreMachine(FileWorldMachine):
 
     @property
     def _tree(self) -> bool:
-        """F10: the world's files are listed through the subdirectories."""
+        """F1-fanout: the world's files are listed through the subdirectories."""
         return self.layout == "fanout"
 
     def _put(self, name: str) -> str:
         """The path of ``name`` (relative to the directory), its subdirectories made first as another
-        process of this user makes them (F10)."""
+        process of this user makes them (F1-fanout)."""
         where = name.rpartition("/")[0]
         if where:
             level1 = f"{DIRECTORY}/{where.partition('/')[0]}"

@@ -1,5 +1,5 @@
-"""F10 on the real filesystem: the flat layout reads what the engine wrote, the fanout layout keeps every
-directory small, and a store never silently mixes the two (issue 24)."""
+"""F1-fanout on the real filesystem: the flat layout reads what the engine wrote, the fanout layout keeps
+every directory small, and a store never silently mixes the two (issue 24)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ import pytest
 from hicache import HiCacheFile
 from hicache.file_store import fanout_dirs
 
-pytestmark = pytest.mark.clauses("F10", "F1", "F8")
+pytestmark = pytest.mark.clauses("F1-fanout", "F1", "F8")
 
 FANOUT = {"layout": "fanout"}
 
 
-@pytest.mark.clauses("F10", "F1", "F4", "F8", "C3")
+@pytest.mark.clauses("F1-fanout", "F1", "F4", "F8", "C3")
 def test_a_flat_store_reads_a_directory_the_engines_format_wrote(tmp_path: Path) -> None:
     # The engine names a page <key><config suffix>.bin in the directory itself and writes it whole
     # (numpy's tofile); a flat store with that suffix as its namespace finds, counts and reads each one.
@@ -38,7 +38,7 @@ def test_a_flat_store_reads_a_directory_the_engines_format_wrote(tmp_path: Path)
     assert (directory / f"{'f' * 64}{suffix}.bin").read_bytes() == b"new"  # where the engine looks
 
 
-@pytest.mark.clauses("F10", "F3", "F7", "F8", "C3")
+@pytest.mark.clauses("F1-fanout", "F3", "F7", "F8", "C3")
 def test_fanout_pages_lie_two_levels_down_by_the_hash_of_their_name_and_survive_a_restart(
     tmp_path: Path,
 ) -> None:
@@ -61,7 +61,7 @@ def test_fanout_pages_lie_two_levels_down_by_the_hash_of_their_name_and_survive_
     assert not [f for _d, _s, files in os.walk(tmp_path / "cache") for f in files if f.endswith(".bin")]
 
 
-@pytest.mark.clauses("F10", "F9", "B1")
+@pytest.mark.clauses("F1-fanout", "F9", "B1")
 def test_a_store_refuses_a_namespace_written_in_the_other_layout_naming_the_setting(tmp_path: Path) -> None:
     directory = tmp_path / "cache"
     HiCacheFile(directory, namespace="_a", extra_config=FANOUT).set("k", b"1")
@@ -80,7 +80,7 @@ def test_a_store_refuses_a_namespace_written_in_the_other_layout_naming_the_sett
     assert HiCacheFile(directory, namespace="_b").get("k") == b"2"
 
 
-@pytest.mark.clauses("F10", "F9")
+@pytest.mark.clauses("F1-fanout", "F9")
 def test_the_layout_is_read_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HICACHE_FILE_LAYOUT", " FanOut ")
     store = HiCacheFile(tmp_path / "cache")
@@ -88,7 +88,7 @@ def test_the_layout_is_read_from_the_environment(tmp_path: Path, monkeypatch: py
     assert store.set("k", b"v") and os.path.dirname(store.file_path("k")) != str(tmp_path / "cache")
 
 
-@pytest.mark.clauses("F10", "F1", "F8", "F7")
+@pytest.mark.clauses("F1-fanout", "F1", "F8", "F7")
 def test_a_page_that_does_not_lie_where_its_name_hashes_is_not_this_stores(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -106,7 +106,7 @@ def test_a_page_that_does_not_lie_where_its_name_hashes_is_not_this_stores(
     assert again.clear() and (elsewhere / path.name).exists()  # not where its probes look: not ours
 
 
-@pytest.mark.clauses("F10", "F8", "S6", "C4")
+@pytest.mark.clauses("F1-fanout", "F8", "S6", "C4")
 def test_stale_temp_files_are_swept_in_the_subdirectories_and_in_the_directory(tmp_path: Path) -> None:
     store = HiCacheFile(tmp_path / "cache", extra_config={**FANOUT, "temp_max_age": 0})
     assert store.set("k", b"v")
@@ -123,7 +123,7 @@ def test_stale_temp_files_are_swept_in_the_subdirectories_and_in_the_directory(t
 
 
 @pytest.mark.verify_tier  # about 10-60 s of file creation, depending on the disk
-@pytest.mark.clauses("F10")
+@pytest.mark.clauses("F1-fanout")
 def test_a_hundred_thousand_fanout_pages_leave_no_directory_over_a_thousand_entries(tmp_path: Path) -> None:
     store = HiCacheFile(tmp_path / "cache", extra_config=FANOUT)
     keys = [f"{i * 0x9E3779B97F4A7C15 % (1 << 256):064x}" for i in range(100_000)]
@@ -138,7 +138,7 @@ def test_a_hundred_thousand_fanout_pages_leave_no_directory_over_a_thousand_entr
     assert HiCacheFile(tmp_path / "cache", extra_config=FANOUT).evictor.total == 100_000
 
 
-@pytest.mark.clauses("F10", "F3")
+@pytest.mark.clauses("F1-fanout", "F3")
 def test_a_fanout_subdirectory_removed_behind_the_stores_back_is_made_again_by_the_next_write(
     tmp_path: Path,
 ) -> None:

@@ -93,7 +93,7 @@ class ShiftedClockFileSystem(OSFileSystem):
 def namespace_files(directory: Path, namespace: str) -> dict[str, bytes]:
     """key -> bytes of the files of ``namespace`` (no temp files), as the store names them."""
     found = {}
-    for path in directory.rglob("*"):  # the subdirectories too (F10's fanout layout)
+    for path in directory.rglob("*"):  # the subdirectories too (F1-fanout's fanout layout)
         key = key_of_name(path.name, namespace)
         if key is not None:
             found[key] = path.read_bytes()
@@ -275,7 +275,7 @@ def test_processes_sharing_one_namespace_only_ever_read_whole_values(
 # -- C4, F8: a writer killed with SIGKILL ------------------------------------------------------
 
 
-@pytest.mark.clauses("C4", "F3", "F8", "C3", "F10")
+@pytest.mark.clauses("C4", "F3", "F8", "C3", "F1-fanout")
 @pytest.mark.parametrize("layout", ["flat", "fanout"])
 @pytest.mark.parametrize("stage", ["mid-write", "before-rename", "after-rename"])
 def test_a_writer_killed_mid_write_leaves_only_whole_values_and_its_temp_file_is_cleaned_once_old(

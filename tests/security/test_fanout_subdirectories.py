@@ -1,4 +1,5 @@
-"""F10 with S1-S3 on the real filesystem: every fanout subdirectory is made private and checked before it is
+"""F1-fanout with S1-S3 on the real filesystem: every fanout subdirectory is made private and checked
+before it is
 trusted; a subdirectory swapped for a symlink, opened to every user, or another user's is never written
 through, and its pages are skipped at start-up (issue 24)."""
 
@@ -15,7 +16,7 @@ from hicache import HiCacheFile
 
 from .conftest import needs_second_user, neighbour_uid
 
-pytestmark = pytest.mark.clauses("F10", "S1", "S2", "S3")
+pytestmark = pytest.mark.clauses("F1-fanout", "S1", "S2", "S3")
 
 FANOUT = {"layout": "fanout"}
 

@@ -36,7 +36,7 @@ class HiCacheFileMachine(FileStoreMachine):
 
 
 class FanoutMachine(FileStoreMachine):
-    """The file-store machine with the stores built with ``layout="fanout"`` (F10)."""
+    """The file-store machine with the stores built with ``layout="fanout"`` (F1-fanout)."""
 
     layout = "fanout"
 
@@ -72,7 +72,7 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
 
 
 @pytest.mark.clauses(
-    "F10", "F1", "F3", "F4", "F7", "F8", "V3", "V5", "V6", "C1", "C2", "C3", "C4", "B2", "S3"
+    "F1-fanout", "F1", "F3", "F4", "F7", "F8", "V3", "V5", "V6", "C1", "C2", "C3", "C4", "B2", "S3"
 )
 def test_a_fanout_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     record_property: Callable[[str, object], None],
@@ -85,7 +85,7 @@ def test_a_fanout_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     assert figures.examples > 0
 
 
-@pytest.mark.clauses("F10")
+@pytest.mark.clauses("F1-fanout")
 @pytest.mark.parametrize(
     "name", ["callback skipped when the file is already gone", "temp file left after a failed write"]
 )

@@ -314,7 +314,7 @@ def test_unrelated_environment_variables_are_ignored() -> None:
     assert load_file_config({}, environ) == DEFAULTS
 
 
-@pytest.mark.clauses("F10")
+@pytest.mark.clauses("F1-fanout")
 @pytest.mark.parametrize(
     ("given", "error", "message"),
     [
