@@ -136,6 +136,16 @@ class EvictorModel:
         unremovable, resting = self._spared()
         return all(e[2] or e[0] in unremovable or e[0] in resting for e in self.lru)
 
+    def seed(self, entries: list[Entry]) -> None:
+        """Start-up (F8): ``entries`` are tracked, none in flight or resting, and a pass brings them within
+        the limits; V3-bg: no pass in the constructor, the first pass brings the files found down."""
+        self.forget_all()
+        self.lru = entries
+        if self.background:
+            self.pass_left, self.since_pass = total(entries), 0
+        else:
+            self.evict()
+
     def forget_all(self) -> None:
         """The evictor's ``clear`` that forgets writes in flight too (a choice V leaves open, O3)."""
         self.lru, self.writers, self.published, self.resting = [], {}, set(), {}

@@ -27,6 +27,7 @@ __all__ = [
     "is_temp",
     "key_of",
     "key_of_path",
+    "layout_marker",
     "pages",
     "renewed",
     "same_file",
@@ -98,6 +99,12 @@ def key_of_path(path: str, ns: str, layout: str) -> str | None:
     if layout == "flat":
         return None if where else key_of(name, ns)
     return key_of(name, ns) if where == fanout_place(name) else None
+
+
+def layout_marker(ns: str) -> str:
+    """F1-fanout: the file a fanout store of namespace ``ns`` keeps in the directory itself (a flat store
+    of ``ns`` refuses a directory that has it); never a page's name (it does not end in ``.bin``)."""
+    return f".hicache{ns}.fanout"
 
 
 def same_file(key: str, ns: str, other_key: str, other_ns: str) -> bool:

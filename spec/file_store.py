@@ -30,7 +30,7 @@ from typing import Protocol
 
 from spec import metadata_cache as beliefs_model
 from spec.file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel
-from spec.file_names import file_path, key_of_path, pages, stale_temps
+from spec.file_names import file_path, key_of_path, layout_marker, pages, stale_temps
 
 __all__ = ["RETRY_UNREMOVABLE_AFTER", "Faults", "FileStoreModel"]
 
@@ -92,11 +92,6 @@ class FileStoreModel(EvictorModel):
     def key_of(self, name: str) -> str | None:
         return key_of_path(name, self.namespace, self.layout)
 
-    @property
-    def marker(self) -> str:
-        """F1-fanout: the fanout layout's marker, in the directory itself."""
-        return f".hicache{self.namespace}.fanout"
-
     def free(self) -> int:
         used = sum(len(d) for d, _m in self.files.values()) + sum(n for _k, n in self.planted.values())
         return max(self.disk_size - used, 0)
@@ -124,11 +119,9 @@ class FileStoreModel(EvictorModel):
     def exists(self, key: str) -> bool:
         if self.believed(key):
             return True
-        if self.name(key) in self.files:
-            self.teach(key)
-            return True
-        self.missing(key)
-        return False
+        found = self.name(key) in self.files
+        (self.teach if found else self.missing)(key)
+        return found
 
     def get(self, key: str, buffer_size: int | None = None) -> bytes | None:
         """``get``, or with ``buffer_size`` the bytes ``get_into`` fills (None: it answers False)."""
@@ -148,14 +141,9 @@ class FileStoreModel(EvictorModel):
         return data
 
     def set(self, key: str, value: bytes) -> bool:
-        if self.believed(key):
+        if self.exists(key):  # believed, or its file is there (F6: refreshed, no write); else gone (F4)
             self.touch(key)
             return True
-        if self.name(key) in self.files:
-            self.teach(key)
-            self.touch(key)
-            return True
-        self.missing(key)
         if self.name(key) in self.planted or not self.reserve(key, len(value)):
             return False  # S3: never written through or over a node that is not a page
         code = self._write(value)
@@ -172,9 +160,8 @@ class FileStoreModel(EvictorModel):
 
     def delete(self, key: str) -> bool:
         self.forget(key)
-        if self.stuck(self.name(key)):
+        if not self._unlink(self.name(key)):  # it cannot be unlinked: still there, still tracked
             return False
-        self._unlink(self.name(key))
         self.discard(key)
         return True
 
@@ -195,18 +182,14 @@ class FileStoreModel(EvictorModel):
         """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
         for name in stale_temps(self.files, self.clock(), self.temp_max_age, self.layout):
             self._unlink(name)
-        if self.layout == "fanout" and self.marker not in self.files and self._fault("write") is None:
-            self.files[self.marker] = (b"", self.clock())  # F1-fanout: made once, when missing
-        self.beliefs, self.writers, self.published, self.resting = {}, {}, set(), {}
-        self.lru = [
-            (key, size, False) for _m, _n, key, size in pages(self.files, self.namespace, self.layout)
-        ]
-        for key, _size, _flying in self.lru:
+        marker = layout_marker(self.namespace)
+        if self.layout == "fanout" and marker not in self.files and self._fault("write") is None:
+            self.files[marker] = (b"", self.clock())  # F1-fanout: made once, when missing
+        self.beliefs = {}
+        found = pages(self.files, self.namespace, self.layout)
+        for _m, _n, key, _size in found:
             self.teach(key)
-        if self.background:  # V3-bg: no pass in the constructor; the first pass brings the files found down
-            self.pass_left, self.since_pass = sum(e[1] for e in self.lru), 0
-        else:
-            self.evict()
+        self.seed([(key, size, False) for _m, _n, key, size in found])
 
     def _fault(self, op: str) -> int | None:
         return None if self.faults is None else self.faults.take(op, self.reader)
