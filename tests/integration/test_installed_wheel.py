@@ -157,7 +157,8 @@ def test_every_module_of_spec_is_rewritten_to_the_installed_name() -> None:
 def test_the_rewrite_docstring_examples_hold() -> None:
     result = doctest.testmod(spec._rename)
     assert result.attempted > 0 and result.failed == 0
-    assert tools.build_hooks.rewrite_source is spec._rename.rewrite_source  # the build uses the same one
+    # the build uses the same file (loaded by its path: setuptools imports the hook without the checkout)
+    assert tools.build_hooks.rewrite_source.__code__.co_filename == spec._rename.__file__
 
 
 def test_an_editable_install_loads_hicache_spec_rewritten_beside_a_project_spec(tmp_path: Path) -> None:
@@ -213,10 +214,10 @@ def _copy_sources(to: Path) -> Path:
     return to
 
 
-def _link_runtime(to: Path) -> Path:
-    """A folder holding links to the installed files of RUNTIME's distributions, and nothing else."""
+def _link_runtime(to: Path, names: tuple[str, ...] = RUNTIME) -> Path:
+    """A folder holding links to the installed files of ``names``' distributions, and nothing else."""
     to.mkdir()
-    for name in RUNTIME:
+    for name in names:
         try:
             dist = importlib.metadata.distribution(name)
         except importlib.metadata.PackageNotFoundError:
