@@ -49,9 +49,28 @@ against pytest, say) may take another search path and find a divergence after
 more or fewer examples.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._run import OracleResult, OracleUsageError, check, load_target, machine_for
+from spec.oracle._errors import OracleUsageError
+
+if TYPE_CHECKING:
+    from spec.oracle._run import OracleResult, check, load_target, machine_for
+
+# The runner needs Hypothesis; the tables, the adapter and ``--help``/``--describe`` do not, so it is
+# imported on first use (``from spec.oracle import check`` as before).
+_RUN = frozenset({"OracleResult", "check", "load_target", "machine_for"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUN:
+        from spec.oracle import _run
+
+        return getattr(_run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "available_components", "check",

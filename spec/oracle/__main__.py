@@ -1,22 +1,43 @@
-"""``python -m spec.oracle <component> <target>``: exit 0 PASS, 1 divergence, 2 usage or import error."""
+"""``python -m spec.oracle <component> <target>``: exit 0 PASS, 1 divergence, 2 usage or import error.
+
+``--help``, ``--list`` and ``COMPONENT --describe`` read the oracle's tables only, so they work without
+Hypothesis; a run needs it, and says how to install it when it is missing.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
+import tempfile
 from functools import partial
 from pathlib import Path
+from typing import Any, NoReturn
 
-from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._run import OracleUsageError, check
+from spec.oracle._components import COMPONENTS
+from spec.oracle._describe import describe, summary_line
+from spec.oracle._errors import OracleUsageError, one_line
 
-__all__ = ["main"]
+__all__ = ["MISSING", "main", "repro_name"]
+
+MISSING = (
+    "hicache-oracle: the oracle needs Hypothesis and pytest (the package's [oracle] extra), which are not"
+    " installed here: pip install hypothesis pytest, or install the package with its extra,"
+    " pip install '/path/to/hicache-reference[oracle]'"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (the usage is one ``--help`` away), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (hicache-oracle --help for usage)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hicache-oracle",
         description="Check an implementation against the HiCache spec with the project's lock-step machines.",
         epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error",
@@ -43,11 +64,37 @@ def _parser() -> argparse.ArgumentParser:
         help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
     parser.add_argument(
-        "--list", action="store_true", help="list the components and whether they are available"
+        "--repro",
+        default=None,
+        metavar="PATH",
+        help="on FAIL, also write the reproduction here: a file (the first failure's), or a directory"
+        " (an existing one, or a path ending in /): one test_repro_<clauses>.py per failing clause;"
+        " checked before the run",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the components: each one's clauses, constructor and required methods, whether it can run",
+    )
+    parser.add_argument(
+        "--describe",
+        action="store_true",
+        help="with a COMPONENT: what a target must provide (constructor, methods and their clauses, the"
+        " groups --leave-out takes, the --declare choices, the adapter keys with examples)",
     )
     return parser
+
+
+def _list() -> None:
+    for name, component in COMPONENTS.items():
+        try:
+            component.machine()
+            ready = "available"
+        except (ImportError, AttributeError) as error:
+            ready = f"not available ({one_line(error)})"
+        print(f"{name}: {ready}; {summary_line(component)}")
+    print("hicache-oracle COMPONENT --describe says what each one needs and checks")
 
 
 def _choice(text: str) -> tuple[str, str]:
@@ -66,14 +113,30 @@ def main(argv: list[str] | None = None) -> int:
     if os.getcwd() not in sys.path:  # targets are imported from the current directory too, as with -m
         sys.path.insert(0, os.getcwd())
     if args.list:
-        for name, ready in available_components().items():
-            print(f"{name}: {'available' if ready else 'machine not in this tree yet'}")
+        _list()
+        return 0
+    if args.describe:
+        if args.component not in COMPONENTS:
+            why = f"unknown component {args.component!r}" if args.component else "give a component"
+            known = ", ".join(COMPONENTS)
+            print(f"hicache-oracle: error: --describe: {why}; one of: {known}", file=sys.stderr)
+            return 2
+        _emit(describe(COMPONENTS[args.component]) + "\n")
         return 0
     if not args.component or not args.target:
-        parser.print_usage(sys.stderr)
-        print("hicache-oracle: error: give a component and a target (or --list)", file=sys.stderr)
+        print(
+            "hicache-oracle: error: give a component and a target (or --list, or COMPONENT --describe;"
+            " hicache-oracle --help for usage)",
+            file=sys.stderr,
+        )
         return 2
+    if importlib.util.find_spec("hypothesis") is None:
+        print(MISSING, file=sys.stderr)
+        return 2
+    from spec.oracle._run import check
+
     try:
+        repro = _repro_target(args.repro) if args.repro else None
         adapter = json.loads(args.adapter) if args.adapter else None
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
@@ -91,25 +154,80 @@ def main(argv: list[str] | None = None) -> int:
             declare=declare,
         )
     except (json.JSONDecodeError, OracleUsageError) as error:
-        why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error
-        print(f"hicache-oracle: error: {why}", file=sys.stderr)
+        bad_json = isinstance(error, json.JSONDecodeError)
+        print(f"hicache-oracle: error: {'--adapter is not valid JSON: ' * bad_json}{error}", file=sys.stderr)
         return 2
-    if args.repro and result.repro:
-        Path(args.repro).write_text(result.repro)
+    if args.json:
+        _emit(json.dumps(result.as_dict(), indent=1, sort_keys=True) + "\n")
+    else:
+        text = result.summary() + "\n"
+        if result.repro:
+            text += "\n# ---- reproduction (save as test_repro.py and run pytest) ----\n" + result.repro
+        _emit(text)
+    if repro is not None:
+        try:
+            _write_repros(repro, result.failures)
+        except OSError as error:  # checked before the run: the path changed under it
+            print(f"hicache-oracle: error: --repro {args.repro}: {one_line(error)}", file=sys.stderr)
+            return 2
+    return 0 if result.passed else 1
+
+
+def _emit(text: str) -> None:
+    """Print ``text``; a reader that leaves early (``| head``) is no error."""
     try:
-        if args.json:
-            print(json.dumps(result.as_dict(), indent=1, sort_keys=True))
-        else:
-            print(result.summary())
-            if result.repro:
-                print("\n# ---- reproduction (save as test_repro.py and run pytest) ----")
-                print(result.repro, end="")
+        sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader left early (``| head``): the verdict stands.  Point stdout at /dev/null so that the
-        # interpreter's final flush of what is still buffered does not fail again.
+        # The verdict stands.  Point stdout at /dev/null so that the interpreter's final flush of what
+        # is still buffered does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0 if result.passed else 1
+
+
+def _repro_target(path: str) -> Path:
+    """``--repro``'s path, checked before the run (OracleUsageError, exit 2, when it cannot be written):
+    an existing directory, or a path ending in ``/`` (created), receives one file per failing clause;
+    any other path is the file of the first failure's reproduction."""
+    target = Path(path)
+    try:
+        if path.endswith(("/", os.sep)) or target.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            folder = target
+        else:
+            folder = target.parent
+            if not folder.is_dir():
+                raise OracleUsageError(f"--repro {path}: no directory {str(folder)!r} to write the file in")
+            if target.exists():
+                with target.open("a"):  # writable, left as it is
+                    pass
+        with tempfile.TemporaryFile(dir=folder):  # a file can be made there (not only permitted: made)
+            pass
+    except OSError as error:
+        raise OracleUsageError(f"--repro {path}: cannot be written: {one_line(error)}") from None
+    return target
+
+
+def repro_name(clauses: list[str]) -> str:
+    """The file name of a failure's reproduction in a ``--repro`` directory: ``test_repro_M2.py``."""
+    return f"test_repro_{'_'.join(clauses) or 'invariants'}.py"
+
+
+def _write_repros(target: Path, failures: list[dict[str, Any]]) -> None:
+    """Each failure's reproduction into the directory ``target``, or the first's into the file."""
+    written = [f for f in failures if f["repro"]]
+    if not written:
+        return
+    if not target.is_dir():
+        target.write_text(written[0]["repro"])
+        if len(written) > 1:
+            print(
+                f"hicache-oracle: {target} holds the first of {len(written)} reproductions; give --repro a"
+                " directory to save one per failing clause",
+                file=sys.stderr,
+            )
+        return
+    for failure in written:
+        (target / repro_name(failure["clauses"])).write_text(failure["repro"])
 
 
 if __name__ == "__main__":

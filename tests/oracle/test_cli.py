@@ -163,8 +163,9 @@ def test_the_console_script_without_hypothesis_says_which_extra_to_install(
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "hypothesis" else real(name, *a)
     )
-    assert oracle_entry.main(["--list"]) == 2
-    assert "pip install 'hicache-reference[oracle]'" in capsys.readouterr().err
+    assert oracle_entry.main(["metadata-cache", f"{VARIANTS}:TextbookHardTTL"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install hypothesis pytest" in err and "[oracle]'" in err, err
 
 
 def test_the_console_script_runs_the_oracle(capsys: pytest.CaptureFixture[str]) -> None:
