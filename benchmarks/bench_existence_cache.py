@@ -507,7 +507,7 @@ def run(quick: bool) -> str:
     entries = ENTRIES // 16 if quick else ENTRIES
     w = Workload(entries, CALLS // 4 if quick else CALLS, 5 if quick else 15)
     out = [
-        "## Storage existence caches (issue 3, E1-E8, P1-P5)",
+        "## Storage existence caches (E1-E8, P1-P5)",
         "",
         f"{entries} beliefs of 64-hex-character hashes in one pool, chains of {PAGES} pages,"
         f" {w.calls} chains per variant per round, {w.rounds} rounds interleaved, garbage collector"

@@ -356,7 +356,7 @@ def run(quick: bool) -> str:
     root = tempfile.mkdtemp(prefix="hicache-bench-", dir="/tmp")
     started = time.perf_counter()
     try:
-        lines = ["## HiCacheFile on the local filesystem (issue 4, F5, F6, F8)", ""]
+        lines = ["## HiCacheFile on the local filesystem (F5, F6, F8)", ""]
         lines += [*_bench_exists(root, quick), ""]
         lines += [*_bench_batch_exists_and_scan(root, quick), ""]
         lines += _bench_set_get(root, quick)

@@ -1,7 +1,7 @@
 """MetadataCache batches (M9) and the recency order (M6-lru), each against a baseline timed in the same run.
 
 * ``contains_many`` of 64 live keys against 64 ``contains`` calls (target <= 0.5x per key);
-* ``HiCacheFile.batch_exists`` of 64 believed keys against the implementation before issue 13
+* ``HiCacheFile.batch_exists`` of 64 believed keys against the store before the batches
   (``batch_exists_before_issue_13`` below: each key checked, then one ``exists`` per key; target <= 0.4x);
 * under ``eviction="lru"``: ``contains`` on a live key against ``"birth"`` (target <= 1.3x), ``add``
   into a full cache against ``"birth"`` (target <= 1.3x), and both against a textbook recency-ordered
@@ -165,7 +165,7 @@ def _bench_batch_exists(quick: bool) -> tuple[list[str], float]:
         shutil.rmtree(directory)
     ratio = result.ratio(f"HiCacheFile.batch_exists({BATCH})")
     return [
-        f"### `HiCacheFile.batch_exists` of {BATCH} believed keys against the implementation before issue 13",
+        f"### `HiCacheFile.batch_exists` of {BATCH} believed keys against the store before the batches",
         "",
         f"Metadata cache on (TTL {TTL:g} s), every key believed (no filesystem call on either side);"
         f" ns/op is per key asked; {repeats} chains per variant per round.  The baseline checks each key"
@@ -249,7 +249,7 @@ def _bench_lru(quick: bool) -> tuple[list[str], dict[str, float]]:
 
 
 def run(quick: bool) -> str:
-    lines = ["## MetadataCache batches and the recency order (issue 13, M9, M6-lru)", ""]
+    lines = ["## MetadataCache batches and the recency order (M9, M6-lru)", ""]
     section, _ = _bench_contains_many(quick)
     lines += [*section, ""]
     section, _ = _bench_batch_exists(quick)

@@ -78,7 +78,7 @@ def run(quick: bool) -> str:
     ratio = result.ratio("MetadataCache")
     return "\n".join(
         [
-            "## MetadataCache.contains() on a live key (issue 2, M4)",
+            "## MetadataCache.contains() on a live key (M4)",
             "",
             f"{KEYS} live keys of 64 hex characters, TTL 3600 s, real `time.monotonic`,"
             f" {calls} calls per variant per round; rounds interleaved.",

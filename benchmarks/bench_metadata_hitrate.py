@@ -1,4 +1,4 @@
-"""The hit rate of MetadataCache's two eviction orders on Zipf key streams (issue 13, M6, M6-lru).
+"""The hit rate of MetadataCache's two eviction orders on Zipf key streams (M6, M6-lru).
 
 No timing: the figures are deterministic (seeded streams, a clock stepping once per request), so this
 section reads the same on every machine.  ``make hitrate`` draws them (``benchmarks/hitrate.py``).
@@ -13,7 +13,7 @@ def run(quick: bool) -> str:
     figures = sweep(SIZES[:3] if quick else SIZES)
     return "\n".join(
         [
-            '## MetadataCache hit rate: `eviction="birth"` against `"lru"` (issue 13, M6, M6-lru)',
+            '## MetadataCache hit rate: `eviction="birth"` against `"lru"` (M6, M6-lru)',
             "",
             f"Seeded Zipf key streams (seed {SEED}) over {KEYS_PER_ENTRY} x `max_entries` distinct keys;"
             " each request is `contains(key)`, then `add(key)` on a miss; the clock steps once per request;"

@@ -60,7 +60,7 @@ def run(quick: bool) -> str:
     try:
         before = _before_class(root)
         if before is None:
-            return "### The cost of issue 12's checks\n\nSkipped: git cannot give commit " + BEFORE + "."
+            return "### The cost of the security checks\n\nSkipped: git cannot give commit " + BEFORE + "."
         calls, ops, rounds = (2000, 50, 3) if quick else (20000, 200, 15)
         stores: dict[str, Any] = {}
         for name, cls in (("before", before), ("now", HiCacheFile)):
@@ -91,7 +91,7 @@ def run(quick: bool) -> str:
 
             return once
 
-        lines = ["### The cost of issue 12's checks (S1-S8), against the store before it", ""]
+        lines = ["### The cost of the security checks (S1-S8), against the store before it", ""]
         lines.append(
             f"Commit {BEFORE[:7]} extracted and imported beside today's code; local disk under /tmp,"
             f" metadata cache on, {rounds} rounds; `set` rows include deleting the page again."

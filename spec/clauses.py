@@ -94,6 +94,10 @@ _TITLES: dict[str, str] = {
     "O3": "declared choices: the spec follows the declared eviction order; the report prints it",
     "O4": "honest control of the clock and the disk: injected, patched or interposed, counted, else exit 2",
     "O5": "exit 0 PASS, 1 FAIL, 2 usage; a refused constructor argument is a FAIL, a signature exit 2",
+    "O6": "--threads N: real threads, overlap forced at the clock and filesystem; UNKNOWN is exit 3",
+    "O7": "--trace FILE: a hicache-trace/1 history is timed-linearizable against the spec; malformed exit 2",
+    "O8": "honest coverage: passed only when its checks ran to their budget; set aside is not checked",
+    "O9": "a recorder wraps any Python object and writes hicache-trace/1 under real traffic, cheaply",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(

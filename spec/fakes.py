@@ -2,7 +2,7 @@
 
 Correctness tests never sleep: they drive time through a FakeClock.  Threads meet where the test
 says: :func:`meeting_point` marks a race window inside an operation, where the thread leading a
-meeting of ``spec.linearizability.checker.Rendezvous`` lets the others make their calls.
+meeting of ``spec.linearizability.recording.Rendezvous`` lets the others make their calls.
 """
 
 from __future__ import annotations

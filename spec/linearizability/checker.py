@@ -1,11 +1,10 @@
 """Linearizability of recorded histories: Wing & Gong's search with Lowe's memoization.
 
-A *history* is the list of operations real threads performed, each with the
-time it was called and the time it returned (``time.perf_counter_ns``).  It is
-*linearizable* against a sequential spec when some total order of the
-operations (1) respects real time: an operation that returned before another
-was called comes first, and (2) replayed one by one through the spec gives
-every recorded answer.
+A *history* is the list of operations threads performed, each with the time
+it was called and the time it returned.  It is *linearizable* against a
+sequential spec when some total order of the operations (1) respects real
+time: an operation that returned before another was called comes first, and
+(2) replayed one by one through the spec gives every recorded answer.
 
 The search (as in Lowe, "Testing for linearizability", 2017, and porcupine):
 the call and return events sit in one time-ordered linked list.  Walking it,
@@ -17,74 +16,115 @@ tries the next candidate).  Lowe's memoization: a pair (set of linearized
 operations, spec state) seen once is never explored again, which turns the
 exponential worst case into one bounded by the distinct configurations.
 
+This module is the search only; recording real threads and scheduling them
+is :mod:`spec.linearizability.recording`.  What a spec may add to the two
+members every spec has (``initial``, ``step``), all optional:
+
+* ``outcomes(state, name, args)``: several (state, answer) pairs (a
+  nondeterministic spec); the search tries each one that gives the answer;
+* ``outcomes_at(state, op)``: the same for a *timed* spec (O7), which is given
+  the whole operation: its interval and its recorded ``now``.  Its state
+  carries the last instant; :func:`instants` picks the instants to try;
+* ``accepts(recorded, answer) -> bool``: whether a recorded answer is the
+  spec's (JSON gives lists for tuples; default ``==``);
+* ``prepare(history) -> history``: the operations the spec steps (a store's
+  ``set`` in its phases); :func:`check_history` applies it first.
+
+Two kinds of recorded answers are not values: :class:`Raised` (the call
+raised; the spec's answer is then the exception its step raises, compared by
+type name) and :data:`PENDING` results of calls that never returned
+(``ret is None``): such a call may take effect at any point after its call,
+or never, and any answer is accepted.
+
 The search runs under a budget of search steps (not seconds, so that the verdict
 does not depend on the machine's load); past it the verdict is *unknown*, never a
-silent pass.  Real threads may run one after another and so check nothing
-concurrent: :class:`Rendezvous` makes some calls overlap by construction.
+silent pass.
 """
 
 from __future__ import annotations
 
-import functools
-import threading
+import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from spec.fakes import LEADER, meeting_point
-
 __all__ = [
     "MAX_STEPS",
-    "SAFETY_TIMEOUT",
-    "HistoryRecorder",
+    "PENDING",
     "Operation",
-    "Rendezvous",
-    "RendezvousError",
+    "Raised",
     "SequentialSpec",
     "Verdict",
     "check_history",
-    "meeting_point",
-    "meetings_of",
-    "run_threads",
+    "instants",
 ]
 
 S = TypeVar("S", bound=Hashable)
-Call = tuple[str, tuple[Hashable, ...]]  # a method's name and its arguments: one step of a script
-Around = Callable[[Callable[[], Any]], Any]  # runs a call (HistoryRecorder.perform)
 
 # Search steps before the verdict is "unknown".  The histories of the tests (3 threads, up to 25 calls
 # each) take at most a few thousand; the bound only stops a pathological search, and it is a count, so
 # the same history gets the same verdict on any machine under any load.
 MAX_STEPS = 5_000_000
-# Seconds a thread waits at a rendezvous before the run is declared broken (a thread died or a script
-# is shorter than the meetings assume).  Only ever reached when something is wedged: never a verdict.
-SAFETY_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Raised:
+    """A recorded answer that is an exception: its type name (and, for reports, its text)."""
+
+    name: str
+    detail: str = field(default="", compare=False)
+
+    def __repr__(self) -> str:
+        return f"raised {self.name}"
+
+
+class _Pending:
+    """The result of a call that never returned."""
+
+    def __repr__(self) -> str:
+        return "(never returned)"
+
+
+PENDING: Any = _Pending()
 
 
 @dataclass(frozen=True)
 class Operation:
-    """One call of one thread: what it asked, what it got, and when (ns, one monotonic clock)."""
+    """One call of one thread: what it asked, what it got, and when (one monotonic clock, any unit).
+
+    ``ret`` None: the call never returned (its ``result`` is :data:`PENDING`).  ``now``: the
+    instant the call read, when recorded (a timed spec pins the call there).  ``line``: where the
+    operation came from (a trace's line number), kept through ``prepare``, for reports.
+    """
 
     thread: int
     name: str
     args: tuple[Hashable, ...]
     result: Any
-    call: int
-    ret: int
+    call: float
+    ret: float | None
+    now: float | None = None
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def returned(self) -> bool:
+        return self.ret is not None
+
+    @property
+    def end(self) -> float:
+        """The return time, or infinity for a call that never returned."""
+        return math.inf if self.ret is None else self.ret
 
     def __str__(self) -> str:
         args = ", ".join(repr(a) for a in self.args)
-        return f"t{self.thread}: {self.name}({args}) -> {self.result!r}  [{self.call}..{self.ret}]"
+        end = "..." if self.ret is None else self.ret
+        at = "" if self.now is None else f" now={self.now}"
+        return f"t{self.thread}: {self.name}({args}) -> {self.result!r}  [{self.call}..{end}]{at}"
 
 
 class SequentialSpec(Protocol[S]):
-    """The spec as a pure step function over hashable states.
-
-    A spec that allows several outcomes for one operation (a nondeterministic
-    spec) also defines ``outcomes(state, name, args) -> list[(state, answer)]``;
-    the search then tries each outcome that gives the recorded answer.
-    """
+    """The spec as a pure step function over hashable states (optional members: module docstring)."""
 
     @property
     def initial(self) -> S: ...
@@ -94,29 +134,23 @@ class SequentialSpec(Protocol[S]):
         ...
 
 
-class HistoryRecorder:
-    """Records the operations threads perform on a target, with call and return times.
+def instants(clock: float, op: Operation, breakpoints: Iterable[float] = ()) -> list[float]:
+    """The instants a timed spec tries for ``op`` after a state at ``clock`` (O7).
 
-    ``perform`` reads the clock, calls the method, reads the clock again and
-    appends the record (``list.append`` is atomic in CPython: no lock of ours
-    narrows the interleavings under test).
+    The instant lies in [invoke, return] and not before ``clock`` (instants do not
+    decrease along the order).  A recorded ``now`` is the only candidate (none if it
+    is out of range).  Otherwise: the earliest instant, each ``breakpoint`` inside
+    the range (where the spec's answers or states change: a life's last instant and
+    the one after it), and the latest.
     """
-
-    def __init__(self, clock: Callable[[], int] = time.perf_counter_ns) -> None:
-        self.operations: list[Operation] = []
-        self._clock = clock
-
-    def perform(
-        self, thread: int, target: Any, name: str, *args: Hashable, around: Around | None = None
-    ) -> Any:
-        """Call ``target.name(*args)`` and record it; ``around(call)``, if given, runs the call
-        between the two clock reads (a rendezvous inside the recorded interval)."""
-        method = getattr(target, name)
-        call = self._clock()
-        result = method(*args) if around is None else around(lambda: method(*args))
-        ret = self._clock()
-        self.operations.append(Operation(thread, name, args, result, call, ret))
-        return result
+    low = max(clock, op.call)
+    high = op.end
+    if op.now is not None:
+        return [op.now] if low <= op.now <= high else []
+    if low > high:
+        return []
+    inside = sorted({b for b in breakpoints if low < b < high})
+    return [low, *inside] + ([high] if high > low and high != math.inf else [])
 
 
 @dataclass
@@ -156,9 +190,13 @@ class _Event:
 
 
 def _event_list(history: Sequence[Operation]) -> _Event:
-    """The events in time order behind a head sentinel; at equal times calls come first."""
+    """The events in time order behind a head sentinel; at equal times calls come first.
+
+    A call that never returned has its return after every other event.
+    """
     order = sorted(
-        [(op.call, 0, i) for i, op in enumerate(history)] + [(op.ret, 1, i) for i, op in enumerate(history)]
+        [(op.call, 0, i) for i, op in enumerate(history)]
+        + [(op.end, 1, i) for i, op in enumerate(history)]
     )
     head = _Event(-1, False)
     calls: dict[int, _Event] = {}
@@ -192,37 +230,78 @@ def _unlift(call: _Event) -> None:
             event.next.prev = event
 
 
+def _equal(recorded: Any, answer: Any) -> bool:
+    return bool(recorded == answer)
+
+
+class _Stepper:
+    """The spec's optional members resolved once: the (state, answer) pairs an operation allows."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec = spec
+        self.timed = getattr(spec, "outcomes_at", None)
+        self.outcomes = getattr(spec, "outcomes", None)
+        self.accepts = getattr(spec, "accepts", _equal)
+
+    def results(self, state: Any, op: Operation) -> list[tuple[Any, Any]]:
+        try:
+            if self.timed is not None:
+                return list(self.timed(state, op))
+            if self.outcomes is not None:
+                return list(self.outcomes(state, op.name, op.args))
+            return [self.spec.step(state, op.name, op.args)]
+        except Exception as exc:  # the spec refuses the call: that exception is its answer
+            return [(state, Raised(type(exc).__name__, str(exc)))]
+
+    def candidates(self, state: Any, op: Operation) -> list[Any]:
+        """The states after ``op`` in ``state`` that give its recorded answer (any, if it never returned)."""
+        results = self.results(state, op)
+        if op.ret is None:
+            return [after for after, _ in results]
+        return [after for after, answer in results if self._matches(op.result, answer)]
+
+    def _matches(self, recorded: Any, answer: Any) -> bool:
+        if isinstance(recorded, Raised) or isinstance(answer, Raised):
+            both = isinstance(recorded, Raised) and isinstance(answer, Raised)
+            return both and recorded.name == answer.name
+        return bool(self.accepts(recorded, answer))
+
+
 def check_history(
     history: Sequence[Operation], spec: SequentialSpec[S], max_steps: int = MAX_STEPS
 ) -> Verdict:
     """Whether ``history`` is linearizable against ``spec`` (None: unknown within ``max_steps`` steps).
 
-    The budget is a number of search steps, so the verdict is a function of the
-    history alone (``seconds`` is only reported).
+    The spec's ``prepare``, if it has one, first turns the history into the
+    operations it steps.  Calls that never returned may be left out of the
+    order.  The budget is a number of search steps, so the verdict is a function
+    of the history alone (``seconds`` is only reported).
     """
     start = time.perf_counter()
+    prepare = getattr(spec, "prepare", None)
+    history = list(prepare(history)) if prepare is not None else list(history)
     verdict = Verdict(None, len(history), len({op.thread for op in history}))
+    stepper = _Stepper(spec)
     head = _event_list(history)
     state: S = spec.initial
     linearized = 0
+    must = sum(op.ret is not None for op in history)  # returned calls not yet linearized
     memo: set[tuple[int, S]] = set()
     stack: list[tuple[_Event, S, list[S]]] = []  # lifted call, state before it, alternatives left
     longest: list[int] = []
-    outcomes = getattr(spec, "outcomes", None)
     entry = head.next
-    while head.next is not None:
+    while must:
         if verdict.steps >= max_steps:
             break
         verdict.steps += 1
         assert entry is not None
         lifting = entry.is_call
         if lifting:  # try to linearize this operation here: the states after it that give its answer
-            op = history[entry.index]
-            results = outcomes(state, op.name, op.args) if outcomes else [spec.step(state, op.name, op.args)]
-            candidates = [after for after, answer in results if answer == op.result]
+            candidates = stepper.candidates(state, history[entry.index])
         elif stack:  # a return: backtrack, to another outcome of the last lifted operation or past it
             entry, state, candidates = stack.pop()
             linearized &= ~(1 << entry.index)
+            must += history[entry.index].ret is not None
         else:
             verdict.linearizable = False
             break
@@ -232,6 +311,7 @@ def check_history(
             memo.add((linearized | bit, fresh[0]))
             stack.append((entry, state, fresh[1:]))
             state, linearized = fresh[0], linearized | bit
+            must -= history[entry.index].ret is not None
             if lifting:
                 _lift(entry)
                 if len(stack) > len(longest):
@@ -249,150 +329,3 @@ def check_history(
     verdict.configurations = len(memo)
     verdict.seconds = time.perf_counter() - start
     return verdict
-
-
-class RendezvousError(RuntimeError):
-    """A rendezvous was broken: a thread failed, or did not arrive within the safety timeout."""
-
-
-_current = threading.local()  # the meeting the calling thread leads, and whether it has held
-
-
-class Rendezvous:
-    """Calls of real threads made to overlap by construction, whatever the speed or load of the machine.
-
-    At each meeting (call indices 0, ``every``, 2 ``every``... below the shortest
-    script's length) the threads' calls at that index happen in a fixed order:
-
-    1. thread 0 (the leader) makes its call, up to its :func:`meeting_point`
-       (or the end of the call, if the operation has none), and holds there,
-       *inside* its recorded interval;
-    2. the other threads then make their calls one after another, in thread
-       order, each starting after the previous one returned (their intervals
-       are as tight as the calls: real-time order between them is recorded);
-    3. the leader goes on and returns.
-
-    So each follower's meeting call lies inside the leader's, for certain.  Between
-    meetings the threads run free.  It cannot deadlock: followers wait only for the
-    leader's hold and the follower before them, the leader only for the followers,
-    and every thread reaches every meeting.  A thread that fails calls :meth:`abort`,
-    which wakes every waiter with :class:`RendezvousError`; so does a wait past ``timeout``.
-    """
-
-    def __init__(self, threads: int, every: int, shortest: int, timeout: float = SAFETY_TIMEOUT) -> None:
-        if threads < 1 or every < 1:
-            raise ValueError(f"threads and every must be >= 1, got {threads} and {every}")
-        self.threads, self.every, self.shortest, self.timeout = threads, every, shortest, timeout
-        self.meetings = 0  # meetings completed
-        self._cv = threading.Condition()
-        self._turn = (-1, 0)  # (meeting, whose turn): 1..threads-1 a follower's, `threads` the leader's
-        self._broken = False
-
-    def meets(self, index: int) -> bool:
-        """Whether the calls at ``index`` of the scripts are a meeting."""
-        return index < self.shortest and index % self.every == 0
-
-    def abort(self) -> None:
-        with self._cv:
-            self._broken = True
-            self._cv.notify_all()
-
-    def _wait_for(self, turn: tuple[int, int]) -> None:
-        """Wait (lock held) until it is ``turn``; RendezvousError if broken or timed out."""
-        if not self._cv.wait_for(lambda: self._broken or self._turn == turn, timeout=self.timeout):
-            self._broken = True
-            self._cv.notify_all()
-            raise RendezvousError(f"no thread gave turn {turn} within {self.timeout} s (now {self._turn})")
-        if self._broken:
-            raise RendezvousError(f"the rendezvous was broken while waiting for turn {turn}")
-
-    def _pass(self, turn: tuple[int, int]) -> None:
-        with self._cv:
-            self._turn = turn
-            self._cv.notify_all()
-
-    def lead(self, meeting: int) -> Around:
-        """The leader's ``around`` for its call at ``meeting`` (see :meth:`HistoryRecorder.perform`)."""
-
-        def around(call: Callable[[], Any]) -> Any:
-            _current.meeting, _current.held, LEADER.hold = meeting, False, self.hold
-            try:
-                result = call()
-                self.hold()  # no meeting point inside the operation: the followers go after it
-            finally:
-                LEADER.hold = None
-            return result
-
-        return around
-
-    def hold(self) -> None:
-        """The leader, inside its call: let the followers make their calls, then go on (once per call)."""
-        if _current.held:
-            return
-        _current.held = True
-        meeting = _current.meeting
-        self._pass((meeting, 1))
-        with self._cv:
-            self._wait_for((meeting, self.threads))
-            self.meetings += 1
-
-    def follow(self, thread: int, meeting: int, call: Callable[[], Any]) -> Any:
-        """A follower's call at ``meeting``: after the leader's hold and the previous follower's return."""
-        with self._cv:
-            self._wait_for((meeting, thread))
-        result = call()
-        self._pass((meeting, thread + 1))
-        return result
-
-
-def meetings_of(scripts: Sequence[Sequence[object]], meet_every: int | None) -> int:
-    """How many meetings :func:`run_threads` holds for ``scripts`` (0 without meetings or other threads)."""
-    if meet_every is None or len(scripts) < 2:
-        return 0
-    return len(range(0, min(len(s) for s in scripts), meet_every))
-
-
-def run_threads(
-    recorder: HistoryRecorder,
-    target: Any,
-    scripts: Sequence[Sequence[Call]],
-    *,
-    meet_every: int | None = None,
-) -> list[Operation]:
-    """Run one thread per script against ``target`` (all released at once); the recorded history.
-
-    ``meet_every``: the threads meet (:class:`Rendezvous`) at every ``meet_every``-th
-    call index, so that some of the recorded calls overlap by construction.  An
-    exception in a thread breaks the rendezvous and is raised here after all
-    threads ended.
-    """
-    start = threading.Barrier(len(scripts), timeout=SAFETY_TIMEOUT)
-    shortest = min((len(s) for s in scripts), default=0)
-    rendezvous = Rendezvous(len(scripts), meet_every, shortest) if meet_every is not None else None
-    errors: list[BaseException] = []
-
-    def worker(thread: int, script: Sequence[Call]) -> None:
-        try:
-            start.wait()
-            for index, (name, args) in enumerate(script):
-                if rendezvous is None or not rendezvous.meets(index):
-                    recorder.perform(thread, target, name, *args)
-                elif thread == 0:
-                    recorder.perform(thread, target, name, *args, around=rendezvous.lead(index))
-                else:
-                    call = functools.partial(recorder.perform, thread, target, name, *args)
-                    rendezvous.follow(thread, index, call)
-        except BaseException as exc:  # reaches the caller; the others are woken, not left waiting
-            errors.append(exc)
-            start.abort()
-            if rendezvous is not None:
-                rendezvous.abort()
-
-    threads = [threading.Thread(target=worker, args=(i, s)) for i, s in enumerate(scripts)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
-    return list(recorder.operations)

@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor
@@ -20,17 +21,9 @@ from hicache.file_store import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
-from spec.linearizability.checker import (
-    MAX_STEPS,
-    SAFETY_TIMEOUT,
-    HistoryRecorder,
-    Operation,
-    Verdict,
-    check_history,
-    meetings_of,
-    run_threads,
-)
+from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
 from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, switch_often
+from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder, meetings_of, run_threads
 
 __all__ = [
     "FileStoreHistorySpec",
@@ -79,11 +72,11 @@ def in_phases(history: Sequence[Operation]) -> list[Operation]:
         args = (op.thread, *op.args)
         if op.name == "set":
             for phase in ("set_begin", "set_publish"):
-                split.append(Operation(op.thread, phase, args, None, op.call, op.ret))
-            split.append(Operation(op.thread, "set_end", args, op.result, op.call, op.ret))
+                split.append(replace(op, name=phase, args=args, result=None))
+            split.append(replace(op, name="set_end", args=args))
         elif op.name == "get":
-            split.append(Operation(op.thread, "get_read", args, op.result, op.call, op.ret))
-            split.append(Operation(op.thread, "get_end", args, None, op.call, op.ret))
+            split.append(replace(op, name="get_read", args=args))
+            split.append(replace(op, name="get_end", args=args, result=None))
         else:
             split.append(op)
     return split
@@ -257,8 +250,9 @@ def _opened(pending: Pending, thread: int, key: str) -> tuple[str | None, Pendin
 def check_file_store_history(
     history: Sequence[Operation], spec: FileStoreHistorySpec, max_steps: int = MAX_STEPS
 ) -> Verdict:
-    """:func:`check_history` of ``history`` as ``spec`` steps it (``set``/``get`` in steps, unless strict)."""
-    return check_history(spec.prepare(history), spec, max_steps)
+    """:func:`check_history` of ``history`` as ``spec`` steps it (``set``/``get`` in steps, unless strict:
+    the check applies the spec's ``prepare``)."""
+    return check_history(history, spec, max_steps)
 
 
 class _RecencyAtReservationEvictor(LRUFileEvictor):

@@ -25,16 +25,8 @@ from typing import Any
 
 from spec import metadata_cache as model
 from spec.fakes import FakeClock
-from spec.linearizability.checker import (
-    MAX_STEPS,
-    SAFETY_TIMEOUT,
-    HistoryRecorder,
-    Operation,
-    Verdict,
-    check_history,
-    meetings_of,
-    run_threads,
-)
+from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
+from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder, meetings_of, run_threads
 
 __all__ = [
     "BATCHES",
@@ -241,7 +233,7 @@ def overlapping(history: Sequence[Operation]) -> int:
     marked: set[int] = set()
     for i, op in enumerate(ordered):
         for other in ordered[i + 1 :]:
-            if other.call > op.ret:
+            if other.call > op.end:
                 break
             if other.thread != op.thread:
                 marked.update((id(op), id(other)))
@@ -278,7 +270,7 @@ def check_real_thread_histories(
     """Record ``histories`` real-thread runs of seeded scripts on fresh caches and check each one.
 
     ``meet_every``: the threads meet at every ``meet_every``-th call, as in
-    :func:`~spec.linearizability.checker.run_threads` (None: never).  ``eviction``: the spec's order (the
+    :func:`~spec.linearizability.recording.run_threads` (None: never).  ``eviction``: the spec's order (the
     factory must build caches that evict so).  ``batches``: the scripts include the M9 batches.
     ``switch_interval``: the interpreter's thread switch interval meanwhile (short: more interleavings).
     """

@@ -38,7 +38,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
 from spec.fake_fs import Crash
-from spec.file_store import FileStoreModel, is_temp
+from spec.file_names import is_temp
+from spec.file_store import FileStoreModel
 from spec.machines._base import FileWorldMachine, LockstepMachine
 
 __all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "believed", "file_store_machine"]

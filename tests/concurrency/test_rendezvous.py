@@ -1,4 +1,4 @@
-"""The rendezvous that makes real-thread calls overlap by construction (spec/linearizability/checker.py).
+"""The rendezvous that makes real-thread calls overlap by construction (spec/linearizability/recording.py).
 
 What the linearizability batches rely on: at a meeting the leader's call spans
 the followers' calls, which run one after another in thread order; a meeting
@@ -14,9 +14,9 @@ from collections.abc import Hashable
 
 import pytest
 
-from spec.linearizability.checker import (
+from spec.linearizability.checker import Operation
+from spec.linearizability.recording import (
     HistoryRecorder,
-    Operation,
     Rendezvous,
     RendezvousError,
     meeting_point,
@@ -70,8 +70,8 @@ def test_at_each_meeting_the_leader_spans_the_followers_calls_made_in_thread_ord
         assert events_at(target, index) == ["start 0", "end 0", "start 1", "end 1", "start 2", "end 2"]
         calls = {op.thread: op for op in history if op.args[1] == index}
         leader = calls[0]
-        assert all(leader.call <= calls[t].call and calls[t].ret <= leader.ret for t in (1, 2))
-        assert calls[1].ret <= calls[2].call, "followers' intervals are as tight as their calls"
+        assert all(leader.call <= calls[t].call and calls[t].end <= leader.end for t in (1, 2))
+        assert calls[1].end <= calls[2].call, "followers' intervals are as tight as their calls"
     assert meetings_of(scripts([5, 3, 7]), 2) == 2
 
 

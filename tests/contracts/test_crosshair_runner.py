@@ -170,7 +170,7 @@ def test_every_contract_function_is_found_with_its_clauses() -> None:
     assert len(found) >= 28
     assert found["spec.metadata_cache.is_live"] == ("M2",)
     assert found["spec.metadata_cache.add"] == ("M3", "M6")
-    assert found["spec.file_store.cap_pass"] == ("S7", "V3", "V5", "V6")  # S7: its docstring names it
+    assert found["spec.file_names.cap_pass"] == ("S7", "V3", "V5", "V6")  # S7: its docstring names it
     assert all(found.values()), [name for name, clauses in found.items() if not clauses]
 
 
@@ -342,7 +342,7 @@ def test_each_golden_file_names_a_condition_of_its_variant_that_breaks_a_model_f
         module = importlib.import_module(f"spec.variants.crosshair.{path.stem}")
         for fn in runner.contract_functions([path]):
             assert fn.clauses, f"{path.name}: {fn.name} names no clause"
-            model = {"F": "spec.file_store"}.get(fn.clauses[0][0], "spec.metadata_cache")
+            model = {"F": "spec.file_names"}.get(fn.clauses[0][0], "spec.metadata_cache")
             assert callable(getattr(importlib.import_module(model), fn.name)), (path.name, fn.name, model)
             assert getattr(module, fn.name).__module__ == module.__name__
 

@@ -14,7 +14,8 @@ from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from typing import Any
 
 from spec.fake_fs import FakeFile, FakeFileSystem
-from spec.file_store import Entry, FileStoreModel, total
+from spec.file_names import Entry, total
+from spec.file_store import FileStoreModel
 
 __all__ = ["Files", "ModelStore", "Planted", "model_evictor"]
 

@@ -27,7 +27,17 @@ PACKAGES = ("hicache", "spec", "tests", "benchmarks", "tools")
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("port", ("hicache.fs",)),
     ("hicache", ("hicache",)),
-    ("models", ("spec.metadata_cache", "spec.existence_cache", "spec.pool_beliefs", "spec.file_store")),
+    (
+        "models",
+        (
+            "spec.metadata_cache",
+            "spec.existence_cache",
+            "spec.pool_beliefs",
+            "spec.file_store",
+            "spec.file_evictor",
+            "spec.file_names",
+        ),
+    ),
     ("world", ("spec.fakes", "spec.fake_fs")),
     ("variants", ("spec.variants",)),
     (

@@ -1,0 +1,188 @@
+"""Pure functions of the file-store model that carry PEP 316 contracts (docs/SEMANTICS.md F1, F8, V2-V6, C3).
+
+Two kinds: the names (F1: a key's file and back, two stores naming one file; F8: a temp file), and the
+evictor's passes over its entries (V2: their total; V3, V5: the victims a cap or a free-space floor
+picks).  CrossHair checks each one alone (``tests/contracts``); :class:`spec.file_store.FileStoreModel`
+applies them, one operation at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+__all__ = [
+    "Entry",
+    "cap_pass",
+    "file_name",
+    "flagged",
+    "is_temp",
+    "key_of",
+    "pages",
+    "renewed",
+    "same_file",
+    "space_pass",
+    "stale_temps",
+    "total",
+]
+
+Entry = tuple[str, int, bool]  # key, size in bytes, in flight
+
+
+def file_name(key: str, ns: str) -> str:
+    """F1: the file of ``key`` in namespace ``ns``: ``<key><ns>.bin``, the key's ``%`` and ``_`` escaped.
+
+    pre: key != "" and not key.startswith(".") and "/" not in key and chr(0) not in key
+    pre: ns == "" or ns.startswith("_")
+    post: __return__.endswith(ns + ".bin")
+    post: key_of(__return__, ns) == key
+    """
+    return key.replace("%", "%25").replace("_", "%5F") + ns + ".bin"
+
+
+def key_of(name: str, ns: str) -> str | None:
+    """F1: the key whose file is ``name`` in namespace ``ns`` (it starts at the first ``_``), or None.
+
+    pre: ns == "" or ns.startswith("_")
+    post: __return__ is None or file_name(__return__, ns) == name
+    """
+    stem, dot_bin = name[:-4], name[-4:]
+    part, mark, rest = stem.partition("_")
+    if dot_bin != ".bin" or not part or part[0] == "." or mark + rest != ns:
+        return None
+    key = "%".join(piece.replace("%5F", "_") for piece in part.split("%25"))
+    return key if "/" not in key and "\0" not in key and file_name(key, ns) == name else None
+
+
+def same_file(key: str, ns: str, other_key: str, other_ns: str) -> bool:
+    """F1: two stores name the same file only for the same key in the same namespace.
+
+    pre: key != "" and not key.startswith(".") and "/" not in key and chr(0) not in key
+    pre: other_key != "" and not other_key.startswith(".")
+    pre: "/" not in other_key and chr(0) not in other_key
+    pre: ns == "" or ns.startswith("_")
+    pre: other_ns == "" or other_ns.startswith("_")
+    post: not __return__ or (key == other_key and ns == other_ns)
+    """
+    return file_name(key, ns) == file_name(other_key, other_ns)
+
+
+_TEMP = re.compile(r"\.[0-9a-f]{12}\.tmp")
+
+
+def is_temp(name: str) -> bool:
+    """F8, S6: a temp file of the store is named exactly ``.<12 lower-case hex digits>.tmp``."""
+    return _TEMP.fullmatch(name) is not None
+
+
+def pages(files: Mapping[str, tuple[bytes, float]], ns: str) -> list[tuple[float, str, str, int]]:
+    """F8: the pages of namespace ``ns`` in a directory ``name -> (bytes, mtime)``, oldest first (by
+    mtime, then name), as ``(mtime, name, key, size)``."""
+    found = ((m, n, key_of(n, ns), len(d)) for n, (d, m) in files.items())
+    return sorted((m, n, k, size) for m, n, k, size in found if k is not None)
+
+
+def stale_temps(files: Mapping[str, tuple[bytes, float]], now: float, max_age: float) -> list[str]:
+    """F8: the temp files of a directory ``name -> (bytes, mtime)`` older than ``max_age`` at ``now``."""
+    return [name for name, (_data, mtime) in list(files.items()) if is_temp(name) and now - mtime > max_age]
+
+
+def total(lru: list[Entry]) -> int:
+    """V2, C3: the evictor's total is the sum of the tracked sizes.
+
+    post: __return__ == sum(e[1] for e in lru)
+    """
+    return sum(size for _key, size, _in_flight in lru)
+
+
+def renewed(lru: list[Entry], key: str, size: int, in_flight: bool) -> list[Entry]:
+    """V4: ``key``'s entry, now ``(key, size, in_flight)``, is the most recently used; the others keep
+    their order.
+
+    post: __return__[-1] == (key, size, in_flight)
+    post: [e for e in __return__ if e[0] != key] == [e for e in lru if e[0] != key]
+    """
+    return [e for e in lru if e[0] != key] + [(key, size, in_flight)]
+
+
+def flagged(lru: list[Entry], key: str, in_flight: bool) -> list[Entry]:
+    """V4, C5: ``key``'s entry in flight or not, in its place.
+
+    post: [e[:2] for e in __return__] == [e[:2] for e in lru]
+    post: all(e[2] == (in_flight if e[0] == key else old[2]) for e, old in zip(__return__, lru))
+    """
+    return [(k, s, in_flight if k == key else f) for k, s, f in lru]
+
+
+def _evictable(entry: Entry, keep: str | None, resting: frozenset[str]) -> bool:
+    return not entry[2] and entry[0] != keep and entry[0] not in resting
+
+
+def cap_pass(
+    lru: list[Entry],
+    keep: str | None,
+    size: int,
+    cap: int,
+    ratio: float,
+    unremovable: frozenset[str],
+    resting: frozenset[str] = frozenset(),
+) -> tuple[list[Entry], list[str]]:
+    """V3, V5: evict LRU entries until the others fit under floor(cap * ratio) - size.
+
+    Returns the entries left and the victims tried, in order (each one got
+    ``on_evict``, V6).  ``keep`` (the key being written), writes in flight and
+    resting keys (S7) are never victims; an unremovable victim is tried once
+    and keeps its entry.
+
+    pre: 0 < cap < 2**52 and 0 < ratio <= 1 and size >= 0
+    pre: all(e[1] >= 0 for e in lru) and len({e[0] for e in lru}) == len(lru)
+    post: all(e in lru for e in __return__[0])
+    post: not any(e[2] or e[0] == keep or e[0] in resting for e in lru if e[0] in __return__[1])
+    post: all(e in __return__[0] for e in lru if e[0] in unremovable or e[2])
+    post: len(__return__[0]) + len([k for k in __return__[1] if k not in unremovable]) == len(lru)
+    """
+    others = total(lru) - sum(e[1] for e in lru if e[0] == keep)
+    target = math.floor(cap * ratio) - size
+    left: list[Entry] = []
+    tried: list[str] = []
+    for entry in lru:
+        if others > target and _evictable(entry, keep, resting):
+            tried.append(entry[0])
+            if entry[0] not in unremovable:
+                others -= entry[1]
+                continue
+        left.append(entry)
+    return left, tried
+
+
+def space_pass(
+    lru: list[Entry],
+    keep: str | None,
+    size: int,
+    floor: int,
+    free: int,
+    unremovable: frozenset[str],
+    resting: frozenset[str] = frozenset(),
+) -> tuple[list[Entry], list[str]]:
+    """V3, V5: evict LRU entries until the estimated free space minus size reaches the floor.
+
+    The estimate grows by each victim's size (the caller re-probes the real
+    free space afterwards).  Same victims rules as :func:`cap_pass`.
+
+    pre: floor > 0 and size >= 0
+    pre: all(e[1] >= 0 for e in lru) and len({e[0] for e in lru}) == len(lru)
+    post: all(e in lru for e in __return__[0])
+    post: not any(e[2] or e[0] == keep or e[0] in resting for e in lru if e[0] in __return__[1])
+    post: all(e in __return__[0] for e in lru if e[0] in unremovable or e[2])
+    """
+    left: list[Entry] = []
+    tried: list[str] = []
+    for entry in lru:
+        if free - size < floor and _evictable(entry, keep, resting):
+            tried.append(entry[0])
+            if entry[0] not in unremovable:
+                free += entry[1]
+                continue
+        left.append(entry)
+    return left, tried

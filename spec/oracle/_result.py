@@ -1,0 +1,170 @@
+"""The last phase of every run of the oracle: what a search found, verified and turned into the report.
+
+A mode of the oracle (the sequential search of ``_sequential.py``; threads and traces beside it) hands
+:func:`build_result` a :class:`Found`; the result checks what the run controlled (O4) and says which
+clauses passed.  :class:`OracleResult` is the report, as text (:meth:`OracleResult.summary`) and as
+JSON (:meth:`OracleResult.as_dict`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from spec.clauses import CLAUSE_ID
+from spec.machines._base import Figures
+from spec.oracle._errors import OracleUsageError
+from spec.oracle._session import ConstructorRefused, Session
+
+if TYPE_CHECKING:
+    from spec.oracle._run import Prepared
+
+__all__ = ["Found", "OracleResult", "build_result", "failure_entry"]
+
+
+@dataclass
+class OracleResult:
+    """What a run of the oracle found.
+
+    ``verdict`` is ``"PASS"`` or ``"FAIL"``; ``figures`` the examples, steps,
+    distinct states and seconds covered; ``left_out`` the clause groups the
+    target does not implement (not checked); ``time_control`` how the oracle
+    controlled the target's time; ``declared`` the design choices the run
+    followed (O3: ``{"eviction": "birth"}``, the defaults unless declared).
+    On FAIL: ``clauses`` (the broken clause IDs, most specific first),
+    ``message`` (the divergence), ``counterexample`` (the shrunk calls in the
+    target's API) and ``repro`` (a pytest file).
+    """
+
+    component: str
+    target: str
+    verdict: str
+    seed: int
+    figures: dict[str, float]
+    time_control: str
+    left_out: dict[str, str]
+    adapter: dict[str, Any]
+    declared: dict[str, str] = field(default_factory=dict)
+    fs_control: str = ""  # O4: how the oracle controlled the target's filesystem (file components)
+    clauses: list[str] = field(default_factory=list)
+    message: str = ""
+    counterexample: list[str] = field(default_factory=list)
+    calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
+    repro: str = ""
+    # O2: every failing clause, each with its own counterexample (the fields above are the first's)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    passed_clauses: list[str] = field(default_factory=list)
+    failure: BaseException | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    def failure_dict(self) -> dict[str, Any]:
+        return failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("failure", "passed_clauses")
+        }
+        out["passed"] = self.passed_clauses
+        return out
+
+    def summary(self) -> str:
+        """A human-readable report (what the CLI prints without ``--json``)."""
+        f = self.figures
+        lines = [
+            f"{self.verdict}: {self.target} as {self.component}",
+            f"  examples {f['examples']}, steps {f['steps']}, distinct states {f['distinct_states']},"
+            f" {f['seconds']} s (seed {self.seed})",
+            f"  time: {self.time_control}",
+        ]
+        if self.fs_control:
+            lines.append(f"  filesystem: {self.fs_control}")
+        if self.declared:
+            lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
+        lines += [f"  left out: {why}" for why in self.left_out.values()]
+        for failure in self.failures or ([self.failure_dict()] if not self.passed else []):
+            calls = failure["calls"]
+            broken = ", ".join(failure["clauses"]) or "the target's own invariants"
+            lines.append(f"  breaks: {broken}")
+            lines.append(f"  divergence: {failure['message']}")
+            lines.append(f"  counterexample ({calls} call{'' if calls == 1 else 's'}):")
+            lines += [f"    {line}" for line in failure["counterexample"]]
+        if self.passed_clauses:
+            lines.append(f"  passed: {', '.join(self.passed_clauses)}")
+        return "\n".join(lines)
+
+
+def failure_entry(
+    clauses: list[str], message: str, calls: int, lines: list[str], repro: str
+) -> dict[str, Any]:
+    """One failing clause of a report (an item of ``OracleResult.failures``)."""
+    return {"clauses": clauses, "message": message, "calls": calls, "counterexample": lines, "repro": repro}
+
+
+@dataclass
+class Found:
+    """What a mode's search hands the result: the figures it covered (``seconds`` included), and each
+    failure (as :func:`failure_entry` gives it) with the error the search saw, the first first."""
+
+    figures: Figures
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[BaseException] = field(default_factory=list)
+
+
+def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
+    """The report of a run: O4's checks of what the target read, then the verdict and the clauses."""
+    session, component, totals = run.session, run.component, found.figures
+    first_error = found.errors[0] if found.errors else None
+    _verify_time(session, first_error, totals)
+    session.fs_control.verify(totals.examples)  # O4, the filesystem half (spec/oracle/_fs.py)
+    covered = totals.as_dict()
+    if session.fs_control.mode != "none":
+        covered["fs_calls"] = session.fs_control.calls()
+    if session.time_control != "none":
+        covered["clock_reads"] = session.holder.reads
+    failures = found.failures
+    result = OracleResult(
+        component=component.name,
+        target=run.target_path,
+        verdict="FAIL" if failures else "PASS",
+        seed=seed,
+        figures=covered,
+        time_control=session.describe_time(),
+        left_out=dict(session.left_out),
+        adapter=session.adapter.as_dict(),
+        declared=dict(session.declared),
+        fs_control="" if session.fs_control.mode == "none" else session.fs_control.describe(),
+        **(failures[0] if failures else {}),
+        failures=failures,
+        failure=first_error,
+    )
+    failed = {c for f in failures for c in f["clauses"]}
+    not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+    not_run |= {d for c in not_run for d in component.depends.get(c, ())}
+    result.passed_clauses = [c for c in component.clauses if c not in failed | not_run]
+    return result
+
+
+def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:
+    """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
+    component whose target never read the clock the oracle passed or patched in, over a whole run, ran
+    on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
+    component, recording = session.component, session.recording
+    timeless = "clock" not in component.constructor or not component.replayable or totals.examples == 0
+    if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
+        return
+    if failure and recording and all(c.now == recording.start for c in recording.calls):
+        return  # a divergence before the clock ever moved: no answer in it depends on the time
+    how = (
+        f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
+        if session.time_control == "injected"
+        else "patched into its modules"
+    )
+    raise OracleUsageError(
+        f"the target never read the clock the oracle controls ({how}) in {totals.examples} examples: "
+        "it reads the time some other way (a default bound at import, a clock kept elsewhere), so a "
+        "verdict would be one on the real clock. Give it a clock parameter and map it with an adapter, e.g. "
+        '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+    )

@@ -1,0 +1,363 @@
+"""The sequential search of the oracle: the component's machine over the target, one call at a time.
+
+Hypothesis runs the project's own lock-step machine in chunks of examples, each chunk with its own
+seed, until the budget (examples, seconds) is spent.  A failure is shrunk (by Hypothesis, then by the
+oracle: calls, or machine steps), explained (its clause, its counterexample, its reproduction) and its
+clause's group set aside, so that the search goes on for the others (O2).  What it found goes to
+``_result.build_result`` as a :class:`~spec.oracle._result.Found`.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import HypothesisException
+
+from spec.clauses import CLAUSE_ID
+from spec.machines._base import Figures, LockstepMachine, run_machine
+from spec.oracle import _repro
+from spec.oracle._components import Component
+from spec.oracle._errors import OracleUsageError
+from spec.oracle._result import Found, failure_entry
+from spec.oracle._session import ConstructorRefused, Recording, Session, _repr, minimize, replay
+
+if TYPE_CHECKING:
+    from spec.oracle._run import Prepared
+
+__all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential"]
+
+CHUNK = 50  # examples per Hypothesis run (each with its own derived seed)
+PROGRESS_AFTER = 3.0  # seconds before the first progress line
+PROGRESS_EVERY = 1.0  # seconds between progress lines
+MAX_FAILURES = 8  # clauses set aside in one run at most
+
+
+@dataclass(frozen=True)
+class SearchBudget:
+    """How long a sequential search runs: at most ``max_examples`` examples of at most ``steps`` steps,
+    starting no example after ``seconds`` (read on ``clock``); ``progress`` receives a line about once a
+    second after the first few seconds; ``every_clause`` goes on after a failure with its group set aside
+    (O2).  ``seed`` fixes the examples."""
+
+    seed: int = 0
+    max_examples: int = 500
+    steps: int = 40
+    seconds: float | None = None
+    progress: Callable[[str], None] | None = None
+    clock: Callable[[], float] = time.perf_counter
+    every_clause: bool = True
+
+    def __post_init__(self) -> None:
+        for name, value in (("max_examples", self.max_examples), ("steps", self.steps)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise OracleUsageError(f"{name} must be an int >= 1, got {value!r}")
+        if self.seconds is not None and not self.seconds > 0:
+            raise OracleUsageError(f"seconds must be > 0, got {self.seconds!r}")
+
+
+class _OutOfTime(KeyboardInterrupt):
+    """Raised at the start of an example once the run's ``seconds`` have passed; ``check`` stops on it.
+    An interruption: the one exception Hypothesis lets through at once, without taking it for the
+    test's failure and replaying it (any other, even a bare BaseException, is replayed)."""
+
+
+class _ShrunkEnough(KeyboardInterrupt):
+    """Raised at the start of an example once Hypothesis has run ``SHRINK_EXAMPLES`` to shrink a failure:
+    the oracle reports the last failing one (Hypothesis's shortest so far)."""
+
+
+# Hypothesis's shrinker gets this many examples per failure: unbounded it ran up to 1,500 (20 s for one
+# file-store failure) and tripled the catalogue's time (302 s against 92 s) for no shorter counterexample;
+# the oracle's own pass (calls, or machine steps) then finishes the job in milliseconds.  The clause is
+# the shrunk example's: at 100 a metadata example kept a boundary query or a re-add that the call pass
+# then removed, and its label with it, so the cheap machines (M, E, P) get 300.
+SHRINK_EXAMPLES = 300
+SHRINK_EXAMPLES_FILES = 100  # the file components' machines: each example is dear
+
+
+@dataclass
+class RunBudget:
+    """The run's time budget and progress line, consulted at the start of every example.
+
+    ``clock`` is the clock they read (``time.perf_counter``; tests pass a fake
+    one), ``figures`` what the run covered so far (for the progress line).
+    """
+
+    seconds: float | None
+    progress: Callable[[str], None] | None
+    clock: Callable[[], float]
+    figures: Callable[[], Figures]
+    shrink_examples: int = SHRINK_EXAMPLES
+    shrinking: bool = False  # an example of this Hypothesis run failed: what follows is its shrinking
+    shrinks: int = 0  # the examples Hypothesis has run to shrink it
+    # The last failing example: the error, the calls the target received, the machine steps (recorded
+    # while shrinking), the clause of the step it ended in; ``complete`` once the steps are in it.
+    last_failure: tuple[BaseException, Recording | None, list[Step], str] | None = None
+    complete: bool = False
+
+    def __post_init__(self) -> None:
+        self.start = self.last_report = self.clock()
+
+    def elapsed(self) -> float:
+        return self.clock() - self.start
+
+    def out_of_time(self, elapsed: float) -> bool:
+        return self.seconds is not None and elapsed >= self.seconds
+
+    def example_started(self) -> None:
+        """Raise _OutOfTime once the budget is spent; print a progress line now and then."""
+        if self.shrinking:  # a failure found in time is shrunk and reported in full
+            self.shrinks += 1
+            if self.shrinks > self.shrink_examples and self.complete:
+                raise _ShrunkEnough
+            return
+        now = self.clock()
+        elapsed = now - self.start
+        if self.out_of_time(elapsed):
+            raise _OutOfTime
+        if self.progress is not None and elapsed > PROGRESS_AFTER and now - self.last_report > PROGRESS_EVERY:
+            self.last_report = now
+            f = self.figures().as_dict()
+            self.progress(
+                f"oracle: {f['examples']} examples, {f['steps']} steps, "
+                f"{f['distinct_states']} states, {round(elapsed, 1)} s"
+            )
+
+
+Step = tuple[str, dict[str, Any]]
+
+
+_NOT_RULES = frozenset({"check_step", "abstract_state", "teardown"})
+
+
+def _rule_codes(base: type[LockstepMachine]) -> dict[Any, str]:
+    """The code of each of the machine's own public functions (its rules), by name."""
+    codes: dict[Any, str] = {}
+    for klass in base.__mro__[: base.__mro__.index(LockstepMachine)]:
+        for name, value in vars(klass).items():
+            function = inspect.unwrap(value) if callable(value) else None
+            if inspect.isfunction(function) and not name.startswith("_") and name not in _NOT_RULES:
+                codes.setdefault(function.__code__, name)
+    return codes
+
+
+def _record_steps(codes: dict[Any, str], steps: list[Step]) -> Callable[[], None]:
+    """Record, as (rule, arguments), each call of one of ``codes`` made while no other is running: the
+    steps Hypothesis runs (a rule that calls another is one step).  Returns the function that stops."""
+    running: list[Any] = []
+    previous = sys.getprofile()
+
+    def profile(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and not running and frame.f_code in codes:
+            code = frame.f_code
+            names = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
+            steps.append((codes[code], {n: copy.deepcopy(frame.f_locals[n]) for n in names}))
+            running.append(frame)
+        elif event == "return" and running and frame is running[0]:
+            running.clear()
+
+    sys.setprofile(profile)
+    return lambda: sys.setprofile(previous)
+
+
+def machine_class(
+    component: Component, session: Session, budget: RunBudget | None = None
+) -> type[LockstepMachine]:
+    """The component's own machine over the session's factory, minus the rules of left-out operations;
+    ``budget`` is consulted at the start of every example (before the machine is built), and told when
+    one fails: the examples Hypothesis runs to shrink it are not counted in the figures.  While
+    Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
+    base: type[LockstepMachine] = component.machine()(session.factory, **session.declared)
+    codes = _rule_codes(base)
+    rules = set(codes.values())
+    hidden = {
+        rule: None
+        for group in session.left_out
+        for rule in (*component.rules_for.get(group, {group} & rules), *component.groups.get(group, ()))
+    }
+    stop: list[Callable[[], None]] = []  # what to undo at teardown: the recording of steps,
+    interposed: list[Callable[[], None]] = []  # and, after the machine's own, the interposition
+
+    def __init__(self: LockstepMachine) -> None:
+        if budget is not None:
+            budget.example_started()
+        # O4: an interposed filesystem is in the target's modules until teardown (check() interposes it
+        # for the whole run, so that this is a no-op there; machine_for's machines need it).
+        if session.fs_control.mode == "interposed":
+            interposed.append(session.patch())
+        base.__init__(self)
+        if budget is not None and budget.shrinking and not component.replayable:
+            session.steps = []
+            stop.append(_record_steps(codes, session.steps))
+
+    def teardown(self: LockstepMachine) -> None:
+        session.step_clause = getattr(self, "clause", "")  # for a failure that names no clause
+        while stop:
+            stop.pop()()
+        if budget is not None and budget.shrinking:
+            self._seen = Figures()  # not an example of the budget: Hypothesis shrinking a failure
+        ending = sys.exc_info()[1]  # teardown runs in Hypothesis's ``finally``: what ends the example
+        try:
+            base.teardown(self)
+        finally:
+            while interposed:
+                interposed.pop()()
+        if isinstance(ending, Exception) and not isinstance(ending, HypothesisException) and budget:
+            budget.last_failure = (ending, session.recording, session.steps, session.step_clause)
+            budget.complete = component.replayable or budget.shrinking
+            budget.shrinking = True
+
+    members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
+    return type(f"Oracle{base.__name__}", (base,), members)
+
+
+def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
+    """Run the component's machine over the prepared target until ``budget`` is spent; every failing
+    clause (O2), each shrunk and explained."""
+    component, session = run.component, run.session
+    totals = Figures()
+    shrinks = SHRINK_EXAMPLES if component.replayable else SHRINK_EXAMPLES_FILES
+    machine: type[LockstepMachine]
+
+    def so_far() -> Figures:  # totals and machine change as the search runs
+        return _plus(totals, machine.figures)
+
+    examples = RunBudget(budget.seconds, budget.progress, budget.clock, so_far, shrinks)
+    machine = machine_class(component, session, examples)
+    found = Found(totals)
+    done = 0
+    while done < budget.max_examples and not examples.out_of_time(examples.elapsed()):
+        failure: BaseException | None = None
+        chunk = min(CHUNK, budget.max_examples - done)
+        run_settings = settings(
+            max_examples=chunk,
+            stateful_step_count=budget.steps,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            report_multiple_bugs=False,
+            print_blob=False,
+            phases=(Phase.generate, Phase.shrink),
+            suppress_health_check=list(HealthCheck),
+        )
+        machine = hypothesis_seed(budget.seed * 1_000_003 + done // CHUNK)(machine)  # each chunk its own seed
+        examples.shrinking, examples.shrinks, examples.complete, examples.last_failure = False, 0, False, None
+        try:
+            run_machine(machine, run_settings)
+        except HypothesisException as error:
+            raise OracleUsageError(f"the machine could not run the target: {error}") from None
+        except OracleUsageError:  # a method that does not take the component's call (O5): exit 2
+            raise
+        except _OutOfTime:  # the budget is spent: stop with the figures so far
+            break
+        except (Exception, _ShrunkEnough) as error:  # the machine's verdict: a divergence to report
+            failure = error
+            if examples.last_failure is not None:  # the example Hypothesis shrank it to
+                failure, session.recording, session.steps, session.step_clause = examples.last_failure
+        finally:
+            totals = _plus(totals, machine.figures)
+            machine.figures = Figures()  # counted: so_far() must not add them twice
+            done += chunk
+        if failure is not None:
+            explained = _explain(session, failure, run.target_path)
+            if any(f["clauses"][:1] == explained["clauses"][:1] for f in found.failures):
+                break  # its clause failed again through rules outside its group: reported once
+            found.failures.append(explained)
+            found.errors.append(failure)
+            # O2: set the failing clause's group aside and go on looking for the others.
+            aside = next((c for c in explained["clauses"] if c in component.groups), "")
+            last = len(found.failures) >= MAX_FAILURES
+            if not budget.every_clause or aside in ("", *session.left_out) or last:
+                break
+            session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
+            machine = machine_class(component, session, examples)
+    totals.seconds = examples.elapsed()
+    found.figures = totals
+    return found
+
+
+def _plus(a: Figures, b: Figures) -> Figures:
+    return Figures(a.examples + b.examples, a.checks + b.checks, a.states | b.states)
+
+
+def _explain_refusal(refused: ConstructorRefused, target_path: str) -> dict[str, Any]:
+    """O5: a constructor that refuses an argument the spec allows FAILs the constructor clause."""
+    repro = _repro.render_refusal_repro(refused.clause, refused.call, target_path)
+    message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
+    return failure_entry([refused.clause], message, 1, [f"cache = {refused.call}"], repro)
+
+
+def clauses_of(message: str) -> list[str]:
+    """The clauses an assertion names before its first colon (``"M3: contains('a')"``): the one way a
+    failure is attributed."""
+    head, sep, _rest = message.partition(":")
+    return list(dict.fromkeys(CLAUSE_ID.findall(head))) if sep else []
+
+
+def _minimize_steps(machine: type[LockstepMachine], steps: list[Step], failure: BaseException) -> list[Step]:
+    """Drop machine steps one at a time while the machine still fails with the same clause (the
+    initialization stays).  After Hypothesis's bounded shrinking it cuts the catalogue's file-component
+    counterexamples from a mean of 4.2 steps (max 13) to 2.4 (max 6), as short as unbounded shrinking
+    makes them in a third of the time (issue 11 item 7)."""
+    want = (type(failure), clauses_of(str(failure)))
+
+    def fails(candidate: list[Step]) -> bool:
+        state = machine()
+        try:
+            state.check_step()
+            for name, kwargs in candidate:
+                getattr(state, name)(**copy.deepcopy(kwargs))
+                state.check_step()
+        except Exception as error:  # the machine's verdict, whatever it raises
+            return (type(error), clauses_of(str(error))) == want
+        finally:
+            state.teardown()
+        return False
+
+    for index in range(len(steps) - 1, 0, -1):  # steps[0] is the initialization
+        candidate = steps[:index] + steps[index + 1 :]
+        if fails(candidate):
+            steps = candidate
+    return steps
+
+
+def _explain(session: Session, failure: BaseException, target_path: str) -> dict[str, Any]:
+    """The clauses, the calls and the reproduction of a failure."""
+    if isinstance(failure, ConstructorRefused):
+        return _explain_refusal(failure, target_path)
+    machine_message = f"{type(failure).__name__}: {failure}".strip()
+    # A target's own exception names no clause: the step's, where the machine says which it checks.
+    clauses = clauses_of(str(failure)) or [c for c in [session.step_clause] if c]
+    if not session.component.replayable:  # a machine acting on a world beside the target: its steps
+        steps = _minimize_steps(machine_class(session.component, session), session.steps, failure)
+        lines = [f"state.{name}({', '.join(f'{k}={_repr(v)}' for k, v in kw.items())})" for name, kw in steps]
+        repro = _repro.render_program_repro(session, target_path, lines, machine_message, clauses)
+        count = sum(name != "build" for name, _ in steps)
+        return failure_entry(clauses, machine_message, count, lines, repro)
+    recording = session.recording
+    if recording is None:
+        message = f"the machine failed before building the target: {machine_message}"
+        return failure_entry(clauses, message, 0, [], "")
+    # Hypothesis shrinks machine steps; one step may make several calls (``contains_every_key``), and a
+    # call may be needed by no later answer: cutting the calls down one at a time shortens the
+    # catalogue's counterexamples even after unbounded shrinking (issue 11 item 7: M/E/P, mean 4.4 calls
+    # to 2.6, max 11 to 5).
+    replayed = minimize(session, recording)
+    if replayed is None:  # the machine saw something the replay does not (an answer compared otherwise)
+        message = f"{machine_message} (not reproduced by replaying the calls alone)"
+        calls = _repro.render_calls(session, recording.calls, recording.start)
+        return failure_entry(clauses, message, 0, calls, "")
+    # The counterexample, replayed once more on a fresh target: the last one built, and it received
+    # exactly the calls printed (O1).
+    replayed = replay(session, recording, replayed.calls)
+    lines = _repro.render_calls(session, replayed.calls, recording.start)
+    repro = _repro.render_repro(session, replayed, recording, target_path, clauses)
+    return failure_entry(clauses, _repro.divergence(session, replayed), len(replayed.calls), lines, repro)
