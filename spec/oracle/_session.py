@@ -200,12 +200,14 @@ class Session:
         """Patched time: also patch the modules of the probe instances' classes; a usage error when no
         module that may read the clock for the target refers to the time at all (it would run on the
         real clock, and the verdict of a TTL would depend on the machine's speed)."""
-        bound = bound_clocks(self.target) if self.time.active else []
+        bound = bound_clocks(self.target) if self.time.active else {}
         if bound:
+            parameter = next(iter(bound))
+            mapping = f'{{"arguments": {{"__init__": {{"clock": "{parameter}"}}}}}}'
             raise OracleUsageError(
-                f"cannot control the time of the target: {', '.join(bound)} binds the real clock at import, "
-                "where patching the module cannot reach it. Let the oracle pass its clock there, e.g. "
-                '--adapter \'{"arguments": {"__init__": {"clock": "timer"}}}\' for a timer= parameter'
+                f"cannot control the time of the target: {', '.join(bound.values())} binds the real clock "
+                "at import, where patching the module cannot reach it. Let the oracle pass its clock "
+                f"there: --adapter '{mapping}'"
             )
         self.time.reach(
             [obj for obj in instances if not isinstance(obj, PerPoolRegistry)],  # the oracle's wrapper
