@@ -73,6 +73,10 @@ class Component:
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
     # that group is left out (S7's rest needs V5's unremovable files).
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The clauses an answer of each method is checked against, the first the method's own: without a
+    # snapshot() the oracle blames the first of the diverging call's, and lists those of every call of
+    # the counterexample as the ones it is consistent with (issue 23).  ``--describe`` prints them.
+    method_clauses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
@@ -150,6 +154,18 @@ METADATA_CACHE = Component(
         **{method: f"M9 {method}: no {method}()" for method in _BATCHES},
     },
     rules_for={"__len__": ("length",)},
+    method_clauses={
+        "add": ("M3", "M2", "M6"),
+        "contains": ("M4", "M2"),
+        "remove": ("M5",),
+        "clear": ("M5",),
+        "__len__": ("M5", "M2"),
+        "stats": ("M8",),
+        "add_many": ("M9", "M3", "M2", "M6"),
+        "contains_many": ("M9", "M4", "M2"),
+        "contains_prefix": ("M9", "M4", "M2"),
+        "remove_many": ("M9", "M5"),
+    },
     projections={
         "stats": Projection(_stats, _stats, "({r}.hits, {r}.misses, {r}.evictions)"),
         "snapshot": Projection(_snapshot_impl, _live_births, "[tuple(e) for e in {r}]"),
@@ -206,6 +222,15 @@ EXISTENCE_CACHE = Component(
         "__len__": ("length",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
+    },
+    method_clauses={
+        "add": ("E2", "E8"),
+        "contains": ("E3",),
+        "contains_all": ("E4", "E8"),
+        "covers_all": ("E5", "E8"),
+        "invalidate_beyond": ("E6", "B1"),
+        "clear": ("E7",),
+        "__len__": ("E7",),
     },
     projections={"snapshot": Projection(_snapshot_impl, _snapshot_spec, "[tuple(b) for b in {r}]")},
     choices={"bound": ("global", "per-pool")},
@@ -287,6 +312,19 @@ POOL_BELIEFS = Component(
         "clear_inflight": _INFLIGHT_CLEARS,
         "registry clear": ("clear_registry", "clear_registry_with_a_write_in_flight"),
         "registry clear_inflight": ("clear_registry_inflight",),
+    },
+    method_clauses={
+        "pool": ("P1",),
+        "add": ("P2",),
+        "contains": ("P2",),
+        "contains_all": ("P2",),
+        "covered": ("P4",),
+        "track_inflight": ("P3", "P4"),
+        "untrack_inflight": ("P3",),
+        "invalidate_beyond": ("P2", "B1"),
+        "clear": ("P5",),
+        "clear_inflight": ("P5",),
+        "__len__": ("P2",),
     },
     registry_methods={
         "clear": "P5 registry clear: the registry has no clear() (its pools' clear() is checked)",

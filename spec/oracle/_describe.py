@@ -103,14 +103,23 @@ def describe(component: Component) -> str:
             lines.append(f"    {parameter}: optional; the oracle passes {_SUPPLIED[parameter]}")
         elif parameter in component.optional_parameters:
             lines.append(f"    {parameter}: optional; without it: {component.optional_parameters[parameter]}")
-    lines += ["", "Required methods (a target without one is a usage error, exit 2):"]
-    lines += [f"  {_signature(component, m)}" for m in component.required]
+    lines += [
+        "",
+        "Required methods (a target without one is a usage error, exit 2), each with the clauses its answers"
+        " are checked against (the first its own, blamed without a snapshot()):",
+    ]
+    width = max(len(_signature(component, m)) for m in component.required)
+    for method in component.required:
+        own = component.method_clauses.get(method, ())
+        lines.append(f"  {_signature(component, method).ljust(width)}  {', '.join(own) or '-'}")
     lines.append(f"  together they carry: {_titled(required_clauses(component)) or 'every clause'}")
     lines += ["", "Optional methods (checked when present; left out, and said so in the report, when not):"]
     clauses = optional_clauses(component)
     width = max((len(_signature(component, m)) for m in component.optional_methods), default=0)
     for method, why in component.optional_methods.items():
-        carried = f"{', '.join(clauses[method])}: " if clauses[method] else ""
+        own = [c for c in component.method_clauses.get(method, ()) if c not in clauses[method]]
+        carried = ", ".join([*clauses[method], *own])
+        carried = f"{carried}: " if carried else ""
         signature = _signature(component, method).ljust(width)
         lines.append(f"  {signature}  {carried}without it, {why.split(': ', 1)[-1]}")
     if component.registry_methods:

@@ -19,21 +19,56 @@ from spec.oracle._session import ConstructorRefused, Session
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
 
-__all__ = ["Found", "OracleResult", "build_result", "failure_entry"]
+__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry"]
+
+
+@dataclass
+class Failure:
+    """One failing clause of a report (an item of ``OracleResult.failures``): attributes in Python, the
+    same names as keys in JSON (:meth:`as_dict`); ``failure["clauses"]`` reads as ``failure.clauses``.
+
+    ``clauses`` the broken clause IDs, most specific first; ``message`` the divergence;
+    ``counterexample`` the lines that replay it (the clock's start and the construction first, then the
+    calls and clock moves; a file component's machine steps); ``calls`` how many calls (clock moves and
+    the construction not counted); ``repro`` a pytest file.  ``inferred``: the clause was inferred
+    without a ``snapshot()`` (the clause of the first diverging answer's operation); then
+    ``consistent_with`` lists the other clauses the same counterexample is consistent with.
+    """
+
+    clauses: list[str]
+    message: str
+    calls: int
+    counterexample: list[str]
+    repro: str
+    inferred: bool = False
+    consistent_with: list[str] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _FAILURE_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FAILURE_KEYS}
+
+
+_FAILURE_KEYS = tuple(f.name for f in fields(Failure))
 
 
 @dataclass
 class OracleResult:
-    """What a run of the oracle found.
+    """What a run of the oracle found; :meth:`as_dict` (``--json``) has the same names as keys.
 
-    ``verdict`` is ``"PASS"`` or ``"FAIL"``; ``figures`` the examples, steps,
-    distinct states and seconds covered; ``left_out`` the clause groups the
-    target does not implement (not checked); ``time_control`` how the oracle
-    controlled the target's time; ``declared`` the design choices the run
-    followed (O3: ``{"eviction": "birth"}``, the defaults unless declared).
-    On FAIL: ``clauses`` (the broken clause IDs, most specific first),
-    ``message`` (the divergence), ``counterexample`` (the shrunk calls in the
-    target's API) and ``repro`` (a pytest file).
+    ``verdict`` is ``"PASS"`` or ``"FAIL"`` (``passed`` the same as a bool); ``figures`` the examples,
+    steps, distinct states and seconds covered; ``left_out`` the clause groups not checked (in full),
+    each with why: left out on request, set aside after its failure, or for want of a method or
+    parameter of the target (those are in ``missing``, name -> why); ``time_control`` how the oracle
+    controlled the target's time, ``fs_control`` its filesystem (None for a component without one);
+    ``declared`` the design choices the run followed (O3: ``{"eviction": "birth"}``, the defaults
+    unless declared); ``passed_clauses`` the clauses checked and not failed.  ``failures`` every
+    failing clause (O2), each a :class:`Failure`; ``clauses``, ``message``, ``counterexample``,
+    ``calls`` and ``repro`` repeat the first one's (empty on PASS).  ``unchecked``: the clause groups
+    not checked for want of a method or mapping, what ``--strict`` fails on.
     """
 
     component: str
@@ -45,29 +80,31 @@ class OracleResult:
     left_out: dict[str, str]
     adapter: dict[str, Any]
     declared: dict[str, str] = field(default_factory=dict)
-    fs_control: str = ""  # O4: how the oracle controlled the target's filesystem (file components)
+    fs_control: str | None = None  # O4: how the oracle controlled the target's filesystem (file components)
+    missing: dict[str, str] = field(default_factory=dict)
     clauses: list[str] = field(default_factory=list)
     message: str = ""
     counterexample: list[str] = field(default_factory=list)
     calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
     repro: str = ""
-    # O2: every failing clause, each with its own counterexample (the fields above are the first's)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     passed_clauses: list[str] = field(default_factory=list)
+    unchecked: dict[str, str] = field(default_factory=dict)
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
         return self.verdict == "PASS"
 
-    def failure_dict(self) -> dict[str, Any]:
+    def failure_dict(self) -> Failure:
+        """The first failure (the top-level fields), as a :class:`Failure`."""
         return failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("failure", "passed_clauses")
-        }
-        out["passed"] = self.passed_clauses
+        """The JSON report: every field under its own name, ``passed`` (the bool) included."""
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "failure"}
+        out["failures"] = [failure.as_dict() for failure in self.failures]
+        out["passed"] = self.passed
         return out
 
     def summary(self) -> str:
@@ -83,24 +120,46 @@ class OracleResult:
             lines.append(f"  filesystem: {self.fs_control}")
         if self.declared:
             lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
+        lines += [f"  missing: {name}: {why}" for name, why in self.missing.items()]
         lines += [f"  left out: {why}" for why in self.left_out.values()]
         for failure in self.failures or ([self.failure_dict()] if not self.passed else []):
-            calls = failure["calls"]
-            broken = ", ".join(failure["clauses"]) or "the target's own invariants"
+            calls = failure.calls
+            broken = ", ".join(failure.clauses) or "the target's own invariants"
+            if failure.inferred:
+                others = ", ".join(failure.consistent_with) or "no other"
+                broken += (
+                    " (inferred without snapshot(): the clause of the operation whose answer first"
+                    f" diverged; the counterexample is also consistent with {others})"
+                )
             lines.append(f"  breaks: {broken}")
-            lines.append(f"  divergence: {failure['message']}")
+            lines.append(f"  divergence: {failure.message}")
             lines.append(f"  counterexample ({calls} call{'' if calls == 1 else 's'}):")
-            lines += [f"    {line}" for line in failure["counterexample"]]
+            lines += [f"    {line}" for line in failure.counterexample]
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
         return "\n".join(lines)
 
+    def strict_summary(self) -> str:
+        """``--strict``'s verdict on what went unchecked: "" when every clause group was checked."""
+        if not self.unchecked:
+            return ""
+        return "STRICT: not checked for want of a method or mapping: " + "; ".join(
+            f"{clause} ({why})" for clause, why in self.unchecked.items()
+        )
+
 
 def failure_entry(
-    clauses: list[str], message: str, calls: int, lines: list[str], repro: str
-) -> dict[str, Any]:
+    clauses: list[str],
+    message: str,
+    calls: int,
+    lines: list[str],
+    repro: str,
+    *,
+    inferred: bool = False,
+    consistent_with: list[str] | None = None,
+) -> Failure:
     """One failing clause of a report (an item of ``OracleResult.failures``)."""
-    return {"clauses": clauses, "message": message, "calls": calls, "counterexample": lines, "repro": repro}
+    return Failure(clauses, message, calls, lines, repro, inferred, list(consistent_with or []))
 
 
 @dataclass
@@ -109,7 +168,7 @@ class Found:
     failure (as :func:`failure_entry` gives it) with the error the search saw, the first first."""
 
     figures: Figures
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
 
 
@@ -125,6 +184,16 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     if session.time_control != "none":
         covered["clock_reads"] = session.holder.reads
     failures = found.failures
+    first = failures[0] if failures else None
+    missing = {name: why for name, why in session.left_out.items() if name not in component.groups}
+    left_out = {group: why for group, why in session.left_out.items() if group in component.groups}
+    wanting: dict[str, list[str]] = {}  # clause -> the missing methods and parameters that carry it
+    for name, why in missing.items():
+        for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
+            wanting.setdefault(clause, []).append(name)
+    unchecked = {clause: f"no {', '.join(names)}" for clause, names in wanting.items()}
+    for clause, why in unchecked.items():
+        left_out.setdefault(clause, f"{clause}: not checked in full for want of the target's {why[3:]}")
     result = OracleResult(
         component=component.name,
         target=run.target_path,
@@ -132,15 +201,21 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
         seed=seed,
         figures=covered,
         time_control=session.describe_time(),
-        left_out=dict(session.left_out),
+        left_out=left_out,
+        missing=missing,
         adapter=session.adapter.as_dict(),
         declared=dict(session.declared),
-        fs_control="" if session.fs_control.mode == "none" else session.fs_control.describe(),
-        **(failures[0] if failures else {}),
+        fs_control=None if session.fs_control.mode == "none" else session.fs_control.describe(),
+        clauses=first.clauses if first else [],
+        message=first.message if first else "",
+        counterexample=first.counterexample if first else [],
+        calls=first.calls if first else 0,
+        repro=first.repro if first else "",
         failures=failures,
+        unchecked=unchecked,
         failure=first_error,
     )
-    failed = {c for f in failures for c in f["clauses"]}
+    failed = {c for f in failures for c in (*f.clauses, *f.consistent_with)}
     not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
     not_run |= {d for c in not_run for d in component.depends.get(c, ())}
     result.passed_clauses = [c for c in component.clauses if c not in failed | not_run]

@@ -104,7 +104,9 @@ def test_describe_is_read_off_the_tables_the_oracle_runs_on(
     assert f"target({', '.join([first, *(f'{p}=...' for p in rest)])})" in out
     required = _section(out, "Required methods")
     for method in component.required:
-        assert any(line.startswith(f"{method}(") or f".{method}(" in line for line in required), required
+        [line] = [line for line in required if re.match(rf"(pool\(name\)\.)?{re.escape(method)}\(", line)]
+        clauses = component.method_clauses.get(method, ("-",))
+        assert line.rsplit(")", 1)[1].replace(",", " ").split() == list(clauses), line
     optional = _section(out, "Optional methods")
     for method, why in component.optional_methods.items():
         [line] = [line for line in optional if re.match(rf"(pool\(name\)\.)?{re.escape(method)}\(", line)]
