@@ -6,6 +6,8 @@
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
 # make hitrate - benchmarks/metadata_hitrate.svg: MetadataCache hit rate, eviction birth vs lru, on Zipf streams
+# make slowfs  - benchmarks/slowfs.svg: HiCacheFile on a simulated slow metadata path (0.2, 1, 5 ms per call;
+#                about 1 min; also part of make bench)
 # make stress [RUNS=N] - the thread and process tiers N times idle and N times with every core busy
 # Each target creates .venv on first use (Python >= 3.10 and make are all it needs), with exactly the
 # versions requirements-dev.lock names (hash-checked); a changed lock file or pyproject.toml rebuilds it.
@@ -19,7 +21,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: test verify verify-quick docs bench chart hitrate lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: test verify verify-quick docs bench chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -84,6 +86,9 @@ chart: $(STAMP)
 
 hitrate: $(STAMP)
 	$(BIN)/python -m benchmarks.hitrate
+
+slowfs: $(STAMP)
+	$(BIN)/python -m benchmarks.bench_slowfs
 
 clean:
 	rm -rf $(VENV) .verify .hypothesis .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -1,9 +1,11 @@
 """Pure functions of the file-store model that carry PEP 316 contracts (docs/SEMANTICS.md F1, F8, V2-V6, C3).
 
-Two kinds: the names (F1: a key's file and back, two stores naming one file; F8: a temp file), and the
-evictor's passes over its entries (V2: their total; V3, V5: the victims a cap or a free-space floor
-picks).  CrossHair checks each one alone (``tests/contracts``); :class:`spec.file_store.FileStoreModel`
-applies them, one operation at a time.
+Two kinds: the names (F1: a key's file and back, two stores naming one file; F8: a temp file, the pages
+of a directory listing oldest first, the stale temps), and the evictor's passes over its entries (V2:
+their total; V4, C5: an entry made the most recent, or put in flight or out of it, in place; V3, V5: the
+victims a cap or a free-space floor picks).  CrossHair checks each one with a ``post:`` alone
+(``tests/contracts``); :class:`spec.file_store.FileStoreModel` and :class:`spec.file_evictor.EvictorModel`
+apply them, one operation at a time.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from hypothesis import settings
 from hypothesis.control import current_build_context, currently_in_test_context
@@ -30,6 +30,9 @@ __all__ = [
 ]
 
 
+M = TypeVar("M", bound="LockstepMachine")
+
+
 @dataclass
 class Figures:
     """What a run of a machine covered."""
@@ -49,11 +52,15 @@ class Figures:
 
 
 class LockstepMachine(RuleBasedStateMachine):
-    """Base of the machines: subclasses compare answers in their rules and
-    implement ``abstract_state`` (a hashable view of the spec state, once built) and
-    ``_compare`` (what ``check_step`` compares after every step), or ``check_step`` itself."""
+    """Base of the machines: a machine compares answers in its rules and implements ``abstract_state``
+    (a hashable view of the spec state, once built) and ``_compare`` (what ``check_step`` compares after
+    every step), or ``check_step`` itself.  It runs as one subclass per implementation, which names the
+    implementation's factory, ``target = staticmethod(factory)`` (or ``Machine.over(factory)``), and the
+    design choices it declares where the spec leaves one open (O3), ``choices``."""
 
     figures: Figures = Figures()
+    target: Callable[..., Any]  # the implementation's factory (one subclass per implementation)
+    choices: ClassVar[Mapping[str, str]] = {}  # O3: the declared choices, each at the machine's default
     impl: Any  # the implementation, built by the machine's @initialize rule with its spec
     # Whether that rule has run: Hypothesis runs it before any other rule, but ``check_step`` and
     # ``abstract_state`` also run before it (after __init__; the oracle's replays call them directly).
@@ -62,8 +69,22 @@ class LockstepMachine(RuleBasedStateMachine):
     set_aside: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
+        if not hasattr(self, "target"):
+            raise TypeError(
+                f"{type(self).__name__} checks nothing: subclass it, target = staticmethod(factory)"
+            )
         super().__init__()
         self._seen = Figures()  # this example's checks and states: added to ``figures`` at teardown
+
+    @classmethod
+    def over(cls: type[M], target: Callable[..., Any], **choices: str) -> type[M]:
+        """The subclass of this machine that checks ``target``, following the declared ``choices``.  It
+        has the machine's names, so Hypothesis prints and derandomizes it as the machine itself."""
+        if unknown := sorted(choices.keys() - cls.choices.keys()):
+            raise TypeError(f"{cls.__name__} has no design choice {', '.join(unknown)}")
+        names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        members = {"target": staticmethod(target), "choices": {**cls.choices, **choices}}
+        return type(cls.__name__, (cls,), {**names, **members})
 
     def abstract_state(self) -> Hashable:
         raise NotImplementedError

@@ -1,11 +1,11 @@
 """Lock-step machine for StorageExistenceCache (E1-E8, B1) against ``spec.existence_cache``.
 
-The factory is called as ``factory(max_entries)`` and the object is driven only
+A subclass names the implementation, ``target(max_entries)``, which is driven only
 through its public methods plus ``snapshot()`` (every belief as ``(pool,
 hash)``, least recently used first); ``check_invariants()`` is called when the
 implementation has one.  Capacities 0-6, three pools and six hashes make
 collisions, cross-pool evictions and batches longer than the bound common.
-Chains arrive as lists, tuples and one-shot generators (E8).  ``bound`` is the
+Chains arrive as lists, tuples and one-shot generators (E8).  The choice ``bound`` is the
 bound the implementation declares (O3): global (E2, the default) or per pool
 (P2's, behind E's API); with a bound per pool ``snapshot()`` is compared pool by
 pool (``by_pool``).
@@ -13,9 +13,9 @@ pool (``by_pool``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Hashable, Iterable
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
@@ -27,9 +27,9 @@ __all__ = [
     "CAPACITIES",
     "HASHES",
     "POOLS",
+    "StorageExistenceCacheMachine",
     "batches",
     "chains",
-    "existence_cache_machine",
     "keeps",
     "shaped",
     "walks",
@@ -60,150 +60,144 @@ def shaped(chain: list[str], shape: str) -> Iterable[str]:
     return tuple(chain) if shape == "tuple" else list(chain)
 
 
-def existence_cache_machine(factory: Callable[[int], Any], *, bound: str = "global") -> type[LockstepMachine]:
-    """A machine class that checks ``factory``'s caches against the spec, under the declared bound."""
+class StorageExistenceCacheMachine(LockstepMachine):
+    """Checks ``target``'s caches against the spec, under the declared bound."""
 
-    class StorageExistenceCacheMachine(LockstepMachine):
-        model: StorageExistenceCacheSpec
+    choices: ClassVar = {"bound": "global"}
+    model: StorageExistenceCacheSpec
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.clause = "E2"  # the clause of the step just run: what a wrong snapshot after it breaks
+    def __init__(self) -> None:
+        super().__init__()
+        self.clause = "E2"  # the clause of the step just run: what a wrong snapshot after it breaks
 
-        @initialize(max_entries=st.sampled_from(CAPACITIES))
-        def build(self, max_entries: int) -> None:
-            self.impl = factory(max_entries)
-            self.model = StorageExistenceCacheSpec(max_entries, bound=bound)
-            self.ready = True
+    @initialize(max_entries=st.sampled_from(CAPACITIES))
+    def build(self, max_entries: int) -> None:
+        self.impl = self.target(max_entries)
+        self.model = StorageExistenceCacheSpec(max_entries, bound=self.choices["bound"])
+        self.ready = True
 
-        @rule(pool=pools, chain=batches, shape=shapes)
-        def add(self, pool: str, chain: list[str], shape: str) -> None:
-            """E2, E8."""
-            self.clause = "E1" if self.model.max_entries == 0 else "E2"
-            self.impl.add(pool, shaped(chain, shape))
-            self.model.add(pool, chain)
+    @rule(pool=pools, chain=batches, shape=shapes)
+    def add(self, pool: str, chain: list[str], shape: str) -> None:
+        """E2, E8."""
+        self.clause = "E1" if self.model.max_entries == 0 else "E2"
+        self.impl.add(pool, shaped(chain, shape))
+        self.model.add(pool, chain)
 
-        @rule(pool=pools, chain=chains)
-        def add_maybe_empty(self, pool: str, chain: list[str]) -> None:
-            """E2: an empty batch changes nothing."""
-            self.add(pool, chain, "list")
+    @rule(pool=pools, chain=chains)
+    def add_maybe_empty(self, pool: str, chain: list[str]) -> None:
+        """E2: an empty batch changes nothing."""
+        self.add(pool, chain, "list")
 
-        @rule(pool=pools, page=hashes)
-        def contains(self, pool: str, page: str) -> None:
-            """E3."""
-            self.clause = "E3"
-            assert self.impl.contains(pool, page) == self.model.contains(pool, page), (
-                f"E3: contains{pool, page}"
-            )
+    @rule(pool=pools, page=hashes)
+    def contains(self, pool: str, page: str) -> None:
+        """E3."""
+        self.clause = "E3"
+        assert self.impl.contains(pool, page) == self.model.contains(pool, page), f"E3: contains{pool, page}"
 
-        @rule(pool=pools, chain=chains, shape=shapes)
-        def contains_all(self, pool: str, chain: list[str], shape: str) -> None:
-            """E4, E8."""
-            self.clause = "E8" if shape == "generator" else "E4"  # what an exception of the call breaks
-            got = self.impl.contains_all(pool, shaped(chain, shape))
-            self.clause = "E4"  # a wrong answer, or a wrong order after it, is E4's whatever the shape
-            assert got == self.model.contains_all(pool, chain), f"E4: contains_all{pool, chain}"
+    @rule(pool=pools, chain=chains, shape=shapes)
+    def contains_all(self, pool: str, chain: list[str], shape: str) -> None:
+        """E4, E8."""
+        self.clause = "E8" if shape == "generator" else "E4"  # what an exception of the call breaks
+        got = self.impl.contains_all(pool, shaped(chain, shape))
+        self.clause = "E4"  # a wrong answer, or a wrong order after it, is E4's whatever the shape
+        assert got == self.model.contains_all(pool, chain), f"E4: contains_all{pool, chain}"
 
-        @rule(pool=pools, chain=walks, shape=shapes, cover=covers, as_set=st.booleans())
-        def covers_all(
-            self, pool: str, chain: list[str], shape: str, cover: frozenset[str], as_set: bool
-        ) -> None:
-            """E5, E8."""
-            self.clause = "E8" if shape == "generator" else "E5"
-            extra = set(cover) if as_set else cover
-            got = self.impl.covers_all(pool, shaped(chain, shape), extra)
-            self.clause = "E5"
-            assert got == self.model.covers_all(pool, chain, cover), (
-                f"E5: covers_all{pool, chain, set(cover)}"
-            )
+    @rule(pool=pools, chain=walks, shape=shapes, cover=covers, as_set=st.booleans())
+    def covers_all(
+        self, pool: str, chain: list[str], shape: str, cover: frozenset[str], as_set: bool
+    ) -> None:
+        """E5, E8."""
+        self.clause = "E8" if shape == "generator" else "E5"
+        extra = set(cover) if as_set else cover
+        got = self.impl.covers_all(pool, shaped(chain, shape), extra)
+        self.clause = "E5"
+        assert got == self.model.covers_all(pool, chain, cover), f"E5: covers_all{pool, chain, set(cover)}"
 
-        @rule(pool=pools, chain=chains)
-        def covers_all_without_extra_cover(self, pool: str, chain: list[str]) -> None:
-            """E5: the default ``extra_cover`` is empty."""
-            self.clause = "E5"
-            got = self.impl.covers_all(pool, chain)
-            assert got == self.model.covers_all(pool, chain), f"E5: covers_all{pool, chain}"
+    @rule(pool=pools, chain=chains)
+    def covers_all_without_extra_cover(self, pool: str, chain: list[str]) -> None:
+        """E5: the default ``extra_cover`` is empty."""
+        self.clause = "E5"
+        got = self.impl.covers_all(pool, chain)
+        assert got == self.model.covers_all(pool, chain), f"E5: covers_all{pool, chain}"
 
-        @rule(pool=pools, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
-        def invalidate_beyond(self, pool: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
-            """E6 (``keep_pages`` past the end included)."""
-            self.clause = "E6"
-            self.impl.invalidate_beyond(pool, tuple(chain) if as_tuple else list(chain), keep_pages)
-            self.model.invalidate_beyond(pool, chain, keep_pages)
+    @rule(pool=pools, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
+    def invalidate_beyond(self, pool: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
+        """E6 (``keep_pages`` past the end included)."""
+        self.clause = "E6"
+        self.impl.invalidate_beyond(pool, tuple(chain) if as_tuple else list(chain), keep_pages)
+        self.model.invalidate_beyond(pool, chain, keep_pages)
 
-        @rule(pool=pools, chain=chains, keep_pages=st.integers(-3, -1))
-        def invalidate_beyond_with_negative_keep_pages(
-            self, pool: str, chain: list[str], keep_pages: int
-        ) -> None:
-            """E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
-            self.clause = "B1"
-            before = self.model.snapshot()
-            refuse = [
-                partial(c.invalidate_beyond, pool, list(chain), keep_pages) for c in (self.impl, self.model)
-            ]
-            assert_refused(
-                refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (E6)"
-            )
-            assert self.model.snapshot() == before, "B1: a refused invalidate_beyond changed the beliefs (E6)"
+    @rule(pool=pools, chain=chains, keep_pages=st.integers(-3, -1))
+    def invalidate_beyond_with_negative_keep_pages(
+        self, pool: str, chain: list[str], keep_pages: int
+    ) -> None:
+        """E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
+        self.clause = "B1"
+        before = self.model.snapshot()
+        refuse = [
+            partial(c.invalidate_beyond, pool, list(chain), keep_pages) for c in (self.impl, self.model)
+        ]
+        assert_refused(
+            refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (E6)"
+        )
+        assert self.model.snapshot() == before, "B1: a refused invalidate_beyond changed the beliefs (E6)"
 
-        @precondition(lambda self: self.model.max_entries > 0)
-        @rule(pool=pools)
-        def evict_one_then_ask_for_it(self, pool: str) -> None:
-            """E2: add pages not believed, one at a time, until the bound evicts, then ask for the
-            victim.  Without a ``snapshot()`` this is what shows the LRU order."""
-            self._evict_one(pool, "E2")
+    @precondition(lambda self: self.model.max_entries > 0)
+    @rule(pool=pools)
+    def evict_one_then_ask_for_it(self, pool: str) -> None:
+        """E2: add pages not believed, one at a time, until the bound evicts, then ask for the
+        victim.  Without a ``snapshot()`` this is what shows the LRU order."""
+        self._evict_one(pool, "E2")
 
-        @precondition(lambda self: self.model.max_entries > 0)
-        @rule(pool=pools, chain=chains, shape=shapes)
-        def contains_all_then_evict(self, pool: str, chain: list[str], shape: str) -> None:
-            """E4: a chain query, then the probe above: which pages ``contains_all`` touched (the
-            believed prefix, in chain order, nothing past the first miss) decides the victim."""
-            self.contains_all(pool, chain, shape)
-            self.check_step()  # a snapshot, where the target has one, shows the order at once (E4)
-            self._evict_one(pool, "E4")
+    @precondition(lambda self: self.model.max_entries > 0)
+    @rule(pool=pools, chain=chains, shape=shapes)
+    def contains_all_then_evict(self, pool: str, chain: list[str], shape: str) -> None:
+        """E4: a chain query, then the probe above: which pages ``contains_all`` touched (the
+        believed prefix, in chain order, nothing past the first miss) decides the victim."""
+        self.contains_all(pool, chain, shape)
+        self.check_step()  # a snapshot, where the target has one, shows the order at once (E4)
+        self._evict_one(pool, "E4")
 
-        def _evict_one(self, pool: str, clause: str) -> None:
-            self.clause = "E2"  # adds: what a wrong snapshot after them breaks
-            for page in HASHES:
-                if (pool, page) in self.model.beliefs:
-                    continue
-                before = set(self.model.beliefs)
-                self.impl.add(pool, [page])
-                self.model.add(pool, [page])
-                evicted = before - set(self.model.beliefs)
-                if evicted:
-                    for victim_pool, victim in sorted(evicted, key=repr):
-                        # contains_all of the one page: every target has it (contains is optional)
-                        got = self.impl.contains_all(victim_pool, [victim])
-                        want = self.model.contains_all(victim_pool, [victim])
-                        assert got == want, (
-                            f"{clause}: LRU order: {victim!r} of {victim_pool!r} after an eviction"
-                        )
-                    return
+    def _evict_one(self, pool: str, clause: str) -> None:
+        self.clause = "E2"  # adds: what a wrong snapshot after them breaks
+        for page in HASHES:
+            if (pool, page) in self.model.beliefs:
+                continue
+            before = set(self.model.beliefs)
+            self.impl.add(pool, [page])
+            self.model.add(pool, [page])
+            evicted = before - set(self.model.beliefs)
+            if evicted:
+                for victim_pool, victim in sorted(evicted, key=repr):
+                    # contains_all of the one page: every target has it (contains is optional)
+                    got = self.impl.contains_all(victim_pool, [victim])
+                    want = self.model.contains_all(victim_pool, [victim])
+                    assert got == want, (
+                        f"{clause}: LRU order: {victim!r} of {victim_pool!r} after an eviction"
+                    )
+                return
 
-        @precondition(lambda self: len(self.model) > 1)  # rarer than the other rules, so states grow
-        @rule()
-        def clear(self) -> None:
-            """E7."""
-            self.clause = "E7"
-            self.impl.clear()
-            self.model.clear()
+    @precondition(lambda self: len(self.model) > 1)  # rarer than the other rules, so states grow
+    @rule()
+    def clear(self) -> None:
+        """E7."""
+        self.clause = "E7"
+        self.impl.clear()
+        self.model.clear()
 
-        @rule()
-        def length(self) -> None:
-            """E7: a rule, not a check after every step: ``len()`` may trim or purge (O1)."""
-            assert len(self.impl) == len(self.model), "E7: len()"
+    @rule()
+    def length(self) -> None:
+        """E7: a rule, not a check after every step: ``len()`` may trim or purge (O1)."""
+        assert len(self.impl) == len(self.model), "E7: len()"
 
-        def _compare(self) -> None:
-            """Compares only what the implementation declares side-effect free (O1)."""
-            if hasattr(self.impl, "snapshot"):
-                got: Any = [tuple(belief) for belief in self.impl.snapshot()]
-                want: Any = self.model.snapshot()
-                if bound == "per-pool":
-                    got, want = by_pool(got), by_pool(want)
-                assert got == want, f"{self.clause}: LRU order: {got} != {want}"
+    def _compare(self) -> None:
+        """Compares only what the implementation declares side-effect free (O1)."""
+        if hasattr(self.impl, "snapshot"):
+            got: Any = [tuple(belief) for belief in self.impl.snapshot()]
+            want: Any = self.model.snapshot()
+            if self.choices["bound"] == "per-pool":
+                got, want = by_pool(got), by_pool(want)
+            assert got == want, f"{self.clause}: LRU order: {got} != {want}"
 
-        def abstract_state(self) -> Hashable:
-            return (self.model.max_entries, tuple(self.model.beliefs))
-
-    return StorageExistenceCacheMachine
+    def abstract_state(self) -> Hashable:
+        return (self.model.max_entries, tuple(self.model.beliefs))

@@ -1,7 +1,7 @@
 """Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2, S3) against ``spec.file_store``.
 
-The factory is called as ``factory(storage_dir, namespace=..., extra_config=..., fs=..., clock=...)``
-(``HiCacheFile``'s signature).  The implementation runs on a
+A subclass names the implementation: ``target(storage_dir, namespace=..., extra_config=..., fs=...,
+clock=...)`` (``HiCacheFile``'s signature).  The implementation runs on a
 :class:`spec.fake_fs.FakeFileSystem`; the model keeps its own copy of the
 directory.  Both see the same world: other processes creating and deleting
 files (of this namespace and another one, and temp files), faults (ENOSPC/EIO
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import errno
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 from hypothesis import strategies as st
@@ -40,9 +40,9 @@ from hypothesis.stateful import initialize, rule
 from spec.fake_fs import Crash
 from spec.file_names import is_temp
 from spec.file_store import FileStoreModel
-from spec.machines._base import FileWorldMachine, LockstepMachine
+from spec.machines._base import FileWorldMachine
 
-__all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "believed", "file_store_machine"]
+__all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "FileStoreMachine", "believed"]
 
 DIRECTORY = "/cache"
 NAMESPACE = "_ns"
@@ -68,507 +68,504 @@ def believed(store: Any) -> frozenset[Hashable]:
     return frozenset() if cache is None else frozenset(k for k, _ in cache.snapshot())
 
 
-def file_store_machine(factory: Callable[..., Any]) -> type[LockstepMachine]:
-    """A machine class that checks ``factory``'s stores against the model."""
+class FileStoreMachine(FileWorldMachine):
+    """Checks ``target``'s stores against the model."""
 
-    class FileStoreMachine(FileWorldMachine):
-        def __init__(self) -> None:
-            super().__init__(1000.0)
-            self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
-            self.temp_serial = 0
-            self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
-            self.evicted_at_step = 0  # the model's victims before the step (V3: the step evicted)
+    def __init__(self) -> None:
+        super().__init__(1000.0)
+        self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
+        self.temp_serial = 0
+        self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
+        self.evicted_at_step = 0  # the model's victims before the step (V3: the step evicted)
 
-        @initialize(
-            cap=st.sampled_from((0, 6, 10, 16)),
-            ratio=st.sampled_from((1.0, 0.75, 0.5)),
-            min_free=st.sampled_from((0, 0, 6)),
-            disk_size=st.sampled_from((1 << 20, 40, 24)),
-            metadata=st.booleans(),
-            ttl=st.sampled_from((-1, 0, 2.0, 30.0)),
+    @initialize(
+        cap=st.sampled_from((0, 6, 10, 16)),
+        ratio=st.sampled_from((1.0, 0.75, 0.5)),
+        min_free=st.sampled_from((0, 0, 6)),
+        disk_size=st.sampled_from((1 << 20, 40, 24)),
+        metadata=st.booleans(),
+        ttl=st.sampled_from((-1, 0, 2.0, 30.0)),
+    )
+    def build(
+        self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
+    ) -> None:
+        self.extra_config: dict[str, object] = {
+            "max_size": cap,
+            "eviction_ratio": ratio,
+            "min_free_space": min_free,
+            "enable_metadata_cache": metadata,
+            "metadata_ttl": ttl,
+            "temp_max_age": TEMP_MAX_AGE,
+        }
+        self.model = self.new_model(
+            DIRECTORY,
+            namespace=NAMESPACE,
+            cap=cap,
+            ratio=ratio,
+            min_free=min_free,
+            disk_size=disk_size,
+            metadata=metadata,
+            ttl=ttl,
+            temp_max_age=TEMP_MAX_AGE,
         )
-        def build(
-            self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
-        ) -> None:
-            self.extra_config: dict[str, object] = {
-                "max_size": cap,
-                "eviction_ratio": ratio,
-                "min_free_space": min_free,
-                "enable_metadata_cache": metadata,
-                "metadata_ttl": ttl,
-                "temp_max_age": TEMP_MAX_AGE,
-            }
-            self.model = self.new_model(
-                DIRECTORY,
-                namespace=NAMESPACE,
-                cap=cap,
-                ratio=ratio,
-                min_free=min_free,
-                disk_size=disk_size,
-                metadata=metadata,
-                ttl=ttl,
-                temp_max_age=TEMP_MAX_AGE,
-            )
-            self.impl = self._new_store()
-            self.model.restart()
-            self.ready = True
+        self.impl = self._new_store()
+        self.model.restart()
+        self.ready = True
 
-        def _new_store(self) -> Any:
-            return factory(
-                DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
-            )
+    def _new_store(self) -> Any:
+        return self.target(
+            DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
+        )
 
-        def _step(self, clause: str) -> None:
-            self.clause = clause
-            self.evicted_at_step = len(self.victims)
+    def _step(self, clause: str) -> None:
+        self.clause = clause
+        self.evicted_at_step = len(self.victims)
 
-        def _answer_clause(self, got: object, want: object, clause: str) -> str:
-            """A write refused that the model admits, with an unremovable file around: eviction wedged
-            (V5); else ``clause``."""
-            refused = got is False or (isinstance(got, list) and False in got)
-            admitted = want is True or (
-                isinstance(want, list) and isinstance(got, list) and want.count(True) > got.count(True)
-            )
-            return "V5" if refused and admitted and self.fs.faults.unremovable else clause
+    def _answer_clause(self, got: object, want: object, clause: str) -> str:
+        """A write refused that the model admits, with an unremovable file around: eviction wedged
+        (V5); else ``clause``."""
+        refused = got is False or (isinstance(got, list) and False in got)
+        admitted = want is True or (
+            isinstance(want, list) and isinstance(got, list) and want.count(True) > got.count(True)
+        )
+        return "V5" if refused and admitted and self.fs.faults.unremovable else clause
 
-        def _note_evictions(self) -> None:
-            """C1 bookkeeping: victims this store removed in the step under way."""
-            for key in self.victims[self.evicted_at_step :]:
-                if not self.fs.faults.stuck(f"{DIRECTORY}/{self.model.name(key)}"):
-                    self.removed_by_store.add(key)
+    def _note_evictions(self) -> None:
+        """C1 bookkeeping: victims this store removed in the step under way."""
+        for key in self.victims[self.evicted_at_step :]:
+            if not self.fs.faults.stuck(f"{DIRECTORY}/{self.model.name(key)}"):
+                self.removed_by_store.add(key)
 
-        # -- the public operations --------------------------------------------
+    # -- the public operations --------------------------------------------
 
-        @rule(key=keys, value=values)
-        def set(self, key: str, value: bytes) -> None:
-            """F3, V3-V6, B2."""
-            self._step("F3")
-            quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
-            calls = sum(self.fs.calls.values())
+    @rule(key=keys, value=values)
+    def set(self, key: str, value: bytes) -> None:
+        """F3, V3-V6, B2."""
+        self._step("F3")
+        quiet = self.model.believed(key) and any(e[0] == key for e in self.model.lru)
+        calls = sum(self.fs.calls.values())
+        got = self.impl.set(key, value)
+        calls = sum(self.fs.calls.values()) - calls
+        want = self.model.set(key, value)
+        assert got == want, (
+            f"{self._answer_clause(got, want, 'F3')}: set({key!r}, {value!r}) -> {got}, model {want}"
+        )
+        if quiet:
+            assert calls == 0, f"F6/F3: set of believed {key!r} made {calls} filesystem calls"
+        self._note_evictions()
+        if want:
+            self.removed_by_store.discard(key)
+
+    @rule(pairs=st.lists(st.tuples(keys, values), max_size=3))
+    def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
+        """F5."""
+        self._step("F5")
+        got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
+        want = [self.model.set(k, v) for k, v in pairs]
+        assert got == want, (
+            f"{self._answer_clause(got, want, 'F5')}: batch_set({pairs!r}) -> {got}, model {want}"
+        )
+        self._note_evictions()
+        self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
+
+    @rule(value=st.sampled_from(VALUES[3:]))
+    def write_every_key(self, value: bytes) -> None:
+        """V3, V6: a burst of writes that overflows a small cap (victims include vanished files)."""
+        self.batch_set([(key, value) for key in KEYS])
+
+    @rule(key=keys)
+    def get(self, key: str) -> None:
+        """F4, B2."""
+        self._step("F4")
+        got = self.impl.get(key)
+        want = self.model.get(key)
+        assert got == want, f"F4: get({key!r}) -> {got!r}, model {want!r}"
+
+    @rule(key=keys, delta=st.sampled_from((0, 0, 1, -1)))
+    def get_into(self, key: str, delta: int) -> None:
+        """F4: exact size only."""
+        self._step("F4")
+        file = self.model.files.get(self.model.name(key))
+        size = max((len(file[0]) if file is not None else 3) + delta, 0)
+        buffer = bytearray(b"\xee" * size)
+        got = self.impl.get_into(key, buffer)
+        want = self.model.get(key, buffer_size=size)
+        assert got == (want is not None), f"F4: get_into({key!r}, {size}) -> {got}, model {want!r}"
+        if want is not None:
+            assert bytes(buffer) == want, f"F4: get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
+
+    @rule(batch=st.lists(keys, max_size=4))
+    def batch_get(self, batch: list[str]) -> None:
+        """F5."""
+        self._step("F5")
+        got = self.impl.batch_get(batch)
+        want = [self.model.get(k) for k in batch]
+        assert got == want, f"F5: batch_get({batch!r}) -> {got!r}, model {want!r}"
+
+    @rule(key=keys)
+    def exists(self, key: str) -> None:
+        """F6 (no filesystem call on a live belief), C1, C2."""
+        self._step("F6")
+        believed = self.model.believed(key)
+        calls = sum(self.fs.calls.values())
+        got = self.impl.exists(key)
+        calls = sum(self.fs.calls.values()) - calls
+        want = self.model.exists(key)
+        assert got == want, f"F6: exists({key!r}) -> {got}, model {want}"
+        assert calls == (0 if believed else 1), f"F6: exists({key!r}) made {calls} filesystem calls"
+        if key in self.removed_by_store:
+            assert not got, f"C1: exists({key!r}) after this store removed it"
+        if got and self.model.name(key) not in self.model.files:
+            assert believed, f"C2: exists({key!r}) is True for a gone file without a live belief"
+
+    @rule(batch=st.lists(keys, max_size=4))
+    def batch_exists(self, batch: list[str]) -> None:
+        """F5: the longest existing prefix; at most one call per key asked, never a listing."""
+        self._step("F5")
+        scans, calls = self.fs.calls["scandir"], sum(self.fs.calls.values())
+        got = self.impl.batch_exists(batch)
+        unbelieved, taught = 0, set()  # the stat calls F6 allows: one per unbelieved key walked
+        for k in batch:
+            if self.model.believed(k) or k in taught:
+                continue
+            unbelieved += 1
+            if self.model.name(k) not in self.model.files:
+                break
+            if self.model.metadata:
+                taught.add(k)
+        want = self.model.batch_exists(batch)
+        assert got == want, f"F5: batch_exists({batch!r}) -> {got}, model {want}"
+        assert self.fs.calls["scandir"] == scans, "F5: batch_exists listed the directory"
+        calls = sum(self.fs.calls.values()) - calls
+        assert calls == unbelieved, f"F5/F6: {calls} calls for {unbelieved} unbelieved keys asked"
+
+    @rule(key=keys)
+    def delete(self, key: str) -> None:
+        """F7."""
+        self._step("F7")
+        got = self.impl.delete(key)
+        want = self.model.delete(key)
+        assert got == want, f"F7: delete({key!r}) -> {got}, model {want}"
+        if want:
+            self.removed_by_store.add(key)
+
+    @rule()
+    def clear(self) -> None:
+        """F7: only this namespace's files go (the foreign ones are compared every step)."""
+        self._step("F7")
+        ours = {self.model.key_of(n) for n in self.model.files} - {None}
+        got = self.impl.clear()
+        want = self.model.clear()
+        assert got == want, f"F7: clear() -> {got}, model {want}"
+        self.removed_by_store |= {
+            k for k in ours if k is not None and self.model.name(k) not in self.model.files
+        }
+
+    # -- the world --------------------------------------------------------
+
+    @rule(index=st.integers(0, 9))
+    def another_process_deletes(self, index: int) -> None:
+        """C2, F4: one of this namespace's files is deleted behind the store's back."""
+        self._step("C2")
+        ours = sorted(n for n in self.model.files if self.model.key_of(n) is not None)
+        if ours:
+            name = ours[index % len(ours)]
+            self.fs.remove(f"{DIRECTORY}/{name}")
+            del self.model.files[name]
+
+    @rule(index=st.integers(0, 9), op=st.sampled_from(("get", "exists", "set", "get_into", "delete")))
+    def revisit_a_vanished_file(self, index: int, op: str) -> None:
+        """F4, C2, V4: a key the store tracks or believes, whose file another process deleted."""
+        tracked = {e[0] for e in self.model.lru} | {k for k in KEYS if self.model.believed(k)}
+        gone = sorted(k for k in tracked if self.model.name(k) not in self.model.files)
+        if not gone:
+            return
+        key = gone[index % len(gone)]
+        if op == "set":
+            self.set(key, VALUES[index % len(VALUES)])
+        elif op == "get_into":
+            self.get_into(key, 0)
+        else:
+            getattr(self, op)(key)
+
+    @rule(key=keys, value=values, foreign=st.booleans())
+    def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
+        """F1: a file of this namespace (or, foreign, of another one) appears."""
+        self._step("F1")
+        name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
+        self.fs.put(f"{DIRECTORY}/{name}", value)
+        self.model.files[name] = (value, self.clock())
+        self.model.planted.pop(name, None)
+        if not foreign:
+            self.removed_by_store.discard(key)
+
+    @rule(key=keys, kind=st.sampled_from(("symlink", "fifo", "dir", "other")))
+    def another_user_plants_a_node(self, key: str, kind: str) -> None:
+        """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
+        self._step("S3")
+        name = self.model.name(key)
+        if kind == "other":
+            self.fs.put(f"{DIRECTORY}/{name}", b"planted", uid=OTHER_USER)
+        else:
+            self.fs.plant(f"{DIRECTORY}/{name}", kind)
+        self.model.files.pop(name, None)
+        self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
+
+    @rule(size=st.integers(0, 4), ours=st.booleans())
+    def another_writer_leaves_a_temp_file(self, size: int, ours: bool) -> None:
+        """F8, C4: a live (young) or crashed (later old) writer's temp file; S6: or another program's
+        ``.state-N.tmp``, which start-up never removes."""
+        self._step("F8" if ours else "S6")
+        self.temp_serial += 1
+        name = f".{self.temp_serial:012x}.tmp" if ours else f".state-{self.temp_serial}.tmp"
+        self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
+        self.model.files[name] = (b"t" * size, self.clock())
+
+    @rule(
+        op=st.sampled_from(("write", "replace", "read", "short")),
+        code=st.sampled_from((errno.EIO, errno.ENOSPC)),
+    )
+    def fault(self, op: str, code: int) -> None:
+        """B2: the next call of one operation fails (or reads short)."""
+        self._step("B2")
+        if op == "short":
+            self.fs.short_reads(1)
+        else:
+            self.fs.fail(op, code)  # the model reads the same ledger
+
+    @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
+    def file_becomes_unremovable(self, key: str, code: int) -> None:
+        """V5: unlink of this key's file fails until healed."""
+        self._step("V5")
+        self.fs.fail_unlink(f"{DIRECTORY}/{self.model.name(key)}", code)
+
+    def _oldest_tracked_file(self) -> str | None:
+        """The least recently used committed entry whose file is on disk: the next victim."""
+        for key, _size, in_flight in self.model.lru:
+            if not in_flight and self.model.name(key) in self.model.files:
+                return key
+        return None
+
+    @rule(value=st.sampled_from(VALUES[5:]))
+    def evict_a_file_that_vanished(self, value: bytes) -> None:
+        """V6, C1: the next victim's file is deleted behind the store's back, then a burst of writes
+        of the other keys (4 x 6 bytes: over every cap the machine draws) evicts past it: the victim
+        still gets ``on_evict``, so its belief goes.
+        (One rule, so that every example that fires it reaches the case, whatever else it draws.)"""
+        key = self._oldest_tracked_file()
+        if key is None:
+            return
+        self._step("C2")
+        self.fs.remove(f"{DIRECTORY}/{self.model.name(key)}")
+        del self.model.files[self.model.name(key)]
+        self.batch_set([(k, value) for k in KEYS if k != key])
+
+    @rule(value=st.sampled_from(VALUES[5:]), code=st.sampled_from((errno.EPERM, errno.EBUSY)))
+    def evict_past_an_unremovable_file(self, value: bytes, code: int) -> None:
+        """V5, S7: the next victim's file cannot be removed, then a burst of writes of the other keys
+        needs room: eviction goes on past it (and it rests) instead of refusing the writes."""
+        key = self._oldest_tracked_file()
+        if key is None:
+            return
+        self.file_becomes_unremovable(key, code)
+        self.batch_set([(k, value) for k in KEYS if k != key])
+
+    @rule()
+    def heal(self) -> None:
+        self._step("V5")
+        self.fs.heal()
+
+    @rule(delta=st.sampled_from(DELTAS))
+    def advance(self, delta: float) -> None:
+        self._step("C2")
+        self.clock.advance(delta)
+
+    @rule()
+    def restart(self) -> None:
+        """F8, C3: a new store on the same directory counts exactly this namespace's bytes."""
+        self._step("F8")
+        self._restart_store()
+
+    def _restart_store(self) -> None:
+        self.impl = self._new_store()
+        self.model.restart()
+        self._note_evictions()
+        self._check_restart()
+
+    @rule(key=keys, value=values, after=st.integers(0, 10))
+    def crash_during_set(self, key: str, value: bytes, after: int) -> None:
+        """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
+        self.heal()
+        self._step("C4")
+        acknowledged = self._acknowledged()
+        shadow, tried = self._shadow()  # which files this set may remove: its victims
+        shadow.set(key, value)
+        self.fs.crash_after(after)
+        try:
             got = self.impl.set(key, value)
-            calls = sum(self.fs.calls.values()) - calls
-            want = self.model.set(key, value)
-            assert got == want, (
-                f"{self._answer_clause(got, want, 'F3')}: set({key!r}, {value!r}) -> {got}, model {want}"
+        except Crash:
+            self.fs.restart()
+            self._after_crash(acknowledged, self._names(tried), key, value)
+            return
+        self.fs.restart()
+        want = self.model.set(key, value)
+        assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
+        self._note_evictions()
+        if want:
+            self.removed_by_store.discard(key)
+
+    @rule(key=keys, clear=st.booleans(), after=st.integers(0, 10))
+    def crash_during_removal(self, key: str, clear: bool, after: int) -> None:
+        """C4: the process dies inside ``delete(key)`` or ``clear()``; only what it removes may go."""
+        self.heal()
+        self._step("C4")
+        acknowledged = self._acknowledged()
+        ours = {k for n in acknowledged if (k := self.model.key_of(n)) is not None}
+        self.fs.crash_after(after)
+        try:
+            got = self.impl.clear() if clear else self.impl.delete(key)
+        except Crash:
+            self.fs.restart()
+            self._after_crash(
+                acknowledged, frozenset(acknowledged) if clear else frozenset([self.model.name(key)])
             )
-            if quiet:
-                assert calls == 0, f"F6/F3: set of believed {key!r} made {calls} filesystem calls"
-            self._note_evictions()
-            if want:
-                self.removed_by_store.discard(key)
+            return
+        self.fs.restart()
+        want = self.model.clear() if clear else self.model.delete(key)
+        assert got == want, f"C4: {'clear()' if clear else f'delete({key!r})'} -> {got}, model {want}"
+        if clear:
+            self.removed_by_store |= {k for k in ours if self.model.name(k) not in self.model.files}
+        elif want:
+            self.removed_by_store.add(key)
 
-        @rule(pairs=st.lists(st.tuples(keys, values), max_size=3))
-        def batch_set(self, pairs: list[tuple[str, bytes]]) -> None:
-            """F5."""
-            self._step("F5")
-            got = self.impl.batch_set([k for k, _ in pairs], [v for _, v in pairs])
-            want = [self.model.set(k, v) for k, v in pairs]
-            assert got == want, (
-                f"{self._answer_clause(got, want, 'F5')}: batch_set({pairs!r}) -> {got}, model {want}"
+    @rule(after=st.integers(0, 10))
+    def crash_during_start_up(self, after: int) -> None:
+        """C4, F8: the process dies while a new store scans the directory, cleans up and evicts."""
+        self.heal()
+        self._step("C4")
+        acknowledged = self._acknowledged()
+        shadow, tried = self._shadow()
+        shadow.restart()
+        self.fs.crash_after(after)
+        try:
+            store = self._new_store()
+        except Crash:
+            self.fs.restart()
+            self._after_crash(acknowledged, self._names(tried))
+            return
+        self.fs.restart()
+        self.impl = store
+        self.model.restart()
+        self._note_evictions()
+        self._check_restart()
+
+    def _planted(self) -> dict[str, tuple[str, int]]:
+        """S3: the directory's nodes that are not this user's regular files, as the model has them
+        (kind, bytes they take on the disk)."""
+        return {
+            n: ("other" if kind == "file" else kind, len(self.fs.files[f"{DIRECTORY}/{n}"].data))
+            for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
+        }
+
+    def _acknowledged(self) -> dict[str, bytes]:
+        """This namespace's files as the model has them: each one a write acknowledged earlier."""
+        return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
+
+    def _shadow(self) -> tuple[FileStoreModel, list[str]]:
+        """A copy of the model (its faults too) that tells its victims to the list beside it."""
+        tried: list[str] = []
+        return copy.deepcopy(self.model, {id(self.model.on_evict): tried.append}), tried
+
+    def _names(self, keys: list[str]) -> frozenset[str]:
+        return frozenset(self.model.name(k) for k in keys)
+
+    def _after_crash(
+        self,
+        acknowledged: dict[str, bytes],
+        removable: frozenset[str],
+        key: str | None = None,
+        value: bytes = b"",
+    ) -> None:
+        """C4 after a crash: every file whole, nothing lost but what the interrupted call removes."""
+        listing = self.fs.listing(DIRECTORY)
+        for name, file in listing.items():
+            if self.model.key_of(name) is None:
+                continue
+            if key is not None and name == self.model.name(key) and name not in acknowledged:
+                assert file.data == value, f"C4: partial value under {key!r}: {file.data!r}"
+            else:
+                assert acknowledged.get(name) == file.data, f"C4: {name} changed to {file.data!r}"
+        for name in acknowledged:
+            assert name in listing or name in removable, (
+                f"C4: acknowledged {name} lost; the call could remove only {sorted(removable)}"
             )
-            self._note_evictions()
-            self.removed_by_store -= {k for (k, _), ok in zip(pairs, want, strict=True) if ok}
+        self.model.files = {n: (f.data, f.mtime) for n, f in listing.items()}
+        self.model.planted = self._planted()
+        if key is not None:
+            self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
+        self.removed_by_store |= {
+            k for n in acknowledged if n not in listing and (k := self.model.key_of(n)) is not None
+        }
+        self._restart_store()
 
-        @rule(value=st.sampled_from(VALUES[3:]))
-        def write_every_key(self, value: bytes) -> None:
-            """V3, V6: a burst of writes that overflows a small cap (victims include vanished files)."""
-            self.batch_set([(key, value) for key in KEYS])
+    def _check_restart(self) -> None:
+        evictor = getattr(self.impl, "evictor", None)
+        if evictor is None:
+            return
+        on_disk = sum(len(f.data) for n, f in self.fs.listing(DIRECTORY).items() if self.model.key_of(n))
+        assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
+        now = self.clock()
+        for name, file in self.fs.listing(DIRECTORY).items():
+            if is_temp(name):
+                assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
 
-        @rule(key=keys)
-        def get(self, key: str) -> None:
-            """F4, B2."""
-            self._step("F4")
-            got = self.impl.get(key)
-            want = self.model.get(key)
-            assert got == want, f"F4: get({key!r}) -> {got!r}, model {want!r}"
+    # -- every step -------------------------------------------------------
 
-        @rule(key=keys, delta=st.sampled_from((0, 0, 1, -1)))
-        def get_into(self, key: str, delta: int) -> None:
-            """F4: exact size only."""
-            self._step("F4")
-            file = self.model.files.get(self.model.name(key))
-            size = max((len(file[0]) if file is not None else 3) + delta, 0)
-            buffer = bytearray(b"\xee" * size)
-            got = self.impl.get_into(key, buffer)
-            want = self.model.get(key, buffer_size=size)
-            assert got == (want is not None), f"F4: get_into({key!r}, {size}) -> {got}, model {want!r}"
-            if want is not None:
-                assert bytes(buffer) == want, f"F4: get_into({key!r}) filled {bytes(buffer)!r}, want {want!r}"
+    def _compare(self) -> None:
+        planted = self._planted()
+        assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
+        listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
+        if listing != self.model.files:
+            clause = self._directory_clause(listing)
+            raise AssertionError(f"{clause}: directory {listing} != model {self.model.files}")
+        evictor = getattr(self.impl, "evictor", None)
+        if evictor is not None and hasattr(evictor, "snapshot"):
+            entries = [tuple(e) for e in evictor.snapshot()]
+            if entries != self.model.lru:
+                # Bytes counted for a file that is not there: capacity leaked (C3).
+                leaked = {e[0] for e in entries} - {e[0] for e in self.model.lru}
+                clause = "C3" if any(self.model.name(k) not in listing for k in leaked) else self.clause
+                raise AssertionError(f"{clause}: evictor {entries} != model {self.model.lru} (V2)")
+            assert evictor.total == sum(e[1] for e in entries), "C3: total != sum of sizes"
+        if hasattr(self.impl, "_beliefs"):  # a HiCacheFile
+            beliefs = believed(self.impl)
+            for key in KEYS:
+                believes = key in beliefs
+                clause = "C1" if believes else self.clause  # a belief that outlived its removal
+                assert believes == self.model.believed(key), f"{clause}: belief of {key!r}"
 
-        @rule(batch=st.lists(keys, max_size=4))
-        def batch_get(self, batch: list[str]) -> None:
-            """F5."""
-            self._step("F5")
-            got = self.impl.batch_get(batch)
-            want = [self.model.get(k) for k in batch]
-            assert got == want, f"F5: batch_get({batch!r}) -> {got!r}, model {want!r}"
+    def _directory_clause(self, listing: dict[str, tuple[bytes, float]]) -> str:
+        """The clause a directory that differs from the model's shows, the most specific first."""
+        files = self.model.files
+        differ = {n for n in listing.keys() | files.keys() if listing.get(n) != files.get(n)}
+        if any(not n.startswith(".") and self.model.key_of(n) is None for n in differ):
+            return "F1"  # another namespace's file touched, or a file not named as F1 says
+        temps = {n for n in differ if n.startswith(".")}
+        if any(n in files and n not in listing and not is_temp(n) for n in temps):
+            return "S6"  # another program's file, named like no temp of ours, was removed
+        if any(n in files for n in temps):
+            return "F8"  # a temp file another (maybe live) writer owns was removed
+        if temps:
+            return "F8" if self.clause in ("F8", "C4") else "F3"  # a temp file left behind
+        beliefs = believed(self.impl) if hasattr(self.impl, "_beliefs") else frozenset()
+        if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
+            return "C1"  # the store believes a key whose file is not there
+        if len(self.victims) > self.evicted_at_step:
+            return "V3"  # the step evicted: the victims differ
+        return self.clause
 
-        @rule(key=keys)
-        def exists(self, key: str) -> None:
-            """F6 (no filesystem call on a live belief), C1, C2."""
-            self._step("F6")
-            believed = self.model.believed(key)
-            calls = sum(self.fs.calls.values())
-            got = self.impl.exists(key)
-            calls = sum(self.fs.calls.values()) - calls
-            want = self.model.exists(key)
-            assert got == want, f"F6: exists({key!r}) -> {got}, model {want}"
-            assert calls == (0 if believed else 1), f"F6: exists({key!r}) made {calls} filesystem calls"
-            if key in self.removed_by_store:
-                assert not got, f"C1: exists({key!r}) after this store removed it"
-            if got and self.model.name(key) not in self.model.files:
-                assert believed, f"C2: exists({key!r}) is True for a gone file without a live belief"
-
-        @rule(batch=st.lists(keys, max_size=4))
-        def batch_exists(self, batch: list[str]) -> None:
-            """F5: the longest existing prefix; at most one call per key asked, never a listing."""
-            self._step("F5")
-            scans, calls = self.fs.calls["scandir"], sum(self.fs.calls.values())
-            got = self.impl.batch_exists(batch)
-            unbelieved, taught = 0, set()  # the stat calls F6 allows: one per unbelieved key walked
-            for k in batch:
-                if self.model.believed(k) or k in taught:
-                    continue
-                unbelieved += 1
-                if self.model.name(k) not in self.model.files:
-                    break
-                if self.model.metadata:
-                    taught.add(k)
-            want = self.model.batch_exists(batch)
-            assert got == want, f"F5: batch_exists({batch!r}) -> {got}, model {want}"
-            assert self.fs.calls["scandir"] == scans, "F5: batch_exists listed the directory"
-            calls = sum(self.fs.calls.values()) - calls
-            assert calls == unbelieved, f"F5/F6: {calls} calls for {unbelieved} unbelieved keys asked"
-
-        @rule(key=keys)
-        def delete(self, key: str) -> None:
-            """F7."""
-            self._step("F7")
-            got = self.impl.delete(key)
-            want = self.model.delete(key)
-            assert got == want, f"F7: delete({key!r}) -> {got}, model {want}"
-            if want:
-                self.removed_by_store.add(key)
-
-        @rule()
-        def clear(self) -> None:
-            """F7: only this namespace's files go (the foreign ones are compared every step)."""
-            self._step("F7")
-            ours = {self.model.key_of(n) for n in self.model.files} - {None}
-            got = self.impl.clear()
-            want = self.model.clear()
-            assert got == want, f"F7: clear() -> {got}, model {want}"
-            self.removed_by_store |= {
-                k for k in ours if k is not None and self.model.name(k) not in self.model.files
-            }
-
-        # -- the world --------------------------------------------------------
-
-        @rule(index=st.integers(0, 9))
-        def another_process_deletes(self, index: int) -> None:
-            """C2, F4: one of this namespace's files is deleted behind the store's back."""
-            self._step("C2")
-            ours = sorted(n for n in self.model.files if self.model.key_of(n) is not None)
-            if ours:
-                name = ours[index % len(ours)]
-                self.fs.remove(f"{DIRECTORY}/{name}")
-                del self.model.files[name]
-
-        @rule(index=st.integers(0, 9), op=st.sampled_from(("get", "exists", "set", "get_into", "delete")))
-        def revisit_a_vanished_file(self, index: int, op: str) -> None:
-            """F4, C2, V4: a key the store tracks or believes, whose file another process deleted."""
-            tracked = {e[0] for e in self.model.lru} | {k for k in KEYS if self.model.believed(k)}
-            gone = sorted(k for k in tracked if self.model.name(k) not in self.model.files)
-            if not gone:
-                return
-            key = gone[index % len(gone)]
-            if op == "set":
-                self.set(key, VALUES[index % len(VALUES)])
-            elif op == "get_into":
-                self.get_into(key, 0)
-            else:
-                getattr(self, op)(key)
-
-        @rule(key=keys, value=values, foreign=st.booleans())
-        def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
-            """F1: a file of this namespace (or, foreign, of another one) appears."""
-            self._step("F1")
-            name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
-            self.fs.put(f"{DIRECTORY}/{name}", value)
-            self.model.files[name] = (value, self.clock())
-            self.model.planted.pop(name, None)
-            if not foreign:
-                self.removed_by_store.discard(key)
-
-        @rule(key=keys, kind=st.sampled_from(("symlink", "fifo", "dir", "other")))
-        def another_user_plants_a_node(self, key: str, kind: str) -> None:
-            """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
-            self._step("S3")
-            name = self.model.name(key)
-            if kind == "other":
-                self.fs.put(f"{DIRECTORY}/{name}", b"planted", uid=OTHER_USER)
-            else:
-                self.fs.plant(f"{DIRECTORY}/{name}", kind)
-            self.model.files.pop(name, None)
-            self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
-
-        @rule(size=st.integers(0, 4), ours=st.booleans())
-        def another_writer_leaves_a_temp_file(self, size: int, ours: bool) -> None:
-            """F8, C4: a live (young) or crashed (later old) writer's temp file; S6: or another program's
-            ``.state-N.tmp``, which start-up never removes."""
-            self._step("F8" if ours else "S6")
-            self.temp_serial += 1
-            name = f".{self.temp_serial:012x}.tmp" if ours else f".state-{self.temp_serial}.tmp"
-            self.fs.put(f"{DIRECTORY}/{name}", b"t" * size)
-            self.model.files[name] = (b"t" * size, self.clock())
-
-        @rule(
-            op=st.sampled_from(("write", "replace", "read", "short")),
-            code=st.sampled_from((errno.EIO, errno.ENOSPC)),
-        )
-        def fault(self, op: str, code: int) -> None:
-            """B2: the next call of one operation fails (or reads short)."""
-            self._step("B2")
-            if op == "short":
-                self.fs.short_reads(1)
-            else:
-                self.fs.fail(op, code)  # the model reads the same ledger
-
-        @rule(key=keys, code=st.sampled_from((errno.EPERM, errno.EBUSY, errno.EISDIR)))
-        def file_becomes_unremovable(self, key: str, code: int) -> None:
-            """V5: unlink of this key's file fails until healed."""
-            self._step("V5")
-            self.fs.fail_unlink(f"{DIRECTORY}/{self.model.name(key)}", code)
-
-        def _oldest_tracked_file(self) -> str | None:
-            """The least recently used committed entry whose file is on disk: the next victim."""
-            for key, _size, in_flight in self.model.lru:
-                if not in_flight and self.model.name(key) in self.model.files:
-                    return key
-            return None
-
-        @rule(value=st.sampled_from(VALUES[5:]))
-        def evict_a_file_that_vanished(self, value: bytes) -> None:
-            """V6, C1: the next victim's file is deleted behind the store's back, then a burst of writes
-            of the other keys (4 x 6 bytes: over every cap the machine draws) evicts past it: the victim
-            still gets ``on_evict``, so its belief goes.
-            (One rule, so that every example that fires it reaches the case, whatever else it draws.)"""
-            key = self._oldest_tracked_file()
-            if key is None:
-                return
-            self._step("C2")
-            self.fs.remove(f"{DIRECTORY}/{self.model.name(key)}")
-            del self.model.files[self.model.name(key)]
-            self.batch_set([(k, value) for k in KEYS if k != key])
-
-        @rule(value=st.sampled_from(VALUES[5:]), code=st.sampled_from((errno.EPERM, errno.EBUSY)))
-        def evict_past_an_unremovable_file(self, value: bytes, code: int) -> None:
-            """V5, S7: the next victim's file cannot be removed, then a burst of writes of the other keys
-            needs room: eviction goes on past it (and it rests) instead of refusing the writes."""
-            key = self._oldest_tracked_file()
-            if key is None:
-                return
-            self.file_becomes_unremovable(key, code)
-            self.batch_set([(k, value) for k in KEYS if k != key])
-
-        @rule()
-        def heal(self) -> None:
-            self._step("V5")
-            self.fs.heal()
-
-        @rule(delta=st.sampled_from(DELTAS))
-        def advance(self, delta: float) -> None:
-            self._step("C2")
-            self.clock.advance(delta)
-
-        @rule()
-        def restart(self) -> None:
-            """F8, C3: a new store on the same directory counts exactly this namespace's bytes."""
-            self._step("F8")
-            self._restart_store()
-
-        def _restart_store(self) -> None:
-            self.impl = self._new_store()
-            self.model.restart()
-            self._note_evictions()
-            self._check_restart()
-
-        @rule(key=keys, value=values, after=st.integers(0, 10))
-        def crash_during_set(self, key: str, value: bytes, after: int) -> None:
-            """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
-            self.heal()
-            self._step("C4")
-            acknowledged = self._acknowledged()
-            shadow, tried = self._shadow()  # which files this set may remove: its victims
-            shadow.set(key, value)
-            self.fs.crash_after(after)
-            try:
-                got = self.impl.set(key, value)
-            except Crash:
-                self.fs.restart()
-                self._after_crash(acknowledged, self._names(tried), key, value)
-                return
-            self.fs.restart()
-            want = self.model.set(key, value)
-            assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
-            self._note_evictions()
-            if want:
-                self.removed_by_store.discard(key)
-
-        @rule(key=keys, clear=st.booleans(), after=st.integers(0, 10))
-        def crash_during_removal(self, key: str, clear: bool, after: int) -> None:
-            """C4: the process dies inside ``delete(key)`` or ``clear()``; only what it removes may go."""
-            self.heal()
-            self._step("C4")
-            acknowledged = self._acknowledged()
-            ours = {k for n in acknowledged if (k := self.model.key_of(n)) is not None}
-            self.fs.crash_after(after)
-            try:
-                got = self.impl.clear() if clear else self.impl.delete(key)
-            except Crash:
-                self.fs.restart()
-                self._after_crash(
-                    acknowledged, frozenset(acknowledged) if clear else frozenset([self.model.name(key)])
-                )
-                return
-            self.fs.restart()
-            want = self.model.clear() if clear else self.model.delete(key)
-            assert got == want, f"C4: {'clear()' if clear else f'delete({key!r})'} -> {got}, model {want}"
-            if clear:
-                self.removed_by_store |= {k for k in ours if self.model.name(k) not in self.model.files}
-            elif want:
-                self.removed_by_store.add(key)
-
-        @rule(after=st.integers(0, 10))
-        def crash_during_start_up(self, after: int) -> None:
-            """C4, F8: the process dies while a new store scans the directory, cleans up and evicts."""
-            self.heal()
-            self._step("C4")
-            acknowledged = self._acknowledged()
-            shadow, tried = self._shadow()
-            shadow.restart()
-            self.fs.crash_after(after)
-            try:
-                store = self._new_store()
-            except Crash:
-                self.fs.restart()
-                self._after_crash(acknowledged, self._names(tried))
-                return
-            self.fs.restart()
-            self.impl = store
-            self.model.restart()
-            self._note_evictions()
-            self._check_restart()
-
-        def _planted(self) -> dict[str, tuple[str, int]]:
-            """S3: the directory's nodes that are not this user's regular files, as the model has them
-            (kind, bytes they take on the disk)."""
-            return {
-                n: ("other" if kind == "file" else kind, len(self.fs.files[f"{DIRECTORY}/{n}"].data))
-                for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
-            }
-
-        def _acknowledged(self) -> dict[str, bytes]:
-            """This namespace's files as the model has them: each one a write acknowledged earlier."""
-            return {n: data for n, (data, _m) in self.model.files.items() if self.model.key_of(n) is not None}
-
-        def _shadow(self) -> tuple[FileStoreModel, list[str]]:
-            """A copy of the model (its faults too) that tells its victims to the list beside it."""
-            tried: list[str] = []
-            return copy.deepcopy(self.model, {id(self.model.on_evict): tried.append}), tried
-
-        def _names(self, keys: list[str]) -> frozenset[str]:
-            return frozenset(self.model.name(k) for k in keys)
-
-        def _after_crash(
-            self,
-            acknowledged: dict[str, bytes],
-            removable: frozenset[str],
-            key: str | None = None,
-            value: bytes = b"",
-        ) -> None:
-            """C4 after a crash: every file whole, nothing lost but what the interrupted call removes."""
-            listing = self.fs.listing(DIRECTORY)
-            for name, file in listing.items():
-                if self.model.key_of(name) is None:
-                    continue
-                if key is not None and name == self.model.name(key) and name not in acknowledged:
-                    assert file.data == value, f"C4: partial value under {key!r}: {file.data!r}"
-                else:
-                    assert acknowledged.get(name) == file.data, f"C4: {name} changed to {file.data!r}"
-            for name in acknowledged:
-                assert name in listing or name in removable, (
-                    f"C4: acknowledged {name} lost; the call could remove only {sorted(removable)}"
-                )
-            self.model.files = {n: (f.data, f.mtime) for n, f in listing.items()}
-            self.model.planted = self._planted()
-            if key is not None:
-                self.removed_by_store.discard(key)  # its file may or may not be there: no claim either way
-            self.removed_by_store |= {
-                k for n in acknowledged if n not in listing and (k := self.model.key_of(n)) is not None
-            }
-            self._restart_store()
-
-        def _check_restart(self) -> None:
-            evictor = getattr(self.impl, "evictor", None)
-            if evictor is None:
-                return
-            on_disk = sum(len(f.data) for n, f in self.fs.listing(DIRECTORY).items() if self.model.key_of(n))
-            assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
-            now = self.clock()
-            for name, file in self.fs.listing(DIRECTORY).items():
-                if is_temp(name):
-                    assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
-
-        # -- every step -------------------------------------------------------
-
-        def _compare(self) -> None:
-            planted = self._planted()
-            assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
-            listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
-            if listing != self.model.files:
-                clause = self._directory_clause(listing)
-                raise AssertionError(f"{clause}: directory {listing} != model {self.model.files}")
-            evictor = getattr(self.impl, "evictor", None)
-            if evictor is not None and hasattr(evictor, "snapshot"):
-                entries = [tuple(e) for e in evictor.snapshot()]
-                if entries != self.model.lru:
-                    # Bytes counted for a file that is not there: capacity leaked (C3).
-                    leaked = {e[0] for e in entries} - {e[0] for e in self.model.lru}
-                    clause = "C3" if any(self.model.name(k) not in listing for k in leaked) else self.clause
-                    raise AssertionError(f"{clause}: evictor {entries} != model {self.model.lru} (V2)")
-                assert evictor.total == sum(e[1] for e in entries), "C3: total != sum of sizes"
-            if hasattr(self.impl, "_beliefs"):  # a HiCacheFile
-                beliefs = believed(self.impl)
-                for key in KEYS:
-                    believes = key in beliefs
-                    clause = "C1" if believes else self.clause  # a belief that outlived its removal
-                    assert believes == self.model.believed(key), f"{clause}: belief of {key!r}"
-
-        def _directory_clause(self, listing: dict[str, tuple[bytes, float]]) -> str:
-            """The clause a directory that differs from the model's shows, the most specific first."""
-            files = self.model.files
-            differ = {n for n in listing.keys() | files.keys() if listing.get(n) != files.get(n)}
-            if any(not n.startswith(".") and self.model.key_of(n) is None for n in differ):
-                return "F1"  # another namespace's file touched, or a file not named as F1 says
-            temps = {n for n in differ if n.startswith(".")}
-            if any(n in files and n not in listing and not is_temp(n) for n in temps):
-                return "S6"  # another program's file, named like no temp of ours, was removed
-            if any(n in files for n in temps):
-                return "F8"  # a temp file another (maybe live) writer owns was removed
-            if temps:
-                return "F8" if self.clause in ("F8", "C4") else "F3"  # a temp file left behind
-            beliefs = believed(self.impl) if hasattr(self.impl, "_beliefs") else frozenset()
-            if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
-                return "C1"  # the store believes a key whose file is not there
-            if len(self.victims) > self.evicted_at_step:
-                return "V3"  # the step evicted: the victims differ
-            return self.clause
-
-        def more_state(self) -> Hashable:
-            model = self.model
-            believed = tuple(k for k in KEYS if model.believed(k))
-            planted = tuple(sorted(model.planted.items()))
-            return model.metadata, model.ttl, believed, len(self.fs.faults.unremovable), planted
-
-    return FileStoreMachine
+    def more_state(self) -> Hashable:
+        model = self.model
+        believed = tuple(k for k in KEYS if model.believed(k))
+        planted = tuple(sorted(model.planted.items()))
+        return model.metadata, model.ttl, believed, len(self.fs.faults.unremovable), planted

@@ -1,6 +1,6 @@
 """Lock-step machine for PooledExistenceCache and its pools (P1-P5, B1) against ``spec.pool_beliefs``.
 
-The factory is called as ``factory(max_entries)`` and returns the registry; the
+A subclass names the implementation, ``target(max_entries)``, a registry; the
 machine reaches the pools only through ``registry.pool(name)`` and their
 public methods, and compares each pool's ``snapshot()`` (beliefs least
 recently used first, in-flight reference counts).  ``check_invariants()`` is
@@ -12,7 +12,7 @@ others would create them (O1).  P1's "one pool per name" is checked at every
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from functools import partial
 from typing import Any
 
@@ -23,205 +23,198 @@ from spec.machines._base import LockstepMachine, assert_refused
 from spec.machines.existence_cache import CAPACITIES, batches, chains, hashes, keeps, shaped, shapes, walks
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
-__all__ = ["NAMES", "pool_beliefs_machine"]
+__all__ = ["NAMES", "PoolBeliefsMachine"]
 
 NAMES = ("kv", "mamba")
 
 names = st.sampled_from(NAMES)
 
 
-def pool_beliefs_machine(factory: Callable[[int], Any]) -> type[LockstepMachine]:
-    """A machine class that checks ``factory``'s registries against the spec."""
+class PoolBeliefsMachine(LockstepMachine):
+    """Checks ``target``'s registries against the spec."""
 
-    class PoolBeliefsMachine(LockstepMachine):
-        model: PooledExistenceCacheSpec
+    model: PooledExistenceCacheSpec
 
-        def __init__(self) -> None:
-            super().__init__()
-            self.pools: dict[str, Any] = {}  # the pools the steps have asked for, by name
-            self.clause = "P2"  # the clause of the step just run: what a wrong snapshot after it breaks
-            self.acted_on: str | None = None  # the pool the step asked for (None: the whole registry)
+    def __init__(self) -> None:
+        super().__init__()
+        self.pools: dict[str, Any] = {}  # the pools the steps have asked for, by name
+        self.clause = "P2"  # the clause of the step just run: what a wrong snapshot after it breaks
+        self.acted_on: str | None = None  # the pool the step asked for (None: the whole registry)
 
-        @initialize(max_entries=st.sampled_from(CAPACITIES))
-        def build(self, max_entries: int) -> None:
-            self.impl = factory(max_entries)
-            self.model = PooledExistenceCacheSpec(max_entries)
-            self.ready = True
+    @initialize(max_entries=st.sampled_from(CAPACITIES))
+    def build(self, max_entries: int) -> None:
+        self.impl = self.target(max_entries)
+        self.model = PooledExistenceCacheSpec(max_entries)
+        self.ready = True
 
-        @rule(name=names, chain=batches, shape=shapes)
-        def add(self, name: str, chain: list[str], shape: str) -> None:
-            """P2 (as E2), E8."""
-            self.clause = "P2"
-            self._pool(name).add(shaped(chain, shape))
-            self.model.pool(name).add(chain)
+    @rule(name=names, chain=batches, shape=shapes)
+    def add(self, name: str, chain: list[str], shape: str) -> None:
+        """P2 (as E2), E8."""
+        self.clause = "P2"
+        self._pool(name).add(shaped(chain, shape))
+        self.model.pool(name).add(chain)
 
-        @rule(name=names, page=hashes)
-        def contains(self, name: str, page: str) -> None:
-            """P2 (as E3)."""
-            self.clause = "P2"
-            got = self._pool(name).contains(page)
-            assert got == self.model.pool(name).contains(page), f"P2: {name}.contains({page!r})"
+    @rule(name=names, page=hashes)
+    def contains(self, name: str, page: str) -> None:
+        """P2 (as E3)."""
+        self.clause = "P2"
+        got = self._pool(name).contains(page)
+        assert got == self.model.pool(name).contains(page), f"P2: {name}.contains({page!r})"
 
-        @rule(name=names, chain=chains, shape=shapes)
-        def contains_all(self, name: str, chain: list[str], shape: str) -> None:
-            """P2 (as E4): in-flight pages do not count here."""
-            self.clause = "P2"
-            got = self._pool(name).contains_all(shaped(chain, shape))
-            assert got == self.model.pool(name).contains_all(chain), f"P2: {name}.contains_all({chain})"
+    @rule(name=names, chain=chains, shape=shapes)
+    def contains_all(self, name: str, chain: list[str], shape: str) -> None:
+        """P2 (as E4): in-flight pages do not count here."""
+        self.clause = "P2"
+        got = self._pool(name).contains_all(shaped(chain, shape))
+        assert got == self.model.pool(name).contains_all(chain), f"P2: {name}.contains_all({chain})"
 
-        @rule(name=names, chain=walks, shape=shapes)
-        def covered(self, name: str, chain: list[str], shape: str) -> None:
-            """P4."""
-            self.clause = "P4"
-            got = self._pool(name).covered(shaped(chain, shape))
-            assert got == self.model.pool(name).covered(chain), f"P4: {name}.covered({chain})"
+    @rule(name=names, chain=walks, shape=shapes)
+    def covered(self, name: str, chain: list[str], shape: str) -> None:
+        """P4."""
+        self.clause = "P4"
+        got = self._pool(name).covered(shaped(chain, shape))
+        assert got == self.model.pool(name).covered(chain), f"P4: {name}.covered({chain})"
 
-        @rule(name=names, chain=batches, shape=shapes)
-        def track_inflight(self, name: str, chain: list[str], shape: str) -> None:
-            """P3: one reference per occurrence."""
-            self.clause = "P3"
-            self._pool(name).track_inflight(shaped(chain, shape))
-            self.model.pool(name).track_inflight(chain)
+    @rule(name=names, chain=batches, shape=shapes)
+    def track_inflight(self, name: str, chain: list[str], shape: str) -> None:
+        """P3: one reference per occurrence."""
+        self.clause = "P3"
+        self._pool(name).track_inflight(shaped(chain, shape))
+        self.model.pool(name).track_inflight(chain)
 
-        @rule(name=names, chain=chains, shape=shapes)
-        def untrack_inflight(self, name: str, chain: list[str], shape: str) -> None:
-            """P3: untracking more often than tracked is a no-op past zero."""
-            self.clause = "P3"
-            self._pool(name).untrack_inflight(shaped(chain, shape))
-            self.model.pool(name).untrack_inflight(chain)
+    @rule(name=names, chain=chains, shape=shapes)
+    def untrack_inflight(self, name: str, chain: list[str], shape: str) -> None:
+        """P3: untracking more often than tracked is a no-op past zero."""
+        self.clause = "P3"
+        self._pool(name).untrack_inflight(shaped(chain, shape))
+        self.model.pool(name).untrack_inflight(chain)
 
-        @rule(name=names, page=hashes, shape=shapes)
-        def two_writes_of_a_page_then_one_ack(self, name: str, page: str, shape: str) -> None:
-            """P3: a chain in flight names ``page`` twice, one occurrence is acknowledged, and
-            ``page`` must still be covered: one reference per occurrence."""
-            self.track_inflight(name, [page, page], shape)
-            self.check_step()  # a snapshot, where the target has one, after each call (O1 allows it)
-            self.untrack_inflight(name, [page], shape)
-            self.check_step()
-            self.clause = "P4"  # the step run last: what a wrong snapshot after the rule breaks
-            got = self._pool(name).covered(shaped([page], shape))
-            assert got == self.model.pool(name).covered([page]), f"P3: {name}.covered([{page!r}])"
+    @rule(name=names, page=hashes, shape=shapes)
+    def two_writes_of_a_page_then_one_ack(self, name: str, page: str, shape: str) -> None:
+        """P3: a chain in flight names ``page`` twice, one occurrence is acknowledged, and
+        ``page`` must still be covered: one reference per occurrence."""
+        self.track_inflight(name, [page, page], shape)
+        self.check_step()  # a snapshot, where the target has one, after each call (O1 allows it)
+        self.untrack_inflight(name, [page], shape)
+        self.check_step()
+        self.clause = "P4"  # the step run last: what a wrong snapshot after the rule breaks
+        got = self._pool(name).covered(shaped([page], shape))
+        assert got == self.model.pool(name).covered([page]), f"P3: {name}.covered([{page!r}])"
 
-        @rule(name=names, page=hashes)
-        def clear_pool_with_a_write_in_flight(self, name: str, page: str) -> None:
-            """P5: a pool's clear drops its in-flight references too: the page is no longer covered."""
-            self.track_inflight(name, [page], "list")
-            self.check_step()
-            self.clause = "P5"
-            self._clear_pool(name)
-            self._covered_after_clear(name, page, "P5")
+    @rule(name=names, page=hashes)
+    def clear_pool_with_a_write_in_flight(self, name: str, page: str) -> None:
+        """P5: a pool's clear drops its in-flight references too: the page is no longer covered."""
+        self.track_inflight(name, [page], "list")
+        self.check_step()
+        self.clause = "P5"
+        self._clear_pool(name)
+        self._covered_after_clear(name, page, "P5")
 
-        @rule(name=names, page=hashes)
-        def clear_registry_with_a_write_in_flight(self, name: str, page: str) -> None:
-            """P1, P5: the registry's clear reaches every pool's in-flight references."""
-            self.track_inflight(name, [page], "list")
-            self.check_step()
-            self.clause = "P1"
-            self.impl.clear()
-            self.model.clear()
-            self._covered_after_clear(name, page, "P1")
+    @rule(name=names, page=hashes)
+    def clear_registry_with_a_write_in_flight(self, name: str, page: str) -> None:
+        """P1, P5: the registry's clear reaches every pool's in-flight references."""
+        self.track_inflight(name, [page], "list")
+        self.check_step()
+        self.clause = "P1"
+        self.impl.clear()
+        self.model.clear()
+        self._covered_after_clear(name, page, "P1")
 
-        def _clear_pool(self, name: str) -> None:
-            self._pool(name).clear()
-            self.model.pool(name).clear()
+    def _clear_pool(self, name: str) -> None:
+        self._pool(name).clear()
+        self.model.pool(name).clear()
 
-        def _covered_after_clear(self, name: str, page: str, clause: str) -> None:
-            self.check_step()
-            self.clause = "P4"
-            got = self._pool(name).covered([page])
-            assert got == self.model.pool(name).covered([page]), (
-                f"{clause}: {name}.covered([{page!r}]) after clear"
-            )
+    def _covered_after_clear(self, name: str, page: str, clause: str) -> None:
+        self.check_step()
+        self.clause = "P4"
+        got = self._pool(name).covered([page])
+        assert got == self.model.pool(name).covered([page]), (
+            f"{clause}: {name}.covered([{page!r}]) after clear"
+        )
 
-        @rule(name=names, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
-        def invalidate_beyond(self, name: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
-            """P2 (as E6), ``keep_pages`` past the end included."""
-            self.clause = "P2"
-            self._pool(name).invalidate_beyond(tuple(chain) if as_tuple else list(chain), keep_pages)
-            self.model.pool(name).invalidate_beyond(chain, keep_pages)
+    @rule(name=names, chain=chains, as_tuple=st.booleans(), keep_pages=keeps)
+    def invalidate_beyond(self, name: str, chain: list[str], as_tuple: bool, keep_pages: int) -> None:
+        """P2 (as E6), ``keep_pages`` past the end included."""
+        self.clause = "P2"
+        self._pool(name).invalidate_beyond(tuple(chain) if as_tuple else list(chain), keep_pages)
+        self.model.pool(name).invalidate_beyond(chain, keep_pages)
 
-        @rule(name=names, chain=chains, keep_pages=st.integers(-3, -1))
-        def invalidate_beyond_with_negative_keep_pages(
-            self, name: str, chain: list[str], keep_pages: int
-        ) -> None:
-            """P2, E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
-            self.clause = "B1"
-            before = self.model.pool(name).snapshot()
-            refuse = [
-                partial(p.invalidate_beyond, list(chain), keep_pages)
-                for p in (self._pool(name), self.model.pool(name))
-            ]
-            assert_refused(
-                refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (P2, E6)"
-            )
-            assert self.model.pool(name).snapshot() == before, (
-                "B1: a refused invalidate_beyond changed the pool"
-            )
+    @rule(name=names, chain=chains, keep_pages=st.integers(-3, -1))
+    def invalidate_beyond_with_negative_keep_pages(
+        self, name: str, chain: list[str], keep_pages: int
+    ) -> None:
+        """P2, E6, B1: a negative ``keep_pages`` is a ValueError and changes nothing."""
+        self.clause = "B1"
+        before = self.model.pool(name).snapshot()
+        refuse = [
+            partial(p.invalidate_beyond, list(chain), keep_pages)
+            for p in (self._pool(name), self.model.pool(name))
+        ]
+        assert_refused(
+            refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (P2, E6)"
+        )
+        assert self.model.pool(name).snapshot() == before, "B1: a refused invalidate_beyond changed the pool"
 
-        @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)
-        @rule(name=names)
-        def clear_pool(self, name: str) -> None:
-            """P5: beliefs and in-flight references."""
-            self.clause = "P5"
-            self._clear_pool(name)
+    @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)
+    @rule(name=names)
+    def clear_pool(self, name: str) -> None:
+        """P5: beliefs and in-flight references."""
+        self.clause = "P5"
+        self._clear_pool(name)
 
-        @rule(name=names)
-        def clear_pool_inflight(self, name: str) -> None:
-            """P5: only the in-flight references."""
-            self.clause = "P5"
-            self._pool(name).clear_inflight()
-            self.model.pool(name).clear_inflight()
+    @rule(name=names)
+    def clear_pool_inflight(self, name: str) -> None:
+        """P5: only the in-flight references."""
+        self.clause = "P5"
+        self._pool(name).clear_inflight()
+        self.model.pool(name).clear_inflight()
 
-        @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)  # rarer, so states grow
-        @rule()
-        def clear_registry(self) -> None:
-            """P1: every pool."""
-            self.clause = "P5"
-            self.impl.clear()
-            self.model.clear()
+    @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)  # rarer, so states grow
+    @rule()
+    def clear_registry(self) -> None:
+        """P1: every pool."""
+        self.clause = "P5"
+        self.impl.clear()
+        self.model.clear()
 
-        @rule()
-        def clear_registry_inflight(self) -> None:
-            """P1: every pool."""
-            self.clause = "P5"
-            self.impl.clear_inflight()
-            self.model.clear_inflight()
+    @rule()
+    def clear_registry_inflight(self) -> None:
+        """P1: every pool."""
+        self.clause = "P5"
+        self.impl.clear_inflight()
+        self.model.clear_inflight()
 
-        def _pool(self, name: str) -> Any:
-            """``registry.pool(name)``, the same object every time it is asked (P1)."""
-            pool = self.impl.pool(name)
-            self.acted_on = name
-            first = self.pools.setdefault(name, pool)
-            assert pool is first, f"P1: pool({name!r}) is not one object"
-            return pool
+    def _pool(self, name: str) -> Any:
+        """``registry.pool(name)``, the same object every time it is asked (P1)."""
+        pool = self.impl.pool(name)
+        self.acted_on = name
+        first = self.pools.setdefault(name, pool)
+        assert pool is first, f"P1: pool({name!r}) is not one object"
+        return pool
 
-        @rule(name=names)
-        def length(self, name: str) -> None:
-            """P2: a rule, not a check after every step: ``len()`` may trim (O1)."""
-            assert len(self._pool(name)) == len(self.model.pool(name)), f"P2: {name}: len()"
+    @rule(name=names)
+    def length(self, name: str) -> None:
+        """P2: a rule, not a check after every step: ``len()`` may trim (O1)."""
+        assert len(self._pool(name)) == len(self.model.pool(name)), f"P2: {name}: len()"
 
-        def _compare(self) -> None:
-            """Compares only what the implementation declares side-effect free, on the pools the steps
-            have asked for: asking for every pool after each step would create them (O1)."""
-            acted_on, self.acted_on = self.acted_on, None
-            for name, pool in self.pools.items():
-                if not hasattr(pool, "snapshot"):
-                    continue
-                beliefs, inflight = pool.snapshot()
-                want = self.model.pool(name).snapshot()
-                # A pool the step did not act on has changed: pools are independent (P1).
-                clause = self.clause if acted_on in (None, name) else "P1"
-                assert (list(beliefs), dict(inflight)) == want, (
-                    f"{clause}: {name}: {beliefs, inflight} != {want}"
-                )
+    def _compare(self) -> None:
+        """Compares only what the implementation declares side-effect free, on the pools the steps
+        have asked for: asking for every pool after each step would create them (O1)."""
+        acted_on, self.acted_on = self.acted_on, None
+        for name, pool in self.pools.items():
+            if not hasattr(pool, "snapshot"):
+                continue
+            beliefs, inflight = pool.snapshot()
+            want = self.model.pool(name).snapshot()
+            # A pool the step did not act on has changed: pools are independent (P1).
+            clause = self.clause if acted_on in (None, name) else "P1"
+            assert (list(beliefs), dict(inflight)) == want, f"{clause}: {name}: {beliefs, inflight} != {want}"
 
-        def abstract_state(self) -> Hashable:
-            return (
-                self.model.max_entries,
-                tuple(
-                    (tuple(beliefs), tuple(sorted(inflight.items())))
-                    for beliefs, inflight in (self.model.pool(name).snapshot() for name in NAMES)
-                ),
-            )
-
-    return PoolBeliefsMachine
+    def abstract_state(self) -> Hashable:
+        return (
+            self.model.max_entries,
+            tuple(
+                (tuple(beliefs), tuple(sorted(inflight.items())))
+                for beliefs, inflight in (self.model.pool(name).snapshot() for name in NAMES)
+            ),
+        )

@@ -16,6 +16,7 @@ from typing import Any
 from spec.existence_cache import by_pool
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.machines._base import LockstepMachine
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 
@@ -32,7 +33,7 @@ class Projection:
 @dataclass(frozen=True)
 class Component:
     name: str
-    machine_path: str  # package.module:function, the builder of the project's machine
+    machine_path: str  # package.module:Class, the project's machine (the oracle subclasses it)
     spec_path: str  # package.module:Class, the spec the replays run against
     constructor: tuple[str, ...]
     methods: Mapping[str, tuple[str, ...]]
@@ -77,13 +78,17 @@ class Component:
     # snapshot() the oracle blames the first of the diverging call's, and lists those of every call of
     # the counterexample as the ones it is consistent with (issue 23).  ``--describe`` prints them.
     method_clauses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # M8: (the group, the method that answers the counters, the constructor parameter that turns them on).
+    # A target with the method must count, from its first call, unless the group is left out (then the
+    # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
+    counters: tuple[str, str, str] | None = None
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
 
-    def machine(self) -> Callable[..., Any]:
-        """The machine builder of the project's tests (raises ImportError until it exists)."""
-        return _load(self.machine_path)
+    def machine(self) -> type[LockstepMachine]:
+        """The machine class of the project's tests (raises ImportError until it exists)."""
+        return _load(self.machine_path)  # type: ignore[return-value]
 
     def probe_arguments(self) -> dict[str, Any]:
         """Constructor arguments of the probe instance (fresh each time)."""
@@ -123,13 +128,15 @@ METADATA_CACHE = Component(
         "M2": ("contains_at_expiry_of",),
         "M3": ("add_after_expiry_of",),
         "M6": (),
+        "M8": (),
     },
+    counters=("M8", "stats", "stats"),
     group_parameters={"M6": "max_entries"},
     one_instant=frozenset(_BATCHES),
     choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",
-    machine_path="spec.machines.metadata_cache:metadata_cache_machine",
+    machine_path="spec.machines.metadata_cache:MetadataCacheMachine",
     spec_path="spec.metadata_cache:MetadataCacheSpec",
     constructor=("ttl_seconds", "max_entries", "clock"),
     methods={
@@ -195,7 +202,7 @@ EXISTENCE_CACHE = Component(
     },
     constructor_clause="E1",
     name="existence-cache",
-    machine_path="spec.machines.existence_cache:existence_cache_machine",
+    machine_path="spec.machines.existence_cache:StorageExistenceCacheMachine",
     spec_path="spec.existence_cache:StorageExistenceCacheSpec",
     constructor=("max_entries",),
     methods={
@@ -285,7 +292,7 @@ POOL_BELIEFS = Component(
     },
     constructor_clause="P1",
     name="pool-beliefs",
-    machine_path="spec.machines.pool_beliefs:pool_beliefs_machine",
+    machine_path="spec.machines.pool_beliefs:PoolBeliefsMachine",
     spec_path="spec.pool_beliefs:PooledExistenceCacheSpec",
     constructor=("max_entries",),
     methods=_POOL_METHODS,
@@ -356,7 +363,7 @@ def _evictor_probe() -> dict[str, Any]:
 FILE_EVICTOR = Component(
     constructor_clause="V1",
     name="file-evictor",
-    machine_path="spec.machines.file_evictor:file_evictor_machine",
+    machine_path="spec.machines.file_evictor:FileEvictorMachine",
     spec_path="spec.file_store:FileStoreModel",
     constructor=("directory", "max_size", "min_free_space", "eviction_ratio", "on_evict", "fs"),
     methods={
@@ -418,7 +425,7 @@ def _store_probe() -> dict[str, Any]:
 FILE_STORE = Component(
     constructor_clause="F9",
     name="file-store",
-    machine_path="spec.machines.file_store:file_store_machine",
+    machine_path="spec.machines.file_store:FileStoreMachine",
     spec_path="spec.file_store:FileStoreModel",
     constructor=("storage_dir", "namespace", "extra_config", "fs", "clock"),
     methods={

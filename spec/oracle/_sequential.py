@@ -171,11 +171,11 @@ def _record_steps(codes: dict[Any, str], steps: list[Step]) -> Callable[[], None
 def machine_class(
     component: Component, session: Session, budget: RunBudget | None = None
 ) -> type[LockstepMachine]:
-    """The component's own machine over the session's factory, minus the rules of left-out operations;
-    ``budget`` is consulted at the start of every example (before the machine is built), and told when
-    one fails: the examples Hypothesis runs to shrink it are not counted in the figures.  While
-    Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
-    base: type[LockstepMachine] = component.machine()(session.factory, **session.declared)
+    """The component's own machine, subclassed over the session's factory and declared choices, minus the
+    rules of left-out operations; ``budget`` is consulted at the start of every example (before the machine
+    is built), and told when one fails: the examples Hypothesis runs to shrink it are not counted in the
+    figures.  While Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
+    base = component.machine()
     codes = _rule_codes(base)
     rules = set(codes.values())
     hidden = {
@@ -194,6 +194,8 @@ def machine_class(
         if session.fs_control.mode == "interposed":
             interposed.append(session.patch())
         base.__init__(self)
+        if session.counting():  # M8: counters that never move are a failure, not a cache without them
+            self.counting = True  # type: ignore[attr-defined]
         if budget is not None and budget.shrinking and not component.replayable:
             session.steps = []
             stop.append(_record_steps(codes, session.steps))
@@ -216,7 +218,7 @@ def machine_class(
             budget.shrinking = True
 
     members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
-    return type(f"Oracle{base.__name__}", (base,), members)
+    return type(f"Oracle{base.__name__}", (base.over(session.factory, **session.declared),), members)
 
 
 def search_sequential(run: Prepared, budget: SearchBudget) -> Found:

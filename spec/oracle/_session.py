@@ -133,7 +133,22 @@ class Session:
         patched = self.time_control == "patched"
         self.time = Interposition(patched, time_modules(target), partial(control_time, read=self.holder))
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
+        self.counters_on = False  # M8: the target is built with its counters' constructor parameter True
         self._probe()
+        counters = component.counters
+        if counters is not None and counters[1] not in self.left_out and counters[2] not in adapter.omit:
+            # Taken by name, or by a **kwargs (as every other constructor argument is); never passed to a
+            # constructor without a signature (a C type), nor when the adapter omits it.
+            signature = _signature_of(target)
+            keyword = adapter.keyword_of("__init__", counters[2])
+            self.counters_on = signature is not None and any(
+                p.name == keyword or p.kind is p.VAR_KEYWORD for p in signature.parameters.values()
+            )
+
+    def counting(self) -> bool:
+        """M8: the target has the counters' method and its group is not left out: they must count."""
+        counters = self.component.counters
+        return counters is not None and not {counters[0], counters[1]} & set(self.left_out)
 
     # -- set-up --------------------------------------------------------------
 
@@ -255,6 +270,8 @@ class Session:
         bound = dict(init)
         if clock is not None and self.time_control == "injected":
             bound["clock"] = clock
+        if self.counters_on and self.component.counters is not None:
+            bound[self.component.counters[2]] = True  # M8: counters on
         return self.adapter.translate("__init__", bound, self.component.constructor[:1])
 
     def build(self, init: Mapping[str, Any], clock: Callable[[], float] | None) -> Any:
@@ -389,7 +406,9 @@ class TargetProxy:
         if name.startswith("_"):
             raise AttributeError(name)
         session = self._session
-        if name in session.left_out:  # not checked: the machine skips what the target lacks
+        counters = session.component.counters
+        hidden = counters is not None and name == counters[1] and counters[0] in session.left_out
+        if name in session.left_out or hidden:  # not checked: the machine skips what the target lacks
             raise AttributeError(f"{name} is left out for this target")
         if not (session.adapter.form == "per-pool" and name in session.component.pooled):
             value = getattr(self._obj, session.adapter.name_of(name))

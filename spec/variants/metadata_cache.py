@@ -438,6 +438,8 @@ class EvictsTheNewest(MetadataCache):
                 return
             if self._max_entries is not None and len(self._births) >= self._max_entries:
                 self._births.popitem(last=True)
+                if self._counting:  # M8 kept: the one mistake is the victim
+                    self._evictions += 1
             self._births[key] = now
 
 
@@ -451,7 +453,10 @@ class ExclusiveBoundary(MetadataCache):
     def _exclusive(self, key: Hashable) -> bool:
         with self._lock:
             birth = self._births.get(key)
-            return birth is not None and (self._ttl < 0 or self._clock() - birth < self._ttl)
+            found = birth is not None and (self._ttl < 0 or self._clock() - birth < self._ttl)
+            if self._counting:  # M8 kept: the one mistake is the boundary
+                self._answers[found] += 1
+            return found
 
 
 class KeepsStaleBirth(MetadataCache):

@@ -47,8 +47,9 @@ class Variant(NamedTuple):
 
 
 def metadata_cache_with_counters(ttl_seconds: float, **kwargs: Any) -> MetadataCache:
-    """Production with the M8 counters on (a factory target)."""
-    return MetadataCache(ttl_seconds, stats=True, **kwargs)
+    """Production with the M8 counters on, as a factory target (the oracle passes ``stats=True`` itself to a
+    constructor that takes it, by name or through ``**kwargs``)."""
+    return MetadataCache(ttl_seconds, **{"stats": True, **kwargs})
 
 
 # component -> its registries of wrong variants, name -> (variant, clause)

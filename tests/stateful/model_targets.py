@@ -6,6 +6,7 @@ factories' arguments and keep the model's directory in the fake filesystem itsel
 :class:`Planted`), reading the faults the filesystem would take from its ledger (as ``"fs"``).  What
 the model does not do (temp files, renames) the directory never shows, so the machines see the same
 steps.  A query of a name (``in``) is one ``stat`` of the port, as the store's own is (F6, F5 count them).
+:class:`ModelStoreMachine` and :class:`ModelEvictorMachine` are the machines with the model as their target.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any
 from spec.fake_fs import FakeFile, FakeFileSystem
 from spec.file_names import Entry, total
 from spec.file_store import FileStoreModel
+from spec.machines.file_evictor import FileEvictorMachine
+from spec.machines.file_store import FileStoreMachine
 
-__all__ = ["Files", "ModelStore", "Planted", "model_evictor"]
+__all__ = ["Files", "ModelEvictorMachine", "ModelStore", "ModelStoreMachine", "Planted", "model_evictor"]
 
 
 class _Directory:
@@ -166,3 +169,11 @@ def model_evictor(
         **_in(fs, directory), **limits, **beliefs, namespace="", clock=fs.now, on_evict=on_evict
     )
     return _ModelEvictor(model)
+
+
+class ModelStoreMachine(FileStoreMachine):
+    target = staticmethod(ModelStore)
+
+
+class ModelEvictorMachine(FileEvictorMachine):
+    target = staticmethod(model_evictor)

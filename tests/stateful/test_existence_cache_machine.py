@@ -7,7 +7,6 @@ spec must trivially conform: that checks the machine, not the spec).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -15,16 +14,16 @@ from hypothesis import settings
 from hicache import StorageExistenceCache
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.machines import run_machine
-from spec.machines.existence_cache import existence_cache_machine
+from spec.machines.existence_cache import StorageExistenceCacheMachine
 
-IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
-    "production": StorageExistenceCache,
-    "spec": StorageExistenceCacheSpec,
+MACHINES = {
+    "production": StorageExistenceCacheMachine.over(StorageExistenceCache),
+    "spec": StorageExistenceCacheMachine.over(StorageExistenceCacheSpec),
 }
 
 
 @pytest.mark.clauses("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1")
-@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("name", list(MACHINES))
 def test_existence_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
@@ -32,7 +31,7 @@ def test_existence_cache_refines_the_spec_in_lock_step(
     # is capped at 600 examples so that the verify profile's 1500 does not take minutes on two shared cores.
     examples = 100 if name == "spec" else min(settings().max_examples, 600)
     budget = settings(parent=settings(), max_examples=examples)
-    figures = run_machine(existence_cache_machine(IMPLEMENTATIONS[name]), budget)
+    figures = run_machine(MACHINES[name], budget)
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0

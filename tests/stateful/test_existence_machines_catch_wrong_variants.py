@@ -13,8 +13,8 @@ import pytest
 from hypothesis import Phase, settings
 
 from spec.machines import run_machine
-from spec.machines.existence_cache import existence_cache_machine
-from spec.machines.pool_beliefs import pool_beliefs_machine
+from spec.machines.existence_cache import StorageExistenceCacheMachine
+from spec.machines.pool_beliefs import PoolBeliefsMachine
 from spec.variants.existence_cache import WRONG_MODEL as E_VARIANTS
 from spec.variants.pool_beliefs import WRONG_MODEL as P_VARIANTS
 
@@ -42,7 +42,7 @@ def test_existence_cache_machine_catches_the_wrong_variant(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
     variant, clause = E_VARIANTS[name]
-    machine = existence_cache_machine(variant)
+    machine = StorageExistenceCacheMachine.over(variant)
     assert _caught(machine), f"{name} ({clause}: {variant.__doc__}) passed the machine"
     record_property("examples_to_catch", machine.figures.examples)
 
@@ -53,6 +53,6 @@ def test_pool_beliefs_machine_catches_the_wrong_variant(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
     variant, clause = P_VARIANTS[name]
-    machine = pool_beliefs_machine(variant)
+    machine = PoolBeliefsMachine.over(variant)
     assert _caught(machine), f"{name} ({clause}: {variant.__doc__}) passed the machine"
     record_property("examples_to_catch", machine.figures.examples)

@@ -18,16 +18,20 @@ from hypothesis import Phase, settings
 
 from hicache import HiCacheFile
 from spec.machines import run_machine
-from spec.machines.file_store import file_store_machine
+from spec.machines.file_store import FileStoreMachine
 from spec.variants.file_store import (
     CAUGHT_BY_MACHINE,
     NEEDS_OVERLAPPING_NAMESPACES,
     NEEDS_PLANTED_NODES,
     WRONG,
 )
-from tests.stateful.model_targets import ModelStore
+from tests.stateful.model_targets import ModelStoreMachine
 
 CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
+
+
+class HiCacheFileMachine(FileStoreMachine):
+    target = staticmethod(HiCacheFile)
 
 
 @pytest.mark.clauses(
@@ -54,7 +58,7 @@ CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
 def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     record_property: Callable[[str, object], None],
 ) -> None:
-    figures = run_machine(file_store_machine(HiCacheFile))
+    figures = run_machine(HiCacheFileMachine)
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0
@@ -64,7 +68,7 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
 def test_the_model_run_as_a_store_conforms_to_its_own_machine() -> None:
     # It checks the machine, not the model: a small budget is enough.
     budget = settings(parent=settings(), max_examples=min(settings().max_examples, 100))
-    figures = run_machine(file_store_machine(ModelStore), budget)
+    figures = run_machine(ModelStoreMachine, budget)
     assert figures.examples > 0 and figures.checks > figures.examples
 
 
@@ -76,7 +80,7 @@ def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
         settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
     )
     with pytest.raises(AssertionError):
-        run_machine(file_store_machine(variant), budget)
+        run_machine(FileStoreMachine.over(variant), budget)
 
 
 # Pinned scenarios: the shortest run of the same machine that exposes each variant, so that each stays
@@ -147,9 +151,9 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
 }
 
 
-def run_pinned(factory: Callable[..., Any], name: str) -> None:
+def run_pinned(machine_class: type[FileStoreMachine], name: str) -> None:
     config, steps = PINNED[name]
-    machine: Any = file_store_machine(factory)()
+    machine: Any = machine_class()
     machine.build(**config)
     machine.check_step()
     for rule_name, kwargs in steps:
@@ -160,6 +164,6 @@ def run_pinned(factory: Callable[..., Any], name: str) -> None:
 @pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
 @pytest.mark.parametrize("name", CAUGHT)
 def test_pinned_scenario_exposes_the_variant_and_passes_on_production(name: str) -> None:
-    run_pinned(HiCacheFile, name)
+    run_pinned(HiCacheFileMachine, name)
     with pytest.raises(AssertionError):
-        run_pinned(WRONG[name][0], name)
+        run_pinned(FileStoreMachine.over(WRONG[name][0]), name)

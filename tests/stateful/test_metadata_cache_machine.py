@@ -18,7 +18,7 @@ from hypothesis import settings
 from hicache import MetadataCache, MetadataCacheStats
 from spec.fakes import FakeClock
 from spec.machines import run_machine
-from spec.machines.metadata_cache import metadata_cache_machine
+from spec.machines.metadata_cache import MetadataCacheMachine
 from spec.metadata_cache import MetadataCacheSpec
 
 # Which clause a disagreement between the two production forms breaks, by method.
@@ -98,7 +98,6 @@ class BothProductionForms:
         return self.counters.stats()
 
 
-# name -> (factory, the eviction order it declares: M6 "birth" or M6-lru "lru")
 class ReadingsOf:
     """A view of the machine's FakeClock that counts its own readings (and reads ``now`` without
     calling the clock, so the machine's own count is not doubled by the pair of forms)."""
@@ -113,25 +112,29 @@ class ReadingsOf:
         return now if isinstance(now, float) else self.clock()
 
 
-IMPLEMENTATIONS: dict[str, tuple[Callable[..., Any], str]] = {
-    "production": (BothProductionForms, "birth"),
-    "production lru": (partial(BothProductionForms, eviction="lru"), "lru"),
-    "spec": (MetadataCacheSpec, "birth"),
-    "spec lru": (partial(MetadataCacheSpec, eviction="lru"), "lru"),
+class ProductionMachine(MetadataCacheMachine):
+    target = staticmethod(BothProductionForms)
+
+
+# Each declares the order its bound evicts in: M6 "birth" (the default) or M6-lru "lru".
+MACHINES: dict[str, type[MetadataCacheMachine]] = {
+    "production": ProductionMachine,
+    "production lru": MetadataCacheMachine.over(partial(BothProductionForms, eviction="lru"), eviction="lru"),
+    "spec": MetadataCacheMachine.over(MetadataCacheSpec),
+    "spec lru": MetadataCacheMachine.over(partial(MetadataCacheSpec, eviction="lru"), eviction="lru"),
 }
 
 
 @pytest.mark.clauses("M2", "M3", "M4", "M5", "M6", "M6-lru", "M8", "M9")
-@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("name", list(MACHINES))
 def test_metadata_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
     # The spec conforming to itself checks the machine, not the spec: a small budget is enough (as for the
     # E and P machines).  The production forms (with counters and without) run the profile's whole budget,
     # under each eviction order.
-    factory, eviction = IMPLEMENTATIONS[name]
     budget = settings(parent=settings(), max_examples=100) if name.startswith("spec") else settings()
-    figures = run_machine(metadata_cache_machine(factory, eviction=eviction), budget)
+    figures = run_machine(MACHINES[name], budget)
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0

@@ -6,24 +6,23 @@ The same machine runs over the production registry and over the spec itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from hypothesis import settings
 
 from hicache import PooledExistenceCache
 from spec.machines import run_machine
-from spec.machines.pool_beliefs import pool_beliefs_machine
+from spec.machines.pool_beliefs import PoolBeliefsMachine
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
-IMPLEMENTATIONS: dict[str, Callable[[int], Any]] = {
-    "production": PooledExistenceCache,
-    "spec": PooledExistenceCacheSpec,
+MACHINES = {
+    "production": PoolBeliefsMachine.over(PooledExistenceCache),
+    "spec": PoolBeliefsMachine.over(PooledExistenceCacheSpec),
 }
 
 
 @pytest.mark.clauses("P1", "P2", "P3", "P4", "P5", "E8", "B1")
-@pytest.mark.parametrize("name", list(IMPLEMENTATIONS))
+@pytest.mark.parametrize("name", list(MACHINES))
 def test_pool_beliefs_refine_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:
@@ -31,7 +30,7 @@ def test_pool_beliefs_refine_the_spec_in_lock_step(
     # is capped at 600 examples so that the verify profile's 1500 does not take minutes on two shared cores.
     examples = 100 if name == "spec" else min(settings().max_examples, 600)
     budget = settings(parent=settings(), max_examples=examples)
-    figures = run_machine(pool_beliefs_machine(IMPLEMENTATIONS[name]), budget)
+    figures = run_machine(MACHINES[name], budget)
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0

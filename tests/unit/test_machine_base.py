@@ -4,12 +4,14 @@ Hypothesis draws some numbers from the literals of the local modules loaded in t
 oracle's verdict for a seed used to depend on what its caller had imported
 (``spec.machines._base.independent_of_loaded_modules``).  The test imports a local module full of
 literals between two seeded runs: with the guard the draws are the same, and without it (Hypothesis
-alone) they differ, which shows the test can fail.
+alone) they differ, which shows the test can fail.  And a machine checks an implementation only as a
+subclass that names it (``target``), with the design choices it declares (O3).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +22,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from spec.machines._base import run_machine
+from spec.machines.metadata_cache import MetadataCacheMachine
+from spec.metadata_cache import MetadataCacheSpec
 
 RUN = settings(max_examples=30, stateful_step_count=20, database=None, deadline=None)
 
@@ -75,3 +79,20 @@ def test_without_the_guard_the_same_runs_differ(tmp_path: Path) -> None:
             "spec.machines._base.independent_of_loaded_modules can go"
         )
     assert any(4_001 <= n <= 4_400 for n in after), "the differing draws are the module's literals"
+
+
+def test_a_machine_without_a_target_says_how_to_name_one() -> None:
+    with pytest.raises(TypeError, match=r"^MetadataCacheMachine checks nothing: subclass it, target = "):
+        MetadataCacheMachine()
+
+
+@pytest.mark.clauses("O3")
+def test_over_is_a_subclass_for_one_implementation_with_its_declared_choices() -> None:
+    machine = MetadataCacheMachine.over(MetadataCacheSpec, eviction="lru")
+    assert issubclass(machine, MetadataCacheMachine) and machine().target is MetadataCacheSpec
+    assert machine.choices == {"eviction": "lru"} and MetadataCacheMachine.choices == {"eviction": "birth"}
+    # Printed and derandomized as the machine itself (Hypothesis seeds a derandomized run from its source).
+    assert machine.__name__ == "MetadataCacheMachine"
+    assert inspect.getsource(machine) == inspect.getsource(MetadataCacheMachine)
+    with pytest.raises(TypeError, match=r"^MetadataCacheMachine has no design choice bound$"):
+        MetadataCacheMachine.over(MetadataCacheSpec, bound="global")
