@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spec.existence_cache import by_pool
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
-from spec.machines._base import LockstepMachine
+
+if TYPE_CHECKING:  # the machines need Hypothesis; --describe and --list must not
+    from spec.machines._base import LockstepMachine
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 

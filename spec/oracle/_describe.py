@@ -110,8 +110,8 @@ def describe(component: Component) -> str:
     ]
     width = max(len(_signature(component, m)) for m in component.required)
     for method in component.required:
-        own = component.method_clauses.get(method, ())
-        lines.append(f"  {_signature(component, method).ljust(width)}  {', '.join(own) or '-'}")
+        answers = component.method_clauses.get(method, ())
+        lines.append(f"  {_signature(component, method).ljust(width)}  {', '.join(answers) or '-'}")
     lines.append(f"  together they carry: {_titled(required_clauses(component)) or 'every clause'}")
     lines += ["", "Optional methods (checked when present; left out, and said so in the report, when not):"]
     clauses = optional_clauses(component)

@@ -79,7 +79,13 @@ class RecencyRefreshesOnHit(RecencyHardTTL):
 
 
 def first_clauses(result: OracleResult) -> set[str]:
-    return {f["clauses"][0] for f in result.failures}
+    """The clause each failure names first; these targets have no snapshot(), so the oracle blames the
+    clause of the operation whose answer diverged and lists the others it is consistent with (issue 23):
+    a failure inferred that way counts for each of them."""
+    named = set()
+    for failure in result.failures:
+        named |= {failure.clauses[0], *failure.consistent_with} if failure.inferred else {failure.clauses[0]}
+    return named
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M6")
@@ -97,8 +103,8 @@ def test_the_same_cache_fails_m6_with_birth_order_declared_and_only_m6() -> None
     result = check("metadata-cache", RecencyHardTTL, max_examples=EXAMPLES, steps=STEPS)
     assert result.verdict == "FAIL", result.summary()
     assert result.declared == {"eviction": "birth"}
-    assert first_clauses(result) == {"M6"}, result.summary()
-    assert "M3" in result.passed_clauses, result.summary()
+    assert "M6" in first_clauses(result), result.summary()
+    assert "M3" not in [f.clauses[0] for f in result.failures], result.summary()
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M3")
@@ -107,7 +113,8 @@ def test_the_stale_birth_recency_cache_fails_m3_alone_with_lru_declared() -> Non
         "metadata-cache", RecencyStaleBirth, declare={"eviction": "lru"}, max_examples=EXAMPLES, steps=STEPS
     )
     assert result.verdict == "FAIL", result.summary()
-    assert [f["clauses"][0] for f in result.failures] == ["M3"], result.summary()
+    assert "M3" in first_clauses(result), result.summary()
+    assert "M6" not in [f.clauses[0] for f in result.failures], result.summary()
     assert result.failures[0]["calls"] <= 4, result.summary()
     assert "M6" in result.passed_clauses, result.summary()
 
@@ -117,7 +124,7 @@ def test_the_stale_birth_recency_cache_fails_m3_with_birth_order_declared_too() 
     # Two failures in one run: M6 is looked for with M3 set aside (O2), so this one runs longer.
     result = check("metadata-cache", RecencyStaleBirth, max_examples=3 * EXAMPLES, steps=STEPS)
     assert result.verdict == "FAIL", result.summary()
-    assert first_clauses(result) == {"M3", "M6"}, result.summary()
+    assert {"M3", "M6"} <= first_clauses(result), result.summary()
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M3")
@@ -141,7 +148,7 @@ def test_a_birth_ordered_cache_declared_lru_fails_m6() -> None:
         "metadata-cache", TextbookHardTTL, declare={"eviction": "lru"}, max_examples=EXAMPLES, steps=STEPS
     )
     assert result.verdict == "FAIL", result.summary()
-    assert first_clauses(result) == {"M6"}, result.summary()
+    assert "M6" in first_clauses(result), result.summary()
 
 
 @pytest.mark.clauses("M6-lru")
