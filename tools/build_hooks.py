@@ -39,23 +39,24 @@ import importlib.util
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from setuptools.command.build_py import build_py as _build_py
 
-if TYPE_CHECKING:
-    from spec._rename import INSTALLED, SOURCE, RewriteError, own_modules, rewrite_source
-else:
-    # setuptools loads this file by its path, with neither the checkout nor spec/ importable: the
-    # rewrite is loaded the same way, from its file beside this one's folder.
-    _found = importlib.util.spec_from_file_location(
-        "_hicache_rename", Path(__file__).resolve().parents[1] / "spec" / "_rename.py"
-    )
-    _rename = sys.modules.setdefault("_hicache_rename", importlib.util.module_from_spec(_found))
-    if not hasattr(_rename, "rewrite_source"):
-        _found.loader.exec_module(_rename)
-    INSTALLED, SOURCE, RewriteError = _rename.INSTALLED, _rename.SOURCE, _rename.RewriteError
-    own_modules, rewrite_source = _rename.own_modules, _rename.rewrite_source
+# setuptools loads this file by its path, with neither the checkout nor spec/ importable: the rewrite
+# (spec/_rename.py, standard library only) is loaded the same way, from its file beside this one's folder.
+_found = importlib.util.spec_from_file_location(
+    "_hicache_rename", Path(__file__).resolve().parents[1] / "spec" / "_rename.py"
+)
+assert _found is not None and _found.loader is not None
+_rename = sys.modules.setdefault("_hicache_rename", importlib.util.module_from_spec(_found))
+if not hasattr(_rename, "rewrite_source"):
+    _found.loader.exec_module(_rename)
+INSTALLED: str = _rename.INSTALLED
+SOURCE: str = _rename.SOURCE
+RewriteError: type[ValueError] = _rename.RewriteError
+own_modules = _rename.own_modules
+rewrite_source = _rename.rewrite_source
 
 __all__ = ["INSTALLED", "SOURCE", "BuildPy", "RewriteError", "own_modules", "rewrite_source"]
 
