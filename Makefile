@@ -74,7 +74,7 @@ typecheck: $(STAMP)
 	$(BIN)/python -m mypy
 
 # make docs: pdoc renders hicache and hicache.fs (tools/docs.py) into build/docs (gitignored); open
-# build/docs/index.html.  tests/unit/test_docs.py builds the same pages.
+# build/docs/index.html.  tests/tooling/test_docs.py builds the same pages.
 docs: $(STAMP)
 	$(BIN)/python -m tools.docs build/docs
 

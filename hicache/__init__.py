@@ -9,6 +9,7 @@ from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache, MetadataCacheStats
 from hicache.pool_beliefs import PooledExistenceCache, PoolExistenceBeliefs
+from hicache.trace import TraceRecorder
 
 __all__ = [
     "FileStoreConfig",
@@ -19,6 +20,7 @@ __all__ = [
     "PoolExistenceBeliefs",
     "PooledExistenceCache",
     "StorageExistenceCache",
+    "TraceRecorder",
     "load_file_config",
     "parse_size",
 ]

@@ -13,7 +13,8 @@ __all__ = ["CLAUSES", "CLAUSE_ID", "CLAUSE_IDS", "COMPONENT_OF_LETTER", "Clause"
 
 # A clause ID in text: how a check names a clause (an assertion's "E4: ..." prefix; a CrossHair
 # contract's docstring, which its test turns into a ``clauses`` marker).
-CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9])\b")
+# A declared variant's suffix (M6-lru, V3-bg) is part of its ID.
+CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9](?:-lru|-bg)?)\b")
 
 
 class Clause(NamedTuple):
@@ -70,6 +71,7 @@ _TITLES: dict[str, str] = {
     "V1": "evictor on iff max_size > 0 or min_free_space > 0",
     "V2": "tracks size, LRU order, total, in-flight writes",
     "V3": "reserve: evict to the ratio floor; refuse if still over",
+    "V3-bg": "declared variant of V3: writes never evict; each background pass drains to the low watermark",
     "V4": "commit / abort / touch",
     "V5": "never evicts in flight; unremovable files skipped, no wedging",
     "V6": "on_evict called once per victim, before unlink; never on abort/clear",

@@ -8,13 +8,18 @@ pure passes of :mod:`spec.file_names` (where CrossHair checks them); what a vict
 directory and the beliefs is the store's (:class:`spec.file_store.FileStoreModel`, the one subclass,
 which gives the four methods at the end).  O3 (the evictor's machine): ``commit_moves``, whether commit
 makes the key the most recently used (V4 leaves it open); ``own_counted``, whether a reservation counts
-the key's own earlier entry against the limits and may evict it (V3's "total + n" read literally).
+the key's own earlier entry against the limits and may evict it (V3's "total + n" read literally);
+``background`` (V3-bg, declared ``eviction=background``): a reservation never evicts (it refuses only a
+size above the cap) and the limits are restored by the passes, ``evict``, each a step of its own; the
+model keeps what the last pass left (``pass_left``) and the bytes that entered the accounting since
+(``since_pass``), V3-bg's bound on how far over the cap the total may be.
 S7: a victim whose unlink failed rests ``RETRY_UNREMOVABLE_AFTER`` (30 s) of the clock: no pass tries it
 until then; a new write of the key, or the entry dropped, ends the rest.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from spec.file_names import Entry, cap_pass, flagged, renewed, space_pass, total
@@ -37,17 +42,26 @@ class EvictorModel:
         on_evict: Callable[[str], object],
         commit_moves: bool,
         own_counted: bool,
+        background: bool = False,
     ) -> None:
         self.cap, self.ratio, self.min_free, self.clock = cap, ratio, min_free, clock
         self.on_evict, self.commit_moves, self.own_counted = on_evict, commit_moves, own_counted
+        self.background = background
+        self.pass_left = 0  # V3-bg: the total the last pass (or the start) left
+        self.since_pass = 0  # V3-bg: the bytes that entered the accounting since then
+        self.pass_over = False  # V3-bg: the last pass began over the cap
         self.lru: list[Entry] = []
         self.writers: dict[str, int] = {}
         self.published: set[str] = set()
         self.resting: dict[str, float] = {}  # S7: key -> end of its rest
 
     def reserve(self, key: str, size: int) -> bool:
-        if (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
+        if self.background:  # V3-bg: the write does not evict; it is refused only if it can never fit
+            if 0 < self.cap < size:
+                return False
+        elif (self.cap > 0 or self.min_free > 0) and not self._make_room(key, size):
             return False
+        self.since_pass += size
         self.writers[key] = self.writers.get(key, 0) + 1  # C5: maybe a second write of key in flight
         self.lru = renewed(self.lru, key, size, True)
         self.resting.pop(key, None)  # a new entry: the old one's rest is over (S7)
@@ -87,6 +101,8 @@ class EvictorModel:
             size = self.size_on_disk(key)
             if size is None:
                 return False
+        if entry is None:
+            self.since_pass += size or 0
         self.lru = renewed(self.lru, *(entry or (key, size or 0, False)))
         return True
 
@@ -98,7 +114,27 @@ class EvictorModel:
         return len(self.lru) < before
 
     def evict(self) -> bool:
-        return not (self.cap > 0 or self.min_free > 0) or self._make_room(None, 0)
+        """V3 with nothing to write (start-up); under V3-bg, one pass of the background evictor: over the
+        cap (the high watermark) it drains to ``floor(cap * ratio)`` (the low one), and restores the
+        free-space floor.  True when both limits hold afterwards."""
+        self.pass_over = self.cap > 0 and total(self.lru) > self.cap
+        fits = not (self.cap > 0 or self.min_free > 0) or self._make_room(None, 0)
+        self.pass_left, self.since_pass = total(self.lru), 0
+        return fits
+
+    def over_cap_bound(self) -> int:
+        """V3-bg: the most the total may be now: what the last pass left plus the bytes admitted since."""
+        return self.pass_left + self.since_pass
+
+    def drained(self) -> bool:
+        """V3-bg, after a pass: a total that was over the cap is at most the low watermark now, or no
+        candidate is left (every entry left is in flight, resting or cannot be removed).  (The free-space
+        floor is restored as V3 says, by an estimate: a victim whose file had vanished frees nothing, so
+        a pass may end short of it, and answers False.)"""
+        if not self.pass_over or total(self.lru) <= math.floor(self.cap * self.ratio):
+            return True
+        unremovable, resting = self._spared()
+        return all(e[2] or e[0] in unremovable or e[0] in resting for e in self.lru)
 
     def forget_all(self) -> None:
         """The evictor's ``clear`` that forgets writes in flight too (a choice V leaves open, O3)."""

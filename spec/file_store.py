@@ -15,6 +15,7 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 * ``delete`` answers True when the file is gone afterwards; ``clear`` True when every file of the
   namespace was removed; it keeps the ones it could not remove tracked (their bytes are on disk: C3).
 * Start-up orders files by (mtime, name) and gives every belief the same birth.
+* V3-bg (``background``): start-up runs no pass; the files found wait for the first one.
 * S8: ``ENOSPC`` on the temp file's write (not the rename) is pressure when eviction is on: evict as
   :func:`~spec.file_names.cap_pass` with a cap of the other entries' bytes, and retry the write once if
   that evicted anything.
@@ -45,7 +46,7 @@ class Faults(Protocol):
 class FileStoreModel(EvictorModel):
     """The store's model; mirrors ``HiCacheFile``'s operations, and the evictor's (inherited).
 
-    ``cap``, ``ratio``, ``min_free``, ``commit_moves`` and ``own_counted`` are the evictor's
+    ``cap``, ``ratio``, ``min_free``, ``commit_moves``, ``own_counted`` and ``background`` are the evictor's
     (:class:`~spec.file_evictor.EvictorModel`); ``disk_size`` is the fake disk, ``metadata`` whether beliefs
     are kept, ``ttl`` their lifetime; ``directory`` is where ``faults`` finds this model's paths.  ``files``
     and ``planted`` (S3: name -> (kind: symlink, fifo, dir (cannot be unlinked: EISDIR) or other (another
@@ -73,8 +74,9 @@ class FileStoreModel(EvictorModel):
         planted: MutableMapping[str, tuple[str, int]] | None = None,
         commit_moves: bool = True,
         own_counted: bool = False,
+        background: bool = False,
     ) -> None:
-        super().__init__(cap, ratio, min_free, clock, on_evict, commit_moves, own_counted)
+        super().__init__(cap, ratio, min_free, clock, on_evict, commit_moves, own_counted, background)
         self.namespace, self.directory, self.faults, self.reader = namespace, directory, faults, reader
         self.metadata, self.ttl, self.temp_max_age, self.disk_size = metadata, ttl, temp_max_age, disk_size
         self.files = {} if files is None else files
@@ -188,7 +190,10 @@ class FileStoreModel(EvictorModel):
         self.lru = [(key, size, False) for _m, _n, key, size in pages(self.files, self.namespace)]
         for key, _size, _flying in self.lru:
             self.teach(key)
-        self.evict()
+        if self.background:  # V3-bg: no pass in the constructor; the first pass brings the files found down
+            self.pass_left, self.since_pass = sum(e[1] for e in self.lru), 0
+        else:
+            self.evict()
 
     def _fault(self, op: str) -> int | None:
         return None if self.faults is None else self.faults.take(op, self.reader)

@@ -19,6 +19,10 @@ Knobs for a larger or a distributed run (docs/VERIFY.md):
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -26,6 +30,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _count(name: str, default: int) -> int:
@@ -69,25 +75,62 @@ settings.register_profile(
     database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "dev")
+settings.load_profile(PROFILE)
+
+VERIFY_TIER = PROFILE == "verify"
+
+# The directories whose tests carry a tier marker of their own (docs/ARCHITECTURE.md, "The test tiers").
+DIRECTORY_MARKERS = {"oracle": "oracle", "tooling": "tooling"}
+
+_VERIFY_ONLY = (
+    "verify tier: too slow for make test (an end-to-end run of the verify tooling, or a variant slow to"
+    " find); run by make verify (HYPOTHESIS_PROFILE=verify)"
+)
 
 
-VERIFY_TIER = os.environ.get("HYPOTHESIS_PROFILE") == "verify"
+def _slow_reason(mark: pytest.Mark) -> str:
+    why = mark.args[0] if mark.args else mark.kwargs.get("reason", "")
+    if not why:
+        return _VERIFY_ONLY
+    return f"slow, verify tier: {why}; run by make verify (HYPOTHESIS_PROFILE=verify)"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``verify_tier`` (end-to-end runs of the verify tooling itself: real CrossHair with a
-    budget of CPU seconds, pytest in subprocesses; and catalogue variants slow to find) run in
-    ``make verify`` only; ``make test`` skips them and prints why, to stay a quick suite."""
-    if VERIFY_TIER:
-        return
-    skip = pytest.mark.skip(
-        reason="verify tier: too slow for make test (an end-to-end run of the verify tooling, or a"
-        " variant slow to find); run by make verify (HYPOTHESIS_PROFILE=verify)"
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        help="run the slow tests under any Hypothesis profile (make stress: every thread test, each run)",
     )
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects: `-m "not slow"` sees the markers added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tiers (docs/ARCHITECTURE.md):
+
+    * a test under ``tests/oracle/`` or ``tests/tooling/`` carries the ``oracle`` or ``tooling`` marker;
+    * ``verify_tier`` (end-to-end runs of the verify tooling itself: real CrossHair with a budget of CPU
+      seconds, pytest in subprocesses) implies ``slow``;
+    * ``slow`` tests (``@pytest.mark.slow("why")``: the oracle's searches, machines checking themselves,
+      anything over a few seconds) run in ``make verify`` only: under the ``dev`` profile (``make
+      test``) they are skipped, printing why.  The ``mutation`` profile runs the ``slow`` tests of its
+      selections but not the ``verify_tier`` ones, and so does ``--run-slow`` (``make stress``).  So
+      ``make test`` runs exactly ``-m "not slow"``.
+    """
     for item in items:
-        if item.get_closest_marker("verify_tier") is not None:
-            item.add_marker(skip)
+        parts = item.nodeid.split("/")
+        if len(parts) > 2 and parts[0] == "tests" and parts[1] in DIRECTORY_MARKERS:
+            item.add_marker(DIRECTORY_MARKERS[parts[1]])
+        verify_only = item.get_closest_marker("verify_tier") is not None
+        slow = item.get_closest_marker("slow")
+        if verify_only and slow is None:
+            item.add_marker(pytest.mark.slow)
+        if VERIFY_TIER:
+            continue
+        if verify_only:
+            item.add_marker(pytest.mark.skip(reason=_VERIFY_ONLY))
+        elif slow is not None and PROFILE == "dev" and not config.getoption("--run-slow"):
+            item.add_marker(pytest.mark.skip(reason=_slow_reason(slow)))
 
 
 @pytest.fixture
@@ -99,3 +142,35 @@ def clock() -> FakeClock:
 def fs(clock: FakeClock) -> FakeFileSystem:
     """An in-memory filesystem on the fake clock (modules may define their own ``fs``)."""
     return FakeFileSystem(clock)
+
+
+RunPytest = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def run_pytest() -> RunPytest:
+    """pytest in a fresh process: ``run_pytest(where, *args, env=None, ini="[pytest]\\n")``.
+
+    ``where`` is a test file or a directory of them; a ``pytest.ini`` holding ``ini`` is written beside
+    it and is the run's only configuration (the project's own options and plugins do not apply) and its
+    root directory.  The process starts from the project root, so the project's packages import; ``args``
+    come before ``where``, ``env`` is added to this process's environment.  Stdout and stderr are
+    captured as text; the exit status is the caller's to check."""
+
+    def run(
+        where: Path, *args: str, env: Mapping[str, str] | None = None, ini: str = "[pytest]\n"
+    ) -> subprocess.CompletedProcess[str]:
+        directory = where if where.is_dir() else where.parent
+        config = directory / "pytest.ini"
+        config.write_text(ini)
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(config)]
+        return subprocess.run(
+            [*command, "--rootdir", str(directory), *args, str(where)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **(env or {})},
+            check=False,
+        )
+
+    return run

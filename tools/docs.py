@@ -3,7 +3,7 @@
 ``python -m tools.docs [OUTPUT]`` writes one page per module of ``MODULES`` into OUTPUT (default
 ``build/docs``, gitignored) and prints the path of its index.  The docstrings are reStructuredText
 (``double backticks``), which pdoc converts to Markdown before rendering.  pdoc (the ``dev`` extra) is
-imported only here, never by ``hicache``.  ``tests/unit/test_docs.py`` builds the same pages.
+imported only here, never by ``hicache``.  ``tests/tooling/test_docs.py`` builds the same pages.
 """
 
 from __future__ import annotations

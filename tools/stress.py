@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 # The thread tier (tests/concurrency, and the deterministic scheduler's tests, marker `threads`) and the
-# process tier (tests/integration).  tests/unit/test_stress_tool.py checks every `threads` test is here.
+# process tier (tests/integration).  tests/tooling/test_stress_tool.py checks every `threads` test is here.
 TARGETS = ("tests/concurrency", "tests/modelcheck/test_c1_schedules.py", "tests/integration")
 RUN_ERROR = "(run produced no report or pytest itself failed)"
 
@@ -137,6 +137,7 @@ def pytest_command(junit: Path, extra: Sequence[str] = ()) -> list[str]:
         "-p",
         "no:cacheprovider",
         "-q",
+        "--run-slow",  # the scheduler's exhaustive C1 scenarios are make verify's, and every run's here
         f"--junitxml={junit}",
         "-o",
         "junit_family=legacy",  # the tests' record_property figures warn (an error here) under xunit2

@@ -24,7 +24,9 @@ members every spec has (``initial``, ``step``), all optional:
   nondeterministic spec); the search tries each one that gives the answer;
 * ``outcomes_at(state, op)``: the same for a *timed* spec (O7), which is given
   the whole operation: its interval and its recorded ``now``.  Its state
-  carries the last instant; :func:`instants` picks the instants to try;
+  carries the last instant: :func:`instants` picks instants to try, for a spec
+  whose answers change only at known instants, or the state keeps every
+  assignment still possible as a zone (:mod:`spec.linearizability.timed`);
 * ``accepts(recorded, answer) -> bool``: whether a recorded answer is the
   spec's (JSON gives lists for tuples; default ``==``);
 * ``prepare(history) -> history``: the operations the spec steps (a store's
@@ -98,7 +100,7 @@ class Operation:
     operation came from (a trace's line number), kept through ``prepare``, for reports.
     """
 
-    thread: int
+    thread: int | str
     name: str
     args: tuple[Hashable, ...]
     result: Any

@@ -67,6 +67,9 @@ class LockstepMachine(RuleBasedStateMachine):
     ready = False
     # Clauses whose comparisons a run skips (the oracle sets a clause aside after it failed, O2).
     set_aside: frozenset[str] = frozenset()
+    # The first of them whose divergence this example let pass while the implementation's state went
+    # its own way (O8): a later difference in the example is its consequence, not another clause's.
+    absorbed = ""
 
     def __init__(self) -> None:
         if not hasattr(self, "target"):

@@ -32,7 +32,13 @@ default) or ``stays`` (it keeps the place its reservation gave it); ``clear``
 reservation leaves the key's own earlier entry out of the limits and out of the
 victims, the default) or ``counted`` (V3's ``total + n`` read literally: it counts,
 and may be evicted); ``writers`` ``counted`` (two writes of one key in flight stay
-in flight until both end, the default) or ``one`` (the first commit ends them).  The oracle sets V5, V6 and
+in flight until both end, the default) or ``one`` (the first commit ends them); ``eviction`` ``inline``
+(V3: a reservation evicts, the default) or ``background`` (V3-bg: a reservation never evicts, and
+``evict()``, required then, is one pass of the background evictor, run as a step: the ``evict`` rule,
+and after the writes that put the next victim in a plight, so that the pass meets it).  Under
+``background`` a difference in a pass's victims or answer is V3-bg's, and after every pass the model's
+own promise is checked too: it drained to the low watermark (or ran out of candidates), and the total
+stays within what the last pass left plus the bytes admitted since.  The oracle sets V5, V6 and
 S7 aside after their failure (O2): without S7 the model retries an unremovable
 file on every pass, as V5 alone allows.
 """
@@ -98,7 +104,13 @@ def project_factory(target: Callable[..., Any]) -> Callable[..., Any]:
 class FileEvictorMachine(FileWorldMachine):
     """Checks ``target``'s evictors against the model, under the declared choices."""
 
-    choices: ClassVar = {"commit": "mru", "clear": "keeps-in-flight", "own": "excluded", "writers": "counted"}
+    choices: ClassVar = {
+        "commit": "mru",
+        "clear": "keeps-in-flight",
+        "own": "excluded",
+        "writers": "counted",
+        "eviction": "inline",
+    }
 
     def __init__(self) -> None:
         super().__init__(0.0)
@@ -108,10 +120,12 @@ class FileEvictorMachine(FileWorldMachine):
         self.gone_victims: set[str] = set()  # victims of this step whose files had vanished (V5)
         self.flying: set[str] = set()  # the keys in flight when the evicting step began
         self.unlinked: list[str] = []  # the paths the target tried to unlink in the step under way
+        self.looked: set[str] = set()  # the paths of every filesystem call of the step under way
         self.fs.before = self._before
         self.clause = "V2"  # the clause of the step under way: what a difference found after it breaks
 
     def _before(self, op: str, path: str) -> None:
+        self.looked.add(path)
         if op == "unlink":
             self.unlinked.append(path)
 
@@ -150,8 +164,19 @@ class FileEvictorMachine(FileWorldMachine):
             temp_max_age=0,
             commit_moves=self.choices["commit"] == "mru",
             own_counted=self.choices["own"] == "counted",
+            background=self.background,
         )
         self.ready = True
+
+    @property
+    def background(self) -> bool:
+        """V3-bg declared: the writes do not evict, the passes (``evict``) do."""
+        return self.choices["eviction"] == "background"
+
+    @property
+    def v3(self) -> str:
+        """The clause of eviction's victims and answers: V3, or V3-bg when declared."""
+        return "V3-bg" if self.background else "V3"
 
     @property
     def enabled(self) -> bool:
@@ -168,7 +193,7 @@ class FileEvictorMachine(FileWorldMachine):
         if "S7" in self.set_aside:
             self.model.resting.clear()  # S7 set aside: the model retries unremovable files (V5 alone)
         before = len(self.callbacks)
-        self.unlinked = []
+        self.unlinked, self.looked = [], set()
         got = call()
         if self.late_callbacks and "V6" not in self.set_aside:
             late, self.late_callbacks = self.late_callbacks, []
@@ -184,8 +209,8 @@ class FileEvictorMachine(FileWorldMachine):
 
     @rule(key=keys, size=sizes)
     def reserve(self, key: str, size: int) -> None:
-        """V3, V5, V6."""
-        self.clause = "V3"
+        """V3 (V3-bg: no eviction), V5, V6."""
+        self.clause = self.v3
         self._evicting(
             lambda: bool(self.impl.reserve(key, size)),
             lambda: self.model.reserve(key, size),
@@ -250,9 +275,18 @@ class FileEvictorMachine(FileWorldMachine):
 
     @rule()
     def evict(self) -> None:
-        """V3 with nothing to write (start-up; optional: a target with ``evict``)."""
-        self.clause = "V3"
+        """V3 with nothing to write (start-up; optional: a target with ``evict``); V3-bg: one pass of the
+        background evictor (required then), which drains to the low watermark."""
+        self.clause = self.v3
         self._evicting(lambda: self.impl.evict(), self.model.evict, "evict()")
+        if self.background:
+            model = self.model
+            assert model.drained(), f"V3-bg (the model): a pass left {model.lru} over the watermarks"
+
+    def _pass(self) -> None:
+        """V3-bg: the background evictor's pass after a write that needed the room (inline: nothing)."""
+        if self.background:
+            self.evict()
 
     @rule()
     def clear(self) -> None:
@@ -313,6 +347,7 @@ class FileEvictorMachine(FileWorldMachine):
         if victim is not None:
             self.fs.fail_unlink(path_of(victim), code)
         self.write(key, self.model.cap or 9)
+        self._pass()
         self.clause = "V5"
 
     @rule(key=keys)
@@ -325,6 +360,7 @@ class FileEvictorMachine(FileWorldMachine):
             self.fs.remove(path_of(victim))
             del self.model.files[self.model.name(victim)]
         self.write(key, self.model.cap or 9)
+        self._pass()
         self.clause = "V5"
 
     @rule()
@@ -350,10 +386,11 @@ class FileEvictorMachine(FileWorldMachine):
     def _eviction_clause(self, got: object, gone: set[str], tried: list[str]) -> str:
         """The clause an eviction that differs from the model's breaks: V5 when a write in flight was
         evicted, an unremovable file wedged eviction (a refusal the model does not make), or a file
-        already gone was among the model's victims (it counts as evicted); else V3."""
-        wedged = got is False and bool(self.fs.faults.unremovable)
+        already gone was among the model's victims (it counts as evicted); else V3 (V3-bg).  Wedging needs
+        the model to have evicted in the step (under V3-bg a write never does)."""
+        wedged = got is False and bool(self.fs.faults.unremovable) and bool(tried)
         leaked = got is False and bool(gone & set(tried))  # refused: a vanished victim's bytes kept
-        return "V5" if wedged or leaked or self._lost_in_flight() else "V3"
+        return "V5" if wedged or leaked or self._lost_in_flight() else self.v3
 
     def _compare_callbacks(self, gone: set[str], before: int | None = None, tried_before: int = 0) -> None:
         """The ``on_evict`` calls against the model's victims.  ``before``/``tried_before``: the calls and
@@ -372,7 +409,10 @@ class FileEvictorMachine(FileWorldMachine):
         # Fewer victims than the model, after an unremovable one: eviction stopped at a file it could
         # not remove instead of going on with the next victim (V5).
         untried = expected[len(now) :] if expected[: len(now)] == now else []
-        wedged = bool(untried and now) and now[-1] in unremovable
+        # The last victim it tried: its callback's key (a callback before the unlink), or the last file
+        # it tried to unlink (a target that calls back only after a removal that succeeded).
+        stuck = bool(self.unlinked) and self.fs.faults.stuck(self.unlinked[-1])
+        wedged = bool(untried) and (stuck or (bool(now) and now[-1] in unremovable))
         if wedged or set(extra) & self.flying:
             clause = "V5"  # stopped at an unremovable victim, or evicted a write in flight
         elif any(k in self.model.resting and k not in expected for k in now):
@@ -382,18 +422,22 @@ class FileEvictorMachine(FileWorldMachine):
         elif extra and gone & set(now):
             clause = "V5"  # more victims after one whose file had vanished: its bytes were not counted
         else:
-            clause = "V3"  # other victims than the least recently used
+            clause = self.v3  # other victims than the least recently used (or, V3-bg, any in a write)
         self._fail_callbacks(clause)
 
     def _tried(self, key: str) -> bool:
-        """Whether the target tried to evict ``key`` in this step: it unlinked it, or the file is gone."""
-        return path_of(key) in self.unlinked or path_of(key) not in self.fs.files
+        """Whether the target tried to evict ``key`` in this step: it unlinked it, or the file is gone and
+        the target looked at it (a stat that found it missing)."""
+        path = path_of(key)
+        return path in self.unlinked or (path not in self.fs.files and path in self.looked)
 
     def _fail_callbacks(self, clause: str) -> None:
         """Raise the callbacks' difference as ``clause``'s; with V6 set aside (O2), a V6 difference is
         taken as the model's victims, so later steps are compared from there (as a V3 one, with V3 set
         aside: only eviction's victims are; its answers are still compared)."""
         if clause in self.set_aside:
+            if clause != "V6" and not self.absorbed:  # V6's callbacks alone change no state
+                self.absorbed = clause
             self.callbacks[:] = self.victims
             return
         raise AssertionError(f"{clause}: on_evict {self.callbacks} != {self.victims}")
@@ -409,6 +453,9 @@ class FileEvictorMachine(FileWorldMachine):
             assert total == want, f"{'V5' if self.gone_victims else 'C3'}: total {total} != model {want}"
         self.gone_victims = set()
         self._compare_callbacks(set())
+        if self.background:
+            now, bound = sum(e[1] for e in self.model.lru), self.model.over_cap_bound()
+            assert now <= bound, f"V3-bg (the model): total {now} above {bound} (last pass + admitted since)"
         listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
         assert listing == self.model.files, f"{self.clause}: directory {listing} != model {self.model.files}"
 

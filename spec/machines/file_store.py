@@ -25,6 +25,11 @@ key this store removed is never reported to exist until set again), C2 (a
 whole values only, acknowledged values intact unless evicted, stale temp files
 removed at start-up), F6 (a believed ``exists`` makes no filesystem call, an
 unbelieved one exactly one) and F5 (``batch_exists`` never lists the directory).
+
+The one declared choice (O3, ``choices``): ``eviction`` ``inline`` (V3: a write evicts, the default) or
+``background`` (V3-bg: a write never evicts, start-up runs no pass, and the store's ``evict()``, one pass
+of its background evictor, runs as a step: after each burst of writes, ``write_every_key``, and each time
+the clock moves, ``advance``; no rule of its own, so an inline store draws the same examples as before).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from __future__ import annotations
 import copy
 import errno
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
@@ -71,6 +76,8 @@ def believed(store: Any) -> frozenset[Hashable]:
 class FileStoreMachine(FileWorldMachine):
     """Checks ``target``'s stores against the model."""
 
+    choices: ClassVar = {"eviction": "inline"}
+
     def __init__(self) -> None:
         super().__init__(1000.0)
         self.removed_by_store: set[str] = set()  # C1: removed by this store, not set since
@@ -107,10 +114,26 @@ class FileStoreMachine(FileWorldMachine):
             metadata=metadata,
             ttl=ttl,
             temp_max_age=TEMP_MAX_AGE,
+            background=self.background,
         )
         self.impl = self._new_store()
         self.model.restart()
         self.ready = True
+
+    @property
+    def background(self) -> bool:
+        """V3-bg declared: the writes do not evict, the store's passes (``evict()``) do."""
+        return self.choices["eviction"] == "background"
+
+    def _pass(self) -> None:
+        """V3-bg: one pass of the store's background evictor (inline: nothing)."""
+        if not self.background:
+            return
+        self._step("V3-bg")
+        got, want = self.impl.evict(), self.model.evict()
+        assert got is None or bool(got) == want, f"V3-bg: evict() -> {got}, model {want}"
+        assert self.model.drained(), f"V3-bg (the model): a pass left {self.model.lru} over the watermarks"
+        self._note_evictions()
 
     def _new_store(self) -> Any:
         return self.target(
@@ -123,12 +146,14 @@ class FileStoreMachine(FileWorldMachine):
 
     def _answer_clause(self, got: object, want: object, clause: str) -> str:
         """A write refused that the model admits, with an unremovable file around: eviction wedged
-        (V5); else ``clause``."""
+        (V5; under V3-bg a write does not evict, so such a refusal is V3-bg's); else ``clause``."""
         refused = got is False or (isinstance(got, list) and False in got)
         admitted = want is True or (
             isinstance(want, list) and isinstance(got, list) and want.count(True) > got.count(True)
         )
-        return "V5" if refused and admitted and self.fs.faults.unremovable else clause
+        if refused and admitted and self.fs.faults.unremovable:
+            return "V3-bg" if self.background else "V5"
+        return clause
 
     def _note_evictions(self) -> None:
         """C1 bookkeeping: victims this store removed in the step under way."""
@@ -170,8 +195,10 @@ class FileStoreMachine(FileWorldMachine):
 
     @rule(value=st.sampled_from(VALUES[3:]))
     def write_every_key(self, value: bytes) -> None:
-        """V3, V6: a burst of writes that overflows a small cap (victims include vanished files)."""
+        """V3, V6: a burst of writes that overflows a small cap (victims include vanished files); V3-bg:
+        then the background evictor's pass."""
         self.batch_set([(key, value) for key in KEYS])
+        self._pass()
 
     @rule(key=keys)
     def get(self, key: str) -> None:
@@ -359,6 +386,7 @@ class FileStoreMachine(FileWorldMachine):
         self.fs.remove(f"{DIRECTORY}/{self.model.name(key)}")
         del self.model.files[self.model.name(key)]
         self.batch_set([(k, value) for k in KEYS if k != key])
+        self._pass()
 
     @rule(value=st.sampled_from(VALUES[5:]), code=st.sampled_from((errno.EPERM, errno.EBUSY)))
     def evict_past_an_unremovable_file(self, value: bytes, code: int) -> None:
@@ -369,6 +397,7 @@ class FileStoreMachine(FileWorldMachine):
             return
         self.file_becomes_unremovable(key, code)
         self.batch_set([(k, value) for k in KEYS if k != key])
+        self._pass()
 
     @rule()
     def heal(self) -> None:
@@ -379,6 +408,7 @@ class FileStoreMachine(FileWorldMachine):
     def advance(self, delta: float) -> None:
         self._step("C2")
         self.clock.advance(delta)
+        self._pass()  # V3-bg: time passes, the background evictor runs
 
     @rule()
     def restart(self) -> None:
@@ -561,7 +591,7 @@ class FileStoreMachine(FileWorldMachine):
         if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
             return "C1"  # the store believes a key whose file is not there
         if len(self.victims) > self.evicted_at_step:
-            return "V3"  # the step evicted: the victims differ
+            return "V3-bg" if self.background else "V3"  # the step evicted: the victims differ
         return self.clause
 
     def more_state(self) -> Hashable:

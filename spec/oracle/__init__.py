@@ -13,6 +13,19 @@ Command line::
 
 Exit status: 0 PASS, 1 divergence found, 2 usage or import error.
 
+The report lists a clause as passed only when it was checked to its budget (O8); the others are in
+``not_checked`` with why (M7 in a sequential run, a clause that needs a group set aside, a search that
+stopped early).  A call to the target that does not return within ``call_timeout`` seconds
+(``--call-timeout``, default 10) is a FAIL with every thread's stack, never a hang.
+
+A recorded history instead of a target (O7; ``metadata-cache``, ``existence-cache``, ``pool-beliefs``)::
+
+    python -m spec.oracle metadata-cache --trace cache.trace.jsonl [--json] [--picture FILE.svg]
+
+judges a hicache-trace/1 file (``hicache.trace.TraceRecorder`` writes one; any language can) by timed
+linearizability against the spec; exit 3 is UNKNOWN (the search budget, ``--max-steps``, ran out), and
+2 a malformed line.  From Python: ``check_trace(component, path)``.
+
 Python API::
 
     from spec.oracle import Adapter, check
@@ -59,10 +72,12 @@ from spec.oracle._errors import OracleUsageError
 
 if TYPE_CHECKING:
     from spec.oracle._run import OracleResult, check, load_target, machine_for
+    from spec.oracle._trace import TraceResult, check_trace
 
 # The runner needs Hypothesis; the tables, the adapter and ``--help``/``--describe`` do not, so it is
-# imported on first use (``from spec.oracle import check`` as before).
+# imported on first use (``from spec.oracle import check`` as before); so are the traces' judge.
 _RUN = frozenset({"OracleResult", "check", "load_target", "machine_for"})
+_TRACE = frozenset({"TraceResult", "check_trace"})
 
 
 def __getattr__(name: str) -> Any:
@@ -70,9 +85,14 @@ def __getattr__(name: str) -> Any:
         from spec.oracle import _run
 
         return getattr(_run, name)
+    if name in _TRACE:
+        from spec.oracle import _trace
+
+        return getattr(_trace, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
-    "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "available_components", "check",
-    "load_target", "machine_for",
+    "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "TraceResult", "available_components",
+    "check", "check_trace", "load_target", "machine_for",
 ]

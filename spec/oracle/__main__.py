@@ -1,5 +1,8 @@
 """``python -m spec.oracle <component> <target>``: exit 0 PASS, 1 divergence, 2 usage or import error.
 
+``python -m spec.oracle <component> --trace FILE``: judge a recorded hicache-trace/1 history (O7); exit 3 is
+UNKNOWN (the search budget ran out).
+
 ``--help``, ``--list`` and ``COMPONENT --describe`` read the oracle's tables only, so they work without
 Hypothesis; a run needs it, and says how to install it when it is missing.
 """
@@ -19,9 +22,11 @@ from typing import TYPE_CHECKING, NoReturn
 from spec.oracle._components import COMPONENTS
 from spec.oracle._describe import describe, summary_line
 from spec.oracle._errors import OracleUsageError, one_line
+from spec.oracle._timeout import CALL_TIMEOUT
+from spec.oracle._trace_format import DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:
-    from spec.oracle._result import Failure
+    from spec.oracle._result import Failure, OracleResult
 
 __all__ = ["MISSING", "main", "repro_name"]
 
@@ -43,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="hicache-oracle",
         description="Check an implementation against the HiCache spec with the project's lock-step machines.",
-        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error",
+        epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error"
+        " (or a malformed trace), 3 UNKNOWN (a search budget ran out)",
     )
     parser.add_argument("component", nargs="?", help=f"one of: {', '.join(COMPONENTS)}")
     parser.add_argument("target", nargs="?", help="package.module:Class or package.module:factory")
@@ -64,14 +70,24 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="CHOICE=VALUE",
-        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru)",
+        help="a design choice of the target (repeatable), e.g. eviction=lru for a metadata cache (M6-lru), "
+        "eviction=background for a file evictor or store that evicts in the background (V3-bg)",
+    )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"a call to the target that does not return within this is a FAIL with every thread's stack, "
+        f"never a hang (default {CALL_TIMEOUT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="for CI: exit 1 also when a clause group was not checked for want of a method or mapping"
-        " of the target (the report's 'unchecked'); --leave-out on request does not count",
+        help="for CI: exit 1 also when a clause was not checked, for want of a method or mapping of the"
+        " target or under 'not checked' (O8), and say which (the report's strict_gaps); not counted: what"
+        " --leave-out asked for, and M7, which no sequential run checks",
     )
     parser.add_argument(
         "--repro",
@@ -91,6 +107,21 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with a COMPONENT: what a target must provide (constructor, methods and their clauses, the"
         " groups --leave-out takes, the --declare choices, the adapter keys with examples)",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="judge a history recorded in the format hicache-trace/1 (docs/SEMANTICS.md O7) instead of a"
+        " target: metadata-cache, existence-cache or pool-beliefs",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        help=f"--trace: search steps per part of the trace before UNKNOWN (default {DEFAULT_MAX_STEPS})",
+    )
+    parser.add_argument(
+        "--picture", metavar="FILE.svg", help="on FAIL or UNKNOWN, draw the history found as an SVG picture"
     )
     return parser
 
@@ -132,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _emit(describe(COMPONENTS[args.component]) + "\n")
         return 0
+    if args.trace:
+        return _trace(args)
     if not args.component or not args.target:
         print(
             "hicache-oracle: error: give a component and a target (or --list, or COMPONENT --describe;"
@@ -139,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    if importlib.util.find_spec("hypothesis") is None:
-        print(MISSING, file=sys.stderr)
+    if _without_hypothesis():
         return 2
     from spec.oracle._run import check
 
@@ -161,19 +193,14 @@ def main(argv: list[str] | None = None) -> int:
             progress=None if args.json else partial(print, file=sys.stderr, flush=True),
             leave_out=args.leave_out,
             declare=declare,
+            call_timeout=args.call_timeout,
         )
     except (json.JSONDecodeError, OracleUsageError) as error:
         bad_json = isinstance(error, json.JSONDecodeError)
         print(f"hicache-oracle: error: {'--adapter is not valid JSON: ' * bad_json}{error}", file=sys.stderr)
         return 2
     strict = result.strict_summary() if args.strict else ""
-    if args.json:
-        _emit(json.dumps(result.as_dict(), indent=1, sort_keys=True) + "\n")
-    else:
-        text = result.summary() + "\n" + (f"  {strict}\n" if strict else "")
-        if result.repro:
-            text += "\n# ---- reproduction (save as test_repro.py and run pytest) ----\n" + result.repro
-        _emit(text)
+    _print(result, args.json, "reproduction (save as test_repro.py and run pytest)", strict)
     if repro is not None:
         try:
             _write_repros(repro, result.failures)
@@ -181,6 +208,59 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hicache-oracle: error: --repro {args.repro}: {one_line(error)}", file=sys.stderr)
             return 2
     return 0 if result.passed and not strict else 1
+
+
+EXIT = {"PASS": 0, "FAIL": 1, "UNKNOWN": 3}
+
+
+def _without_hypothesis() -> bool:
+    """Whether a run cannot start for want of Hypothesis (then what to install is printed, exit 2)."""
+    missing = importlib.util.find_spec("hypothesis") is None
+    if missing:
+        print(MISSING, file=sys.stderr)
+    return missing
+
+
+def _trace(args: argparse.Namespace) -> int:
+    """``--trace FILE``: the component's spec judges the recorded history; no target is run."""
+    if not args.component or args.target:
+        why = "give the component" if not args.component else f"--trace takes no target (got {args.target!r})"
+        print(f"hicache-oracle: error: {why}: hicache-oracle COMPONENT --trace FILE", file=sys.stderr)
+        return 2
+    if _without_hypothesis():
+        return 2
+    from spec.oracle._picture import write_history
+    from spec.oracle._trace import check_trace
+
+    try:
+        repro = _repro_target(args.repro) if args.repro else None
+        if repro is not None and repro.is_dir():
+            raise OracleUsageError(f"--repro {args.repro}: with --trace, give a file (the unexplained lines)")
+        result = check_trace(args.component, args.trace, max_steps=args.max_steps)
+    except OracleUsageError as error:
+        print(f"hicache-oracle: error: {error}", file=sys.stderr)
+        return 2
+    if repro is not None and result.repro:
+        repro.write_text(result.repro)
+    if args.picture and result.verdict != "PASS":
+        operations, red = result.picture_history()
+        title = f"{result.verdict}: {args.trace} as {args.component}"
+        write_history(
+            args.picture, operations, red, [op.now for op in operations if op.now is not None], title
+        )
+    _print(result, args.json, "the unexplained lines, as a trace (run --trace on it)")
+    return EXIT[result.verdict]
+
+
+def _print(result: OracleResult, as_json: bool, repro_title: str, strict: str = "") -> None:
+    """The report, as JSON or as text (with ``--strict``'s line and the reproduction)."""
+    if as_json:
+        _emit(json.dumps(result.as_dict(), indent=1, sort_keys=True) + "\n")
+        return
+    text = result.summary() + "\n" + (f"  {strict}\n" if strict else "")
+    if result.repro:
+        text += f"\n# ---- {repro_title} ----\n" + result.repro
+    _emit(text)
 
 
 def _emit(text: str) -> None:

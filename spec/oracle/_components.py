@@ -68,22 +68,47 @@ class Component:
     # O3: the design choices a target declares (name -> the values allowed, the default first); the
     # machine and the spec are built with the declared values as keyword arguments.
     choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The methods a declared value needs the target to have: (choice, value) -> methods (V3-bg: a background
+    # evictor's pass, ``evict``, which the machines run as a step of its own).
+    declared_methods: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    # The clause a declared value checks in place of the default's: (choice, value) -> {clause: variant}
+    # (V3-bg in place of V3), so that a report lists as passed what was checked.
+    declared_clauses: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=dict)
     # How answers are compared under a declared choice, where it differs: (choice, value) -> projections.
     declared_projections: Mapping[tuple[str, str], Mapping[str, Projection]] = field(default_factory=dict)
     # The project's own classes whose API differs from the component's: put behind its interface (a
     # function, package.module:name, target -> target; anything else is returned as it is).
     wrap: str = ""
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
-    # that group is left out (S7's rest needs V5's unremovable files).
+    # that group is left out or set aside (S7's rest needs V5's unremovable files), O8.
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The clauses an answer of each method is checked against, the first the method's own: without a
     # snapshot() the oracle blames the first of the diverging call's, and lists those of every call of
     # the counterexample as the ones it is consistent with (issue 23).  ``--describe`` prints them.
     method_clauses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Groups whose rules other clauses need too (V5's vanished files are V6's victims as well): once the
+    # group's clause has failed, its rules go on running and only its divergences are set aside (an
+    # example that meets one ends unreported), so that the clauses named here are still checked (O8).
+    shared_rules: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The clauses only real threads can check (O6): "not checked (sequential run; use --threads)" in a
+    # sequential run (O8).
+    threads_clauses: tuple[str, ...] = ()
+    # The clause of each machine rule outside the groups, for a machine that does not name the clause of
+    # the step under way (``clause``): a call that does not return is a FAIL of its rule's clause (O8).
+    rule_clauses: Mapping[str, str] = field(default_factory=dict)
     # M8: (the group, the method that answers the counters, the constructor parameter that turns them on).
     # A target with the method must count, from its first call, unless the group is left out (then the
     # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
     counters: tuple[str, str, str] | None = None
+
+    def checked_clauses(self, declared: Mapping[str, str]) -> tuple[str, ...]:
+        """The clauses a run under the ``declared`` choices checks (O3: a declared variant in place of its
+        clause)."""
+        instead: dict[str, str] = {}
+        for (name, value), clauses in self.declared_clauses.items():
+            if declared.get(name) == value:
+                instead.update(clauses)
+        return tuple(instead.get(c, c) for c in self.clauses)
 
     def wrapped(self, target: Callable[..., Any]) -> Callable[..., Any]:
         return _load(self.wrap)(target) if self.wrap else target
@@ -124,6 +149,17 @@ _BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9
 
 METADATA_CACHE = Component(
     clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9"),
+    threads_clauses=("M7",),
+    rule_clauses={
+        "build": "M1",
+        "add": "M3",
+        "contains": "M4",
+        "contains_every_key": "M4",
+        "fill": "M6",
+        "hit_the_next_victim_then_evict": "M6",
+        "hit_midlife_then_ask_after_expiry": "M2",
+        "advance_to_expiry_of": "M2",
+    },
     groups={
         "M9": _BATCHES,
         "M5": ("remove", "clear", "length"),
@@ -400,15 +436,22 @@ FILE_EVICTOR = Component(
         "V6": (),
         "S7": (),
         "V3": (),  # the victims eviction picks (the machine consults set_aside; answers are still compared)
+        "V3-bg": (),  # the same under eviction=background: a pass's victims
     },
     choices={
         "commit": ("mru", "stays"),
         "clear": ("keeps-in-flight", "forgets-all"),
         "own": ("excluded", "counted"),
         "writers": ("counted", "one"),
+        "eviction": ("inline", "background"),  # V3, V3-bg
     },
+    declared_methods={("eviction", "background"): ("evict",)},
+    declared_clauses={("eviction", "background"): {"V3": "V3-bg"}},
     wrap="spec.machines.file_evictor:project_factory",
     depends={"V5": ("S7",)},
+    # V5's vanished files are V6's victims too (a callback for a victim already gone).  S7 stays in
+    # ``depends``: its checks need V5's unremovable files in examples that V5's divergences now end.
+    shared_rules={"V5": ("V6",)},
     probe=_evictor_probe,
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
     replayable=False,
@@ -426,6 +469,7 @@ def _store_probe() -> dict[str, Any]:
 
 FILE_STORE = Component(
     constructor_clause="F9",
+    threads_clauses=("C5",),
     name="file-store",
     machine_path="spec.machines.file_store:FileStoreMachine",
     spec_path="spec.file_store:FileStoreModel",
@@ -440,9 +484,14 @@ FILE_STORE = Component(
         "batch_exists": ("keys",),
         "delete": ("key",),
         "clear": (),
+        "evict": (),
         "check_invariants": (),
     },
     required=("set", "get", "get_into", "exists", "batch_set", "delete", "clear"),
+    # V3-bg: a store whose evictor runs in the background declares it; the machine then runs the passes
+    # (the store's evict(), a step) after a burst of writes and when time passes.
+    choices={"eviction": ("inline", "background")},
+    declared_methods={("eviction", "background"): ("evict",)},
     optional_methods={
         "batch_get": "F5 batch_get: no batch_get()",
         "batch_exists": "F5 batch_exists: no batch_exists()",

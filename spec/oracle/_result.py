@@ -30,7 +30,9 @@ class Failure:
     ``clauses`` the broken clause IDs, most specific first; ``message`` the divergence;
     ``counterexample`` the lines that replay it (the clock's start and the construction first, then the
     calls and clock moves; a file component's machine steps); ``calls`` how many calls (clock moves and
-    the construction not counted); ``repro`` a pytest file.  ``inferred``: the clause was inferred
+    the construction not counted); ``repro`` a pytest file (empty when a call did not return: it would
+    hang); ``stacks`` every thread's stack when a call did not return within the call timeout (O8), else
+    "".  ``inferred``: the clause was inferred
     without a ``snapshot()`` (the clause of the first diverging answer's operation); then
     ``consistent_with`` lists the other clauses the same counterexample is consistent with.
     """
@@ -42,6 +44,7 @@ class Failure:
     repro: str
     inferred: bool = False
     consistent_with: list[str] = field(default_factory=list)
+    stacks: str = ""
 
     def __getitem__(self, key: str) -> Any:
         if key not in _FAILURE_KEYS:
@@ -67,8 +70,13 @@ class OracleResult:
     ``declared`` the design choices the run followed (O3: ``{"eviction": "birth"}``, the defaults
     unless declared); ``passed_clauses`` the clauses checked and not failed.  ``failures`` every
     failing clause (O2), each a :class:`Failure`; ``clauses``, ``message``, ``counterexample``,
-    ``calls`` and ``repro`` repeat the first one's (empty on PASS).  ``unchecked``: the clause groups
-    not checked for want of a method or mapping, what ``--strict`` fails on.
+    ``calls``, ``repro`` and ``stacks`` repeat the first one's (empty on PASS).  ``not_checked``
+    (O8): clause -> why it was not checked, as the report prints it after "not checked" ("(sequential
+    run; use --threads)", "after V5 was set aside", "(the search stopped after ...)").
+    ``strict_gaps``: clause -> why, what ``--strict`` exits 1 on (:meth:`strict_summary`): the clauses
+    not checked for want of a method or mapping of the target, and those under ``not_checked`` except
+    the ones no run of this mode can check (M7 in a sequential run) and those that follow from a
+    ``--leave-out`` on request.
     """
 
     component: str
@@ -87,9 +95,11 @@ class OracleResult:
     counterexample: list[str] = field(default_factory=list)
     calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
     repro: str = ""
+    stacks: str = ""  # O8: a call that did not return within the call timeout: every thread's stack then
     failures: list[Failure] = field(default_factory=list)
     passed_clauses: list[str] = field(default_factory=list)
-    unchecked: dict[str, str] = field(default_factory=dict)
+    not_checked: dict[str, str] = field(default_factory=dict)
+    strict_gaps: dict[str, str] = field(default_factory=dict)
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -98,7 +108,9 @@ class OracleResult:
 
     def failure_dict(self) -> Failure:
         """The first failure (the top-level fields), as a :class:`Failure`."""
-        return failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
+        first = failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
+        first.stacks = self.stacks
+        return first
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report: every field under its own name, ``passed`` (the bool) included."""
@@ -135,17 +147,23 @@ class OracleResult:
             lines.append(f"  divergence: {failure.message}")
             lines.append(f"  counterexample ({calls} call{'' if calls == 1 else 's'}):")
             lines += [f"    {line}" for line in failure.counterexample]
+            if failure.stacks:  # O8: a call that did not return, with every thread's stack
+                lines.append("  stacks:")
+                lines += [f"    {line}" for line in failure.stacks.splitlines()]
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
+        by_reason: dict[str, list[str]] = {}
+        for clause, why in self.not_checked.items():
+            by_reason.setdefault(why, []).append(clause)
+        lines += [f"  not checked {why}: {', '.join(clauses)}" for why, clauses in by_reason.items()]
         return "\n".join(lines)
 
     def strict_summary(self) -> str:
-        """``--strict``'s verdict on what went unchecked: "" when every clause group was checked."""
-        if not self.unchecked:
+        """``--strict``'s verdict on what went unchecked (:attr:`strict_gaps`): "" when nothing counts."""
+        if not self.strict_gaps:
             return ""
-        return "STRICT: not checked for want of a method or mapping: " + "; ".join(
-            f"{clause} ({why})" for clause, why in self.unchecked.items()
-        )
+        gaps = "; ".join(f"{clause} {why}" for clause, why in self.strict_gaps.items())
+        return f"STRICT: not checked: {gaps}"
 
 
 def failure_entry(
@@ -170,6 +188,11 @@ class Found:
     figures: Figures
     failures: list[Failure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    # O8: clause -> why this mode did not check it (M7 in a sequential run: "sequential run; use --threads")
+    not_checked: dict[str, str] = field(default_factory=dict)
+    # O8: why the search ended before its budget was spent ("" when it was spent): every clause neither
+    # failed nor left out is then not checked, for this reason
+    stopped: str = ""
 
 
 def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
@@ -191,9 +214,10 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     for name, why in missing.items():
         for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
             wanting.setdefault(clause, []).append(name)
-    unchecked = {clause: f"no {', '.join(names)}" for clause, names in wanting.items()}
-    for clause, why in unchecked.items():
-        left_out.setdefault(clause, f"{clause}: not checked in full for want of the target's {why[3:]}")
+    unchecked = {clause: f"(no {', '.join(names)})" for clause, names in wanting.items()}
+    for clause, names in wanting.items():
+        wants = ", ".join(names)
+        left_out.setdefault(clause, f"{clause}: not checked in full for want of the target's {wants}")
     result = OracleResult(
         component=component.name,
         target=run.target_path,
@@ -211,15 +235,53 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
         counterexample=first.counterexample if first else [],
         calls=first.calls if first else 0,
         repro=first.repro if first else "",
+        stacks=first.stacks if first else "",
         failures=failures,
-        unchecked=unchecked,
         failure=first_error,
     )
+    # An inferred blame's other clauses are named by the failure: neither passed nor "not checked".
     failed = {c for f in failures for c in (*f.clauses, *f.consistent_with)}
     not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
-    not_run |= {d for c in not_run for d in component.depends.get(c, ())}
-    result.passed_clauses = [c for c in component.clauses if c not in failed | not_run]
+    result.not_checked = _not_checked(run, found, failed, not_run)
+    not_passed = failed | not_run | set(result.not_checked)
+    checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
+    result.passed_clauses = [c for c in checked if c not in not_passed]
+    result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
     return result
+
+
+def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[str]) -> dict[str, str]:
+    """O8: the clauses a run did not check to their budget, each with why: what the mode cannot check,
+    what needs the rules of a group set aside or left out, what the search did not reach."""
+    session, component = run.session, run.component
+    out = {c: why for c, why in found.not_checked.items() if c not in failed}
+    for group, why in session.left_out.items():
+        for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
+            aside = group in session.reported
+            reason = f"after {clause} was set aside" if aside else f"while {clause} is left out"
+            for needing in component.depends.get(clause, ()):
+                if needing not in failed | left_out:
+                    out.setdefault(needing, reason)
+    if found.stopped:
+        for clause in component.checked_clauses(session.declared):
+            if clause not in failed | left_out:
+                out.setdefault(clause, found.stopped)
+    return out
+
+
+def _strict_not_checked(run: Prepared, found: Found, not_checked: dict[str, str]) -> dict[str, str]:
+    """What of O8's ``not_checked`` ``--strict`` counts: all but the clauses no run of this mode can
+    check (``Found.not_checked``: M7 in a sequential run, which the oracle has no other mode for yet) and
+    those that need a group the user left out on request (``--leave-out``: asked for, so not a gap)."""
+    session, component = run.session, run.component
+    requested = {
+        clause
+        for group, why in session.left_out.items()
+        if group in component.groups and group not in session.reported
+        for clause in CLAUSE_ID.findall(why.split(":", 1)[0])
+    }
+    excused = set(found.not_checked) | {d for c in requested for d in component.depends.get(c, ())}
+    return {c: why for c, why in not_checked.items() if c not in excused}
 
 
 def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:

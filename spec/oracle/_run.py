@@ -24,6 +24,7 @@ from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._result import OracleResult, build_result
 from spec.oracle._sequential import SearchBudget, machine_class, search_sequential
 from spec.oracle._session import Session
+from spec.oracle._timeout import CALL_TIMEOUT
 
 __all__ = ["OracleResult", "OracleUsageError", "Prepared", "check", "load_target", "machine_for", "prepared"]
 
@@ -62,7 +63,10 @@ def _prepare(
     target: str | Callable[..., Any],
     adapter: Adapter | Mapping[str, Any] | None,
     declare: Mapping[str, str] | None = None,
+    call_timeout: float | None = CALL_TIMEOUT,
 ) -> tuple[Component, Session, str]:
+    if call_timeout is not None and (isinstance(call_timeout, bool) or not call_timeout > 0):
+        raise OracleUsageError(f"call_timeout must be > 0 seconds, got {call_timeout!r}")
     if component not in COMPONENTS:
         raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
     if not isinstance(adapter, Adapter):
@@ -76,7 +80,8 @@ def _prepare(
         raise OracleUsageError(f"target {target_path} is not callable")
     spec_component = COMPONENTS[component]
     target_obj = spec_component.wrapped(target_obj)  # the project's own evictor behind SEMANTICS V's factory
-    session = Session(spec_component, target_obj, adapter)  # probes the target: OracleUsageError if unusable
+    # probes the target: OracleUsageError if unusable
+    session = Session(spec_component, target_obj, adapter, call_timeout)
     session.declare(declare or {})
     return spec_component, session, target_path
 
@@ -99,14 +104,17 @@ def prepared(
     adapter: Adapter | Mapping[str, Any] | None = None,
     declare: Mapping[str, str] | None = None,
     leave_out: Sequence[str] = (),
+    call_timeout: float | None = CALL_TIMEOUT,
 ) -> Iterator[Prepared]:
     """Prepare a run (OracleUsageError when it cannot start) and, until the block ends, interpose the
     controlled time and filesystem in the target's modules and silence the targets' WARNING log lines
-    (the file components' targets log every file they cannot remove; the oracle's faults make many)."""
+    (the file components' targets log every file they cannot remove; the oracle's faults make many).
+    ``call_timeout``: the seconds a call to the target may take (``session.guard``, O8; None: no limit)."""
     with ExitStack() as cleanup:
         cleanup.callback(logging.disable, logging.root.manager.disable)
         logging.disable(logging.WARNING)
-        spec_component, session, target_path = _prepare(component, target, adapter, declare)
+        spec_component, session, target_path = _prepare(component, target, adapter, declare, call_timeout)
+        cleanup.callback(session.guard.close)
         for group in leave_out:
             if group not in spec_component.groups:
                 known = ", ".join(sorted(spec_component.groups)) or "none"
@@ -144,6 +152,7 @@ def check(
     leave_out: Sequence[str] = (),
     every_clause: bool = True,
     declare: Mapping[str, str] | None = None,
+    call_timeout: float = CALL_TIMEOUT,
 ) -> OracleResult:
     """Check ``target`` against the spec of ``component`` with the project's own lock-step machine.
 
@@ -159,11 +168,16 @@ def check(
     (``--leave-out``); ``every_clause`` (default) goes on after a failure with its group set aside (O2).
     ``declare`` names the target's design choices (O3, ``--declare``: ``{"eviction": "lru"}`` for a
     metadata cache that evicts the least recently used, M6-lru); the spec follows them.
+    ``call_timeout`` (``--call-timeout``, O8): a call to the target that does not return within it ends
+    the run with a FAIL of the clause of the rule that made the call, naming the call and every thread's
+    stack, instead of a hang.
 
     >>> from spec.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
     'PASS'
     """
     budget = SearchBudget(seed, max_examples, steps, seconds, progress, run_clock, every_clause)
-    with prepared(component, target, adapter=adapter, declare=declare, leave_out=leave_out) as run:
+    with prepared(
+        component, target, adapter=adapter, declare=declare, leave_out=leave_out, call_timeout=call_timeout
+    ) as run:
         return build_result(run, search_sequential(run, budget), seed)

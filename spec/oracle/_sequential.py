@@ -13,13 +13,14 @@ import copy
 import inspect
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, reject, settings
 from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import HypothesisException
+from hypothesis.errors import HypothesisException, Unsatisfiable
 
 from spec.clauses import CLAUSE_ID
 from spec.machines._base import Figures, LockstepMachine, run_machine
@@ -28,6 +29,7 @@ from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import Failure, Found, failure_entry
 from spec.oracle._session import ConstructorRefused, Recording, Replay, Session, _repr, minimize, replay
+from spec.oracle._timeout import CallTimedOut
 
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
@@ -178,9 +180,13 @@ def machine_class(
     base = component.machine()
     codes = _rule_codes(base)
     rules = set(codes.values())
+    # A group set aside after its failure whose rules other clauses need keeps them (O8): its divergences
+    # are set aside instead, at teardown.
+    kept = session.reported & set(component.shared_rules)
     hidden = {
         rule: None
         for group in session.left_out
+        if group not in kept
         for rule in (*component.rules_for.get(group, {group} & rules), *component.groups.get(group, ()))
     }
     stop: list[Callable[[], None]] = []  # what to undo at teardown: the recording of steps,
@@ -207,13 +213,22 @@ def machine_class(
         if budget is not None and budget.shrinking:
             self._seen = Figures()  # not an example of the budget: Hypothesis shrinking a failure
         ending = sys.exc_info()[1]  # teardown runs in Hypothesis's ``finally``: what ends the example
+        diverged = None if isinstance(ending, HypothesisException) else ending
+        diverged = diverged if isinstance(diverged, Exception) else None
+        # Its clause, or the clause whose divergence the example let pass before (the machine's absorbed).
+        clauses = {_clause_of(diverged, session), self.absorbed} if diverged is not None else set()
+        known = bool(clauses & session.reported)
+        if known:
+            self._seen = Figures()  # an example Hypothesis does not count: it is rejected below
         try:
             base.teardown(self)
         finally:
             while interposed:
                 interposed.pop()()
-        if isinstance(ending, Exception) and not isinstance(ending, HypothesisException) and budget:
-            budget.last_failure = (ending, session.recording, session.steps, session.step_clause)
+        if known:  # O2, O8: a divergence of a clause already reported ends the example, unreported
+            reject()
+        if diverged is not None and budget is not None:
+            budget.last_failure = (diverged, session.recording, session.steps, session.step_clause)
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
@@ -236,6 +251,7 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
     machine = machine_class(component, session, examples)
     found = Found(totals)
     done = 0
+    stop = ""  # why the search ended before its budget was spent
     while done < budget.max_examples and not examples.out_of_time(examples.elapsed()):
         failure: BaseException | None = None
         chunk = min(CHUNK, budget.max_examples - done)
@@ -254,12 +270,17 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
         examples.shrinking, examples.shrinks, examples.complete, examples.last_failure = False, 0, False, None
         try:
             run_machine(machine, run_settings)
+        except Unsatisfiable:  # every example of the chunk met a divergence already reported
+            stop = "every example met a divergence already reported"
+            break
         except HypothesisException as error:
             raise OracleUsageError(f"the machine could not run the target: {error}") from None
         except OracleUsageError:  # a method that does not take the component's call (O5): exit 2
             raise
         except _OutOfTime:  # the budget is spent: stop with the figures so far
             break
+        except CallTimedOut as late:  # O8: a call that never returned ends the run, never hangs it
+            failure = late
         except (Exception, _ShrunkEnough) as error:  # the machine's verdict: a divergence to report
             failure = error
             if examples.last_failure is not None:  # the example Hypothesis shrank it to
@@ -268,26 +289,93 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
             totals = _plus(totals, machine.figures)
             machine.figures = Figures()  # counted: so_far() must not add them twice
             done += chunk
+        if isinstance(failure, CallTimedOut):
+            found.failures.append(_explain_timeout(session, failure))
+            found.errors.append(failure)
+            stop = f"a call did not return within {failure.timeout:g} s"
+            break
         if failure is not None:
-            explained = _explain(session, failure, run.target_path)
-            if any(f["clauses"][:1] == explained["clauses"][:1] for f in found.failures):
-                break  # its clause failed again through rules outside its group: reported once
+            try:
+                explained = _explain(session, failure, run.target_path)
+            except CallTimedOut as late:  # the failure's replay did not return
+                found.failures.append(_explain_timeout(session, late))
+                found.errors.append(late)
+                stop = f"a call did not return within {late.timeout:g} s"
+                break
+            clause = (explained.clauses or ["the target's own invariants"])[0]
+            if any(f.clauses[:1] == explained.clauses[:1] for f in found.failures):
+                stop = f"{clause} failed again through rules outside its group"  # reported once
+                break
             found.failures.append(explained)
             found.errors.append(failure)
+            session.reported.add(clause)
             # O2: set the failing clause's group aside and go on looking for the others.
-            aside = next((c for c in explained["clauses"] if c in component.groups), "")
-            last = len(found.failures) >= MAX_FAILURES
-            if not budget.every_clause or aside in ("", *session.left_out) or last:
+            aside = next((c for c in explained.clauses if c in component.groups), "")
+            stop = _why_stop(budget, clause, aside, session, len(found.failures))
+            if stop:
                 break
+            session.reported.add(aside)
             session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
             machine = machine_class(component, session, examples)
     totals.seconds = examples.elapsed()
     found.figures = totals
+    # O8: what this search could not check, and what did not get its budget.
+    found.not_checked.update(dict.fromkeys(component.threads_clauses, "(sequential run; use --threads)"))
+    if stop:
+        ran = f"{totals.examples} of {budget.max_examples} examples"
+        found.stopped = f"(the search stopped after {ran}: {stop})"
     return found
+
+
+def _why_stop(budget: SearchBudget, clause: str, aside: str, session: Session, failures: int) -> str:
+    """Why the search ends at ``clause``'s failure (O8: the clauses not yet failed are then not checked),
+    or "" when it goes on with ``aside`` set aside (O2)."""
+    if not budget.every_clause:
+        return f"it stops at the first failure ({clause}; every_clause=False)"
+    if not aside:
+        return f"{clause} failed, and no group of its rules can be set aside to look for the others"
+    if aside in session.left_out:
+        return f"{clause} failed, though its group {aside} was already set aside"
+    if failures >= MAX_FAILURES:
+        return f"{failures} clauses failed, the most one run reports"
+    return ""
 
 
 def _plus(a: Figures, b: Figures) -> Figures:
     return Figures(a.examples + b.examples, a.checks + b.checks, a.states | b.states)
+
+
+def _explain_timeout(session: Session, late: CallTimedOut) -> Failure:
+    """O8: a call that did not return is a FAIL of the clause of the rule that made it: the machine's step
+    clause where it names one, else the rule's (``Component.rule_clauses``, its group), else the
+    constructor's; the counterexample is the example's calls up to it, the stacks every thread's."""
+    component, recording = session.component, session.recording
+    rule = next(
+        (
+            frame.f_code.co_name
+            for frame, _line in traceback.walk_tb(late.__traceback__)
+            if isinstance(frame.f_locals.get("self"), LockstepMachine)
+            and not frame.f_code.co_name.startswith("_")
+            and frame.f_code.co_name not in _NOT_RULES
+        ),
+        "",
+    )
+    group = next((clause for clause, rules in component.groups.items() if rule in rules), "")
+    clause = session.step_clause or component.rule_clauses.get(rule) or group
+    lines = [f"{late.call}  # did not return"]
+    if recording is not None:
+        timed = recording.start is not None
+        built = f"cache = {session.constructor_text(recording.init, timed)}"
+        if late.call == session.constructor_text(recording.init, timed):
+            clause = clause or component.constructor_clause
+            lines = [f"{built}  # did not return"]
+        else:
+            calls = _repro.render_calls(session, recording.calls, recording.start)
+            lines = [built, *calls[:-1], f"{calls[-1]}  # did not return"] if calls else [built, *lines]
+    message = f"{type(late).__name__}: {late}; no reproduction is written (it would hang)"
+    entry = failure_entry([clause] if clause else [], message, max(len(lines) - 1, 1), lines, "")
+    entry.stacks = late.stacks
+    return entry
 
 
 def _explain_refusal(refused: ConstructorRefused, target_path: str) -> Failure:
@@ -295,6 +383,11 @@ def _explain_refusal(refused: ConstructorRefused, target_path: str) -> Failure:
     repro = _repro.render_refusal_repro(refused.clause, refused.call, target_path)
     message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
     return failure_entry([refused.clause], message, 1, [f"cache = {refused.call}"], repro)
+
+
+def _clause_of(failure: BaseException, session: Session) -> str:
+    """The clause a failure is reported under: the first its message names, else the step's."""
+    return (clauses_of(str(failure)) or [session.step_clause])[0]
 
 
 def clauses_of(message: str) -> list[str]:

@@ -24,6 +24,7 @@ from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
 from spec.oracle._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
+from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
 
 if TYPE_CHECKING:
     from spec.oracle._components import Component
@@ -112,12 +113,24 @@ class PerPoolRegistry:
 class Session:
     """One target under one adapter: builds instances for the machines and for replays."""
 
-    def __init__(self, component: Component, target: Callable[..., Any], adapter: Adapter) -> None:
+    def __init__(
+        self,
+        component: Component,
+        target: Callable[..., Any],
+        adapter: Adapter,
+        call_timeout: float | None = CALL_TIMEOUT,
+    ) -> None:
         self.component = component
+        # O8: every call to the target, its constructor included, returns within the call timeout or ends
+        # the run as a FAIL (spec/oracle/_timeout.py)
+        self.guard = CallGuard(call_timeout)
         self.target = target
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
+        # O2, O8: the clauses (and groups) this run has reported failing: a later divergence of one of
+        # them ends its example unreported instead of failing it again (it is set aside, not its rules).
+        self.reported: set[str] = set()
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
         self.recording: Recording | None = None
@@ -134,6 +147,7 @@ class Session:
         self.time = Interposition(patched, time_modules(target), partial(control_time, read=self.holder))
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self.counters_on = False  # M8: the target is built with its counters' constructor parameter True
+        self.missing: set[str] = set()  # O3: methods that a declared value needs and the target lacks
         self._probe()
         counters = component.counters
         if counters is not None and counters[1] not in self.left_out and counters[2] not in adapter.omit:
@@ -174,7 +188,7 @@ class Session:
             child = obj
             if self.component.child is not None:
                 child = getattr(obj, self.component.child)("probe")
-        except Exception as error:  # whatever the target raises here is a usage problem to explain
+        except (Exception, CallTimedOut) as error:  # whatever the target raises here is a usage problem
             name = f"{getattr(self.target, '__module__', '?')}:{getattr(self.target, '__qualname__', '?')}"
             raise OracleUsageError(
                 f"cannot build the target {name} as {self.component.name} needs "
@@ -204,6 +218,10 @@ class Session:
             for method, why in self.component.registry_methods.items():
                 if method not in self.left_out and not _has(obj, self.adapter.name_of(method)):
                     self.left_out[f"registry {method}"] = why
+        declared = {m for methods in self.component.declared_methods.values() for m in methods}
+        self.missing = {
+            m for m in declared if m in self.adapter.omit or not _has(holder(m), self.adapter.name_of(m))
+        }
         for method in self.component.required:
             if not _has(holder(method), self.adapter.name_of(method)):
                 raise OracleUsageError(
@@ -280,7 +298,8 @@ class Session:
             self.holder.clock = clock
         init = self.fs_control.take(dict(init))
         call = self.constructor_call(init, self.holder if clock is not None else None)
-        obj = self.target(*call.args, **call.kwargs)
+        text = self.constructor_text(init, clock is not None)
+        obj = self.guard.run(lambda: self.target(*call.args, **call.kwargs), text)
         child = self.component.child
         if child is not None and not hasattr(obj, self.adapter.name_of(child)):
             # A per-pool class: the oracle keeps one instance per pool name (P1).
@@ -299,6 +318,14 @@ class Session:
                 )
             if value not in allowed:
                 raise OracleUsageError(f"--declare {name}={value}: {name} is one of {', '.join(allowed)}")
+            needs = [m for m in self.component.declared_methods.get((name, value), ()) if m in self.missing]
+            if needs:
+                method = needs[0]
+                raise OracleUsageError(
+                    f"--declare {name}={value}: the target has no method {self.adapter.name_of(method)!r} "
+                    f"(spec: {method}), which the machine calls as a step; map it with an adapter, e.g. "
+                    f'--adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
+                )
             self.declared[name] = value
 
     def projection(self, method: str) -> Any:
@@ -425,13 +452,16 @@ class TargetProxy:
         if self._recording is not None:
             self._recording.calls.append(Call(self._receiver, method, bound, session.now()))
         pool, target = session.target_call(method, bound)
-        receiver = getattr(self._obj, session.adapter.name_of("pool"))(*pool) if pool else self._obj
-        if target.method == "__len__":
-            result: Any = len(receiver)
-        else:
+
+        def call() -> Any:  # in the guard's worker thread (O8: under the call timeout)
+            receiver = getattr(self._obj, session.adapter.name_of("pool"))(*pool) if pool else self._obj
+            if target.method == "__len__":
+                return len(receiver)
             function = getattr(receiver, target.method)
             _check_signature(session, method, function, target)
-            result = function(*map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()})
+            return function(*map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()})
+
+        result: Any = session.guard.run(call, _call_text(target))
         if isinstance(result, _PLAIN):
             return result
         key = f"{method}{bound!r}"
@@ -440,6 +470,14 @@ class TargetProxy:
             child = TargetProxy(session, result, (*self._receiver, (method, bound)), self._recording)
             self._children[key] = child
         return child
+
+
+def _call_text(call: TargetCall) -> str:
+    """A call in the target's API, for the report of a call that did not return (``add('a')``)."""
+    if call.method == "__len__":
+        return "len(target)"
+    arguments = [*map(_repr, call.args), *(f"{k}={_repr(v)}" for k, v in call.kwargs.items())]
+    return f"{call.method}({', '.join(arguments)})"
 
 
 def _resolve(root: Any, receiver: tuple[Step, ...]) -> Any:

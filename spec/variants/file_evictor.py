@@ -13,6 +13,11 @@
   subclasses re-create the defects known in engines' evictors: eviction that stops at an
   unremovable victim (V5), ``on_evict`` after the unlink (V6), a vanished victim's bytes never
   given back (V5).
+* ``CORRECT_BACKGROUND`` and ``WRONG_BACKGROUND``: :class:`BackgroundEvictor`, an ``OsEvictor`` that
+  evicts as the engine's ``fast_file`` backend does, in the background between two watermarks (V3-bg),
+  and its mistakes, checked with ``eviction=background`` declared (O3): a pass that never drains, one
+  that drains only to the high watermark (V3-bg), one that takes a write in flight (V5).  Undeclared,
+  ``BackgroundEvictor`` breaks V3 (the catalogue lists it so).
 * ``CORRECT``: what the oracle must pass.
 """
 
@@ -27,12 +32,19 @@ from hicache.file_evictor import LRUFileEvictor, _Entry
 
 __all__ = [
     "CORRECT",
+    "CORRECT_BACKGROUND",
     "WRONG",
+    "WRONG_BACKGROUND",
     "WRONG_PRODUCTION",
+    "BackgroundEvictor",
+    "BackgroundLRUFileEvictor",
     "CallbackAfterUnlink",
     "CommitKeepsReservationOrder",
     "DiscardDropsWritesInFlight",
+    "DrainsToTheHighWatermark",
+    "NeverDrains",
     "OsEvictor",
+    "PassEvictsWritesInFlight",
     "RatioIgnored",
     "RetriesUnremovableEvictor",
     "StopsAtUnremovable",
@@ -164,6 +176,23 @@ class _WedgedOnEpermEvictor(LRUFileEvictor):
         return freed
 
 
+class BackgroundLRUFileEvictor(LRUFileEvictor):
+    """Correct under V3-bg: production's evictor turned into a background one.  A reservation never
+    evicts (refused only above the cap); ``evict()`` is the pass (``_make_room`` of nothing, V3's
+    eviction with nothing to write).  While ``starting`` (its store's start-up, F8) a pass is a no-op:
+    V3-bg runs none in the constructor."""
+
+    starting = False
+
+    def _make_room(self, key: str | None, size: int, others: int) -> bool:
+        if key is not None:
+            return not 0 < self.max_size < size  # the write: no eviction
+        return super()._make_room(key, size, others)
+
+    def evict(self) -> bool:
+        return True if self.starting else super().evict()
+
+
 # -- OsEvictor and its wrong variants -------------------------------------------
 
 
@@ -203,22 +232,9 @@ class OsEvictor:
     def reserve(self, key: str, nbytes: int) -> bool:
         if not self.enabled:
             return True  # inert: nothing to enforce, nothing tracked (V1)
+        if not self.admit(key, nbytes):
+            return False
         old = self.entries.get(key)
-        others = self.total - (old[0] if old else 0)
-        if self.cap > 0:
-            if nbytes > self.cap:
-                return False
-            if others + nbytes > self.cap:
-                target, start = math.floor(self.cap * self.ratio) - nbytes, others
-                others -= self.evict_while(key, lambda freed: start - freed > target)
-                if others + nbytes > self.cap:
-                    return False
-        if self.floor > 0:
-            free = self.free()
-            if free - nbytes < self.floor:
-                self.evict_while(key, lambda freed: free + freed - nbytes < self.floor)
-                if self.free() - nbytes < self.floor:
-                    return False
         writers, published = (old[1] + 1, old[2]) if old and old[1] else (1, 0)
         if old:
             self.drop(key)
@@ -226,13 +242,37 @@ class OsEvictor:
         self.total += nbytes
         return True
 
-    def evict_while(self, keep: str, more: Callable[[int], bool]) -> int:
+    def admit(self, key: str, nbytes: int) -> bool:
+        """V3: a write is admitted when room can be made for it."""
+        return self.make_room(key, nbytes)
+
+    def make_room(self, keep: str | None, nbytes: int) -> bool:
+        """V3: room for ``nbytes`` more besides ``keep``'s own entry (None: nothing to write, as a pass)."""
+        old = self.entries.get(keep) if keep is not None else None
+        others = self.total - (old[0] if old else 0)
+        if self.cap > 0:
+            if nbytes > self.cap:
+                return False
+            if others + nbytes > self.cap:
+                target, start = math.floor(self.cap * self.ratio) - nbytes, others
+                others -= self.evict_while(keep, lambda freed: start - freed > target)
+                if others + nbytes > self.cap:
+                    return False
+        if self.floor > 0:
+            free = self.free()
+            if free - nbytes < self.floor:
+                self.evict_while(keep, lambda freed: free + freed - nbytes < self.floor)
+                if self.free() - nbytes < self.floor:
+                    return False
+        return True
+
+    def evict_while(self, keep: str | None, more: Callable[[int], bool]) -> int:
         """Evict least recently used entries while ``more(bytes freed)``; the bytes freed."""
         freed = 0
         for key, (size, writers, _published) in list(self.entries.items()):
             if not more(freed):
                 break
-            if writers or key == keep or key in self.resting:
+            if not self.candidate(key, writers, keep):
                 continue
             outcome = self.remove(key)
             if outcome == "stop":
@@ -243,6 +283,10 @@ class OsEvictor:
             elif outcome == "gone":
                 freed += self.forget_vanished(key, size)
         return freed
+
+    def candidate(self, key: str, writers: int, keep: str | None) -> bool:
+        """V5: a victim may be neither in flight, nor the key being reserved, nor resting (S7)."""
+        return not (writers or key == keep or key in self.resting)
 
     def remove(self, key: str) -> str:
         """One victim: ``removed``, ``gone`` (already), ``skipped`` (cannot be removed) or ``stop``."""
@@ -339,7 +383,62 @@ class VanishedNotRefunded(OsEvictor):
         return 0
 
 
+class BackgroundEvictor(OsEvictor):
+    """Correct under V3-bg (``--declare eviction=background``), as the engine's ``fast_file`` backend
+    evicts: a reservation never evicts (it refuses only a size above the cap), and ``evict()``, the pass
+    its thread would run (here called by whoever drives it: the oracle runs it as a step), drains to the
+    low watermark ``floor(cap * eviction_ratio)`` when the total is above the cap, then restores the
+    free-space floor.  Undeclared it breaks V3: its writes take the store over the cap."""
+
+    def admit(self, key: str, nbytes: int) -> bool:
+        """V3-bg: no eviction in the write; refused only when it could never fit."""
+        return not 0 < self.cap < nbytes
+
+    def evict(self) -> bool:
+        """V3-bg: one pass."""
+        return not self.enabled or self.make_room(None, 0)
+
+
+class NeverDrains(BackgroundEvictor):
+    """V3-bg: the pass is a no-op (the thread is never woken, or wakes and finds nothing to do), so the
+    store stays over the cap for good."""
+
+    def evict(self) -> bool:
+        return True
+
+
+class DrainsToTheHighWatermark(BackgroundEvictor):
+    """V3-bg: the pass stops as soon as the total is back under the cap instead of going down to
+    ``floor(cap * eviction_ratio)``: the next write wakes it again, a pass per write."""
+
+    def evict(self) -> bool:
+        ratio, self.ratio = self.ratio, 1.0
+        try:
+            return super().evict()
+        finally:
+            self.ratio = ratio
+
+
+class PassEvictsWritesInFlight(BackgroundEvictor):
+    """V5 (V2): the pass takes an entry whose write is still in flight (reserved, not yet committed) as a
+    victim: its file is unlinked under the writer, who then publishes a page the accounting forgot."""
+
+    def candidate(self, key: str, writers: int, keep: str | None) -> bool:
+        return key != keep and key not in self.resting
+
+
 CORRECT: dict[str, type] = {"OsEvictor": OsEvictor}
+
+# V3-bg (O3): correct and wrong only when ``eviction=background`` is declared (the catalogue declares it).
+CORRECT_BACKGROUND: dict[str, type] = {
+    "BackgroundEvictor": BackgroundEvictor,
+    "BackgroundLRUFileEvictor": BackgroundLRUFileEvictor,
+}
+WRONG_BACKGROUND: dict[str, tuple[type, str]] = {
+    "NeverDrains": (NeverDrains, "V3-bg"),
+    "DrainsToTheHighWatermark": (DrainsToTheHighWatermark, "V3-bg"),
+    "PassEvictsWritesInFlight": (PassEvictsWritesInFlight, "V5"),
+}
 
 WRONG: dict[str, tuple[type, str]] = {
     "StopsAtUnremovable": (StopsAtUnremovable, "V5"),

@@ -11,6 +11,8 @@ Mistakes that real file backends have made, several built on an evictor variant 
   deterministic race tests (tests/concurrency/test_file_store_threads.py,
   tests/modelcheck/test_c1_schedules.py) and the linearizability check of forced histories
   (tests/concurrency/test_file_store_linearizability.py) catch them.
+* ``CORRECT_BACKGROUND``, ``WRONG_BACKGROUND``: stores whose evictor runs in the background (V3-bg),
+  checked with ``eviction=background`` declared (O3): the store's ``evict()`` is its evictor's pass.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 from hicache.fs import DirEntry, FileStat
 from spec.variants.file_evictor import (
+    BackgroundLRUFileEvictor,
     RatioIgnored,
     _CallbackSkippedWhenGoneEvictor,
     _EvictsWritesInFlightEvictor,
@@ -32,10 +35,14 @@ from spec.variants.file_evictor import (
 
 __all__ = [
     "CAUGHT_BY_MACHINE",
+    "CORRECT_BACKGROUND",
     "NEEDS_OVERLAPPING_NAMESPACES",
     "NEEDS_PLANTED_NODES",
     "RACES",
     "WRONG",
+    "WRONG_BACKGROUND",
+    "BackgroundStore",
+    "BackgroundStoreNeverDrains",
     "CallbackSkippedWhenGone",
     "EvictsWritesInFlight",
     "ExistsAlwaysStats",
@@ -172,6 +179,38 @@ WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "namespace taken as a plain suffix": (PlainSuffixNaming, "F1"),
     "any node taken for a page": (TakesAnyNodeForAPage, "S3"),
     "eviction ratio ignored": (RatioIgnoredStore, "V3"),
+}
+
+class BackgroundStore(_WithEvictor):
+    """Correct under V3-bg: the store over :class:`BackgroundLRUFileEvictor`.  Its writes never evict;
+    ``evict()`` is one pass of its evictor (what its thread would run); start-up runs none."""
+
+    evictor_variant = BackgroundLRUFileEvictor
+
+    def _start(self) -> None:
+        evictor: Any = self._evictor
+        evictor.starting = True  # a class attribute of the variant, set on the instance before it is one
+        try:
+            super()._start()
+        finally:
+            evictor.starting = False
+
+    def evict(self) -> bool:
+        """V3-bg: one pass of the background evictor."""
+        return self._evictor.evict()
+
+
+class BackgroundStoreNeverDrains(BackgroundStore):
+    """V3-bg: the store's evictor thread never runs a pass (``evict()`` does nothing): the store stays over
+    its cap for good."""
+
+    def evict(self) -> bool:
+        return True
+
+
+CORRECT_BACKGROUND: dict[str, Callable[..., Any]] = {"BackgroundStore": BackgroundStore}
+WRONG_BACKGROUND: dict[str, tuple[Callable[..., Any], str]] = {
+    "background pass never drains": (BackgroundStoreNeverDrains, "V3-bg"),
 }
 
 RACES: dict[str, tuple[Callable[..., Any], str]] = {

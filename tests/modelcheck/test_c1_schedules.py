@@ -13,6 +13,12 @@ from spec.variants.file_store import NoC1Guard
 
 pytestmark = pytest.mark.threads
 
+# Every schedule of production under the scenarios whose exploration takes seconds (the scheduler switches
+# real threads at each marked point): the verify tier's, which runs them besides its model check's own
+# c1_race step; make stress runs them every time (--run-slow).  make test keeps the others.
+EVERY_SCHEDULE = pytest.mark.slow("every schedule of the real store in a scenario with 950 to 2,000 of them")
+HEAVY = {"set vs evict", "get vs evict"}
+
 
 def _segments(scheduler: Scheduler) -> tuple[tuple[str, ...], None]:
     log: list[str] = []
@@ -64,7 +70,10 @@ def test_a_scheduled_lock_excludes_the_other_thread_at_every_marked_point_inside
 
 
 @pytest.mark.clauses("C1", "F6", "V6")
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+@pytest.mark.parametrize(
+    "scenario",
+    [pytest.param(s, id=s.name, marks=[EVERY_SCHEDULE] if s.name in HEAVY else []) for s in SCENARIOS],
+)
 def test_no_interleaving_of_a_probe_and_a_removal_leaves_a_stale_belief(
     scenario: Scenario, record_property: Callable[[str, object], None]
 ) -> None:
@@ -91,7 +100,7 @@ def test_a_violating_schedule_replays_to_the_same_violation() -> None:
 
 
 @pytest.mark.clauses("C3", "F4")
-@pytest.mark.parametrize("probe", ["get", "exists"])
+@pytest.mark.parametrize("probe", [pytest.param("get", marks=EVERY_SCHEDULE), "exists"])
 def test_every_schedule_of_a_miss_racing_a_set_keeps_the_accounting(probe: str) -> None:
     result = accounting_scenario(HiCacheFile, probe)
     assert result.counterexample is None, result.counterexample.render()

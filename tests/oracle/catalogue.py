@@ -34,9 +34,10 @@ from hicache import (
 from hicache.file_evictor import LRUFileEvictor
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.metadata_cache import MetadataCacheSpec
+from spec.oracle._result import Failure
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
-__all__ = ["ALSO_NAMED", "CORRECT", "SEEDS", "SLOW", "WRONG", "Variant"]
+__all__ = ["ALSO_NAMED", "CORRECT", "SEEDS", "SLOW", "WRONG", "Variant", "named_first"]
 
 
 class Variant(NamedTuple):
@@ -44,6 +45,10 @@ class Variant(NamedTuple):
     name: str
     target: Callable[..., Any]
     clause: str
+    declare: tuple[tuple[str, str], ...] = ()  # O3: the choices it is checked under (--declare)
+
+
+BACKGROUND = (("eviction", "background"),)  # V3-bg: the evictor evicts in the background
 
 
 def metadata_cache_with_counters(ttl_seconds: float, **kwargs: Any) -> MetadataCache:
@@ -62,6 +67,8 @@ _REGISTRIES: dict[str, list[Mapping[str, tuple[Callable[..., Any], str]]]] = {
     "file-store": [{f"store: {n}": v for n, v in variants_s.WRONG.items()}],
 }
 
+_STORE_BACKGROUND = variants_s.WRONG_BACKGROUND.items()
+
 WRONG: list[Variant] = [
     *(
         Variant(component, n, c, clause)
@@ -71,6 +78,11 @@ WRONG: list[Variant] = [
     ),
     # The benchmark's speed floor for contains() (benchmarks/bench_metadata_cache.py), not a correct cache.
     Variant("metadata-cache", "benchmark PlainTTLSet", PlainTTLSet, "M3"),
+    # V3-bg's mistakes, with eviction=background declared; and a correct background evictor undeclared
+    *(Variant("file-evictor", n, c, k, BACKGROUND) for n, (c, k) in variants_f.WRONG_BACKGROUND.items()),
+    *(Variant("file-store", f"store: {n}", c, k, BACKGROUND) for n, (c, k) in _STORE_BACKGROUND),
+    Variant("file-evictor", "BackgroundEvictor, undeclared", variants_f.BackgroundEvictor, "V3"),
+    Variant("file-store", "store: BackgroundStore, undeclared", variants_s.BackgroundStore, "V3"),
 ]
 
 CORRECT: list[Variant] = [
@@ -91,6 +103,9 @@ CORRECT: list[Variant] = [
     # SEMANTICS V's interface, calling os itself: the oracle interposes its fake filesystem (O4)
     *(Variant("file-evictor", n, c, "V3") for n, c in variants_f.CORRECT.items()),
     Variant("file-store", "production", HiCacheFile, "F3"),
+    # V3-bg, declared: evicting in the background between two watermarks
+    *(Variant("file-evictor", n, c, "V3-bg", BACKGROUND) for n, c in variants_f.CORRECT_BACKGROUND.items()),
+    *(Variant("file-store", n, c, "V3-bg", BACKGROUND) for n, c in variants_s.CORRECT_BACKGROUND.items()),
 ]
 
 # The other clauses a variant's mistake breaks, besides its registry's clause: the oracle may name any of
@@ -123,6 +138,8 @@ ALSO_NAMED: dict[str, frozenset[str]] = {
     # ends every write of the key at the first commit (writers = 0), so a second write still in flight
     # loses its mark (V2, V5) besides keeping the reservation's recency (V4)
     "CommitKeepsReservationOrder": frozenset({"V2", "V5"}),
+    # V3-bg's pass takes a write in flight (V5): its entry is gone from the evictor's entries (V2)
+    "PassEvictsWritesInFlight": frozenset({"V2"}),
     # F8 (its author's); takes "e%5Fx_ns.bin" for the key "e%5Fx" (F1), so clear() leaves that file of
     # ours behind (F7), and the evictor's total counts another namespace's bytes (C3)
     "store: start-up scan counts other namespaces' files": frozenset({"F8", "F7", "C3"}),
@@ -147,3 +164,10 @@ SEEDS: dict[str, int] = {}
 # examples, measured): run under ``make verify`` only (and by test_default_budget.py there, at the default
 # budget without a snapshot).
 SLOW: frozenset[str] = frozenset({"CoveredStopsAtInflight", "InvalidateBeyondOffByOne"})
+
+
+def named_first(failure: Failure) -> set[str]:
+    """The clause a failure names first.  Without a snapshot() the blame is inferred (issue 23): the
+    clause of the operation whose answer diverged, with the others the counterexample is consistent with
+    listed; such a failure names each of them."""
+    return {*failure.clauses[:1], *failure.consistent_with} if failure.inferred else set(failure.clauses[:1])

@@ -24,8 +24,10 @@ from spec.oracle import OracleResult, check
 from spec.oracle.__main__ import main
 from spec.variants.existence_cache import TextbookExistenceLRU
 from spec.variants.metadata_cache import TextbookHardTTL
+from tests.oracle.catalogue import named_first
 
 EXAMPLES, STEPS = 200, 15  # the machine reaches the sequences these need in tens of examples
+SEARCH = "an oracle search under a declared design choice"
 
 
 class RecencyHardTTL(TextbookHardTTL):
@@ -82,13 +84,11 @@ def first_clauses(result: OracleResult) -> set[str]:
     """The clause each failure names first; these targets have no snapshot(), so the oracle blames the
     clause of the operation whose answer diverged and lists the others it is consistent with (issue 23):
     a failure inferred that way counts for each of them."""
-    named = set()
-    for failure in result.failures:
-        named |= {failure.clauses[0], *failure.consistent_with} if failure.inferred else {failure.clauses[0]}
-    return named
+    return {clause for failure in result.failures for clause in named_first(failure)}
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M6")
+@pytest.mark.slow(SEARCH)
 def test_a_correct_recency_ordered_cache_passes_with_lru_declared() -> None:
     result = check(
         "metadata-cache", RecencyHardTTL, declare={"eviction": "lru"}, max_examples=EXAMPLES, steps=STEPS
@@ -99,6 +99,7 @@ def test_a_correct_recency_ordered_cache_passes_with_lru_declared() -> None:
 
 
 @pytest.mark.clauses("O3", "M6")
+@pytest.mark.slow(SEARCH)
 def test_the_same_cache_fails_m6_with_birth_order_declared_and_only_m6() -> None:
     result = check("metadata-cache", RecencyHardTTL, max_examples=EXAMPLES, steps=STEPS)
     assert result.verdict == "FAIL", result.summary()
@@ -108,6 +109,7 @@ def test_the_same_cache_fails_m6_with_birth_order_declared_and_only_m6() -> None
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M3")
+@pytest.mark.slow(SEARCH)
 def test_the_stale_birth_recency_cache_fails_m3_alone_with_lru_declared() -> None:
     result = check(
         "metadata-cache", RecencyStaleBirth, declare={"eviction": "lru"}, max_examples=EXAMPLES, steps=STEPS
@@ -120,6 +122,7 @@ def test_the_stale_birth_recency_cache_fails_m3_alone_with_lru_declared() -> Non
 
 
 @pytest.mark.clauses("O3", "M3", "M6")
+@pytest.mark.slow(SEARCH)
 def test_the_stale_birth_recency_cache_fails_m3_with_birth_order_declared_too() -> None:
     # Two failures in one run: M6 is looked for with M3 set aside (O2), so this one runs longer.
     result = check("metadata-cache", RecencyStaleBirth, max_examples=3 * EXAMPLES, steps=STEPS)
@@ -128,6 +131,7 @@ def test_the_stale_birth_recency_cache_fails_m3_with_birth_order_declared_too() 
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M3")
+@pytest.mark.slow(SEARCH)
 def test_declaring_lru_does_not_excuse_a_hit_that_lengthens_a_life() -> None:
     """The check can fail: a recency cache whose hit also restarts the lifetime is caught under lru."""
     result = check(
@@ -141,6 +145,7 @@ def test_declaring_lru_does_not_excuse_a_hit_that_lengthens_a_life() -> None:
 
 
 @pytest.mark.clauses("O3", "M6")
+@pytest.mark.slow(SEARCH)
 def test_a_birth_ordered_cache_declared_lru_fails_m6() -> None:
     """The declaration is followed, not merely printed: the textbook cache evicts by birth, so with lru
     declared its bound evicts the wrong key."""
@@ -168,6 +173,7 @@ def test_the_lru_model_evicts_the_least_recently_used_and_keeps_births() -> None
 
 
 @pytest.mark.clauses("O3")
+@pytest.mark.slow(SEARCH)
 def test_the_cli_takes_the_declaration_and_prints_it_in_json(capsys: pytest.CaptureFixture[str]) -> None:
     target = "tests.oracle.test_declared_choices:RecencyHardTTL"
     argv = ["metadata-cache", target, "--max-examples", "300", "--steps", "15", "--json"]
@@ -248,6 +254,7 @@ PER_POOL = {"bound": "per-pool"}
 
 
 @pytest.mark.clauses("O3", "P2", "E2")
+@pytest.mark.slow(SEARCH)
 def test_an_existence_cache_bounded_per_pool_passes_with_that_bound_declared() -> None:
     result = check(
         "existence-cache", PerPoolBoundBeliefs, declare=PER_POOL, max_examples=EXAMPLES, steps=STEPS
@@ -257,6 +264,7 @@ def test_an_existence_cache_bounded_per_pool_passes_with_that_bound_declared() -
 
 
 @pytest.mark.clauses("O3", "E2")
+@pytest.mark.slow(SEARCH)
 def test_the_same_cache_fails_e2_with_the_global_bound() -> None:
     result = check("existence-cache", PerPoolBoundBeliefs, max_examples=EXAMPLES, steps=STEPS)
     assert result.verdict == "FAIL", result.summary()
@@ -265,6 +273,7 @@ def test_the_same_cache_fails_e2_with_the_global_bound() -> None:
 
 
 @pytest.mark.clauses("O3", "P2")
+@pytest.mark.slow(SEARCH)
 def test_a_globally_bounded_cache_fails_with_a_bound_per_pool_declared() -> None:
     """The declaration is followed: one pool's adds evict another pool's beliefs, which a bound per
     pool forbids."""

@@ -20,6 +20,7 @@ from spec.oracle import OracleUsageError, check, machine_for
 from spec.oracle._fs import FakeOS, interpose_fs, restore
 
 SMALL: dict[str, Any] = {"max_examples": 60, "steps": 15}
+SEARCH = "an oracle search on a target that reaches the disk itself"
 
 
 def _module(source: str) -> ModuleType:
@@ -61,6 +62,7 @@ def test_interposition_reaches_module_and_by_name_bindings_and_open_and_is_undon
 
 
 @pytest.mark.clauses("O4")
+@pytest.mark.slow(SEARCH)
 def test_a_target_reaching_the_disk_through_from_imports_runs_on_the_fake_and_the_report_says_so() -> None:
     result = check("file-evictor", targets.FromImports, **SMALL)
     assert str(result.fs_control).startswith("interposed:"), result.fs_control
@@ -71,6 +73,7 @@ def test_a_target_reaching_the_disk_through_from_imports_runs_on_the_fake_and_th
 
 
 @pytest.mark.clauses("O4")
+@pytest.mark.slow(SEARCH)
 def test_the_project_evictor_is_given_the_fake_and_the_report_says_injected() -> None:
     result = check("file-evictor", "hicache.file_evictor:LRUFileEvictor", **SMALL)
     assert result.passed, result.summary()
@@ -87,6 +90,7 @@ def test_the_project_evictor_is_given_the_fake_and_the_report_says_injected() ->
         ("tests.oracle._fs_targets:Unsupported", "os.truncate"),
     ],
 )
+@pytest.mark.slow(SEARCH)
 def test_a_run_whose_disk_the_oracle_does_not_control_is_a_usage_error(target: str, says: str) -> None:
     with pytest.raises(OracleUsageError, match=says):
         check("file-evictor", target, **SMALL)
@@ -114,6 +118,7 @@ def test_v6_is_checked_inside_the_callback_the_victims_file_must_still_be_on_dis
     ("name", "clause"),
     [("StopsAtUnremovable", "V5"), ("CallbackAfterUnlink", "V6"), ("VanishedNotRefunded", "V5")],
 )
+@pytest.mark.slow(SEARCH)
 def test_the_re_created_engine_defects_fail_on_their_clause(name: str, clause: str) -> None:
     result = check("file-evictor", getattr(variants, name), every_clause=False)
     assert result.verdict == "FAIL" and result.clauses[0] == clause, result.summary()
@@ -121,6 +126,7 @@ def test_the_re_created_engine_defects_fail_on_their_clause(name: str, clause: s
 
 
 @pytest.mark.clauses("O4")
+@pytest.mark.slow(SEARCH)
 def test_a_file_store_that_calls_open_and_os_itself_is_run_on_the_interposed_fake() -> None:
     result = check("file-store", targets.NaiveStore, **SMALL)
     assert result.verdict == "FAIL", result.summary()  # a controlled verdict: far from F, on the fake

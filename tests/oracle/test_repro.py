@@ -3,17 +3,16 @@ and passes against a correct implementation (issue 5)."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from spec.oracle import check
+from tests.conftest import RunPytest
 
-ROOT = Path(__file__).resolve().parents[2]
+REPRODUCTION = "oracle searches, then their reproductions run by pytest in fresh processes"
 
 # (component, wrong target, seed, a correct target, what the file must contain)
 CASES = [
@@ -62,30 +61,15 @@ CASES = [
 ]
 
 
-def _pytest(directory: Path, env: dict[str, str] | None = None) -> str:
-    (directory / "pytest.ini").write_text("[pytest]\n")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            str(directory / "pytest.ini"),
-            str(directory),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    return proc.stdout + proc.stderr
+def _output(run: subprocess.CompletedProcess[str]) -> str:
+    return run.stdout + run.stderr
 
 
 @pytest.mark.clauses("M2", "M8", "E6", "E8", "P3")
-def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correct_one(tmp_path: Path) -> None:
+@pytest.mark.slow(REPRODUCTION)
+def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correct_one(
+    tmp_path: Path, run_pytest: RunPytest
+) -> None:
     wrong, fixed = tmp_path / "wrong", tmp_path / "fixed"
     wrong.mkdir()
     fixed.mkdir()
@@ -96,10 +80,10 @@ def test_each_reproduction_fails_against_its_variant_and_passes_against_a_correc
         assert f"Breaks: {result.clauses[0]}" in result.repro
         (wrong / f"test_repro_{i}.py").write_text(result.repro)
         (fixed / f"test_repro_{i}.py").write_text(result.repro.replace(repr(target), repr(correct), 1))
-    failing = _pytest(wrong)
+    failing = _output(run_pytest(wrong))
     assert re.search(rf"\b{len(CASES)} failed\b", failing), failing
     assert "passed" not in failing, failing
-    passing = _pytest(fixed)
+    passing = _output(run_pytest(fixed))
     assert re.search(rf"\b{len(CASES)} passed\b", passing), passing
     assert "failed" not in passing, passing
 
@@ -129,8 +113,9 @@ FILE_CASES = [
     FILE_CASES,
     ids=[f"{v[0]}:{str(v[1]).rsplit(':')[-1]}" for v in (getattr(c, "values", c) for c in FILE_CASES)],
 )
+@pytest.mark.slow(REPRODUCTION)
 def test_a_file_component_reproduction_replays_the_machine_steps_and_passes_on_the_fixed_class(
-    tmp_path: Path, component: str, target: str, correct: str
+    tmp_path: Path, component: str, target: str, correct: str, run_pytest: RunPytest
 ) -> None:
     result = check(component, target, max_examples=300, steps=15)
     assert result.verdict == "FAIL", result.summary()
@@ -138,7 +123,7 @@ def test_a_file_component_reproduction_replays_the_machine_steps_and_passes_on_t
     assert f"machine_for({component!r}, TARGET" in result.repro
     assert f"Breaks: {result.clauses[0]}" in result.repro
     (tmp_path / "test_repro_file_component.py").write_text(result.repro)
-    failing = _pytest(tmp_path)
+    failing = _output(run_pytest(tmp_path))
     assert re.search(r"\b1 failed\b", failing), failing
-    passing = _pytest(tmp_path, {"HICACHE_ORACLE_TARGET": correct})
+    passing = _output(run_pytest(tmp_path, env={"HICACHE_ORACLE_TARGET": correct}))
     assert re.search(r"\b1 passed\b", passing), passing

@@ -6,7 +6,9 @@ factories' arguments and keep the model's directory in the fake filesystem itsel
 :class:`Planted`), reading the faults the filesystem would take from its ledger (as ``"fs"``).  What
 the model does not do (temp files, renames) the directory never shows, so the machines see the same
 steps.  A query of a name (``in``) is one ``stat`` of the port, as the store's own is (F6, F5 count them).
-:class:`ModelStoreMachine` and :class:`ModelEvictorMachine` are the machines with the model as their target.
+:class:`ModelStoreMachine` and :class:`ModelEvictorMachine` are the machines with the model as their target;
+:class:`BackgroundModelStoreMachine` and :class:`BackgroundModelEvictorMachine` the same with the model
+evicting in the background (V3-bg) and the machines told so (``eviction=background``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,18 @@ from spec.file_store import FileStoreModel
 from spec.machines.file_evictor import FileEvictorMachine
 from spec.machines.file_store import FileStoreMachine
 
-__all__ = ["Files", "ModelEvictorMachine", "ModelStore", "ModelStoreMachine", "Planted", "model_evictor"]
+__all__ = [
+    "BackgroundModelEvictorMachine",
+    "BackgroundModelStore",
+    "BackgroundModelStoreMachine",
+    "Files",
+    "ModelEvictorMachine",
+    "ModelStore",
+    "ModelStoreMachine",
+    "Planted",
+    "background_model_evictor",
+    "model_evictor",
+]
 
 
 class _Directory:
@@ -115,6 +128,8 @@ class _ModelEvictor:
 class ModelStore(FileStoreModel):
     """The model as ``HiCacheFile(storage_dir, namespace=, extra_config=, fs=, clock=)``."""
 
+    BACKGROUND = False  # V3-bg: its evictor evicts in the background (``evict()`` is a pass)
+
     def __init__(
         self,
         storage_dir: str,
@@ -135,6 +150,7 @@ class ModelStore(FileStoreModel):
             ttl=config["metadata_ttl"],
             temp_max_age=config["temp_max_age"],
             clock=clock,
+            background=self.BACKGROUND,
         )
         self._beliefs = _Beliefs(self) if self.metadata else None
         self.evictor = _ModelEvictor(self)
@@ -161,14 +177,23 @@ def model_evictor(
     eviction_ratio: float,
     on_evict: Callable[[str], object],
     fs: FakeFileSystem,
+    background: bool = False,
 ) -> _ModelEvictor:
-    """The model as SEMANTICS V's factory (files ``<key>.bin`` in ``directory``)."""
+    """The model as SEMANTICS V's factory (files ``<key>.bin`` in ``directory``); ``background``: V3-bg."""
     limits: dict[str, Any] = {"cap": max_size, "ratio": eviction_ratio, "min_free": min_free_space}
     beliefs: dict[str, Any] = {"metadata": False, "ttl": -1, "temp_max_age": 0}
-    model = FileStoreModel(
-        **_in(fs, directory), **limits, **beliefs, namespace="", clock=fs.now, on_evict=on_evict
-    )
+    world: dict[str, Any] = {"namespace": "", "clock": fs.now, "on_evict": on_evict, "background": background}
+    model = FileStoreModel(**_in(fs, directory), **limits, **beliefs, **world)
     return _ModelEvictor(model)
+
+
+def background_model_evictor(directory: str, **limits: Any) -> _ModelEvictor:
+    """The model as SEMANTICS V's factory of a background evictor (V3-bg)."""
+    return model_evictor(directory, **limits, background=True)
+
+
+class BackgroundModelStore(ModelStore):
+    BACKGROUND = True
 
 
 class ModelStoreMachine(FileStoreMachine):
@@ -177,3 +202,7 @@ class ModelStoreMachine(FileStoreMachine):
 
 class ModelEvictorMachine(FileEvictorMachine):
     target = staticmethod(model_evictor)
+
+
+BackgroundModelStoreMachine = FileStoreMachine.over(BackgroundModelStore, eviction="background")
+BackgroundModelEvictorMachine = FileEvictorMachine.over(background_model_evictor, eviction="background")

@@ -15,6 +15,7 @@ from hicache import StorageExistenceCache
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.machines import run_machine
 from spec.machines.existence_cache import StorageExistenceCacheMachine
+from tests.stateful import implementations
 
 MACHINES = {
     "production": StorageExistenceCacheMachine.over(StorageExistenceCache),
@@ -23,7 +24,7 @@ MACHINES = {
 
 
 @pytest.mark.clauses("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1")
-@pytest.mark.parametrize("name", list(MACHINES))
+@pytest.mark.parametrize("name", implementations(MACHINES))
 def test_existence_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:

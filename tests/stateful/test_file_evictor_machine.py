@@ -16,6 +16,7 @@ from hicache import LRUFileEvictor
 from spec.machines import run_machine
 from spec.machines.file_evictor import FileEvictorMachine
 from spec.variants.file_evictor import WRONG_PRODUCTION, RatioIgnored, RetriesUnremovableEvictor
+from tests.stateful import SELF_CHECK
 from tests.stateful.model_targets import ModelEvictorMachine
 
 
@@ -35,6 +36,7 @@ def test_file_evictor_refines_the_model_in_lock_step(record_property: Callable[[
 
 
 @pytest.mark.clauses("V2", "V3", "V4", "V5", "V6", "S7", "C3")
+@SELF_CHECK
 def test_the_model_run_as_an_evictor_conforms_to_its_own_machine() -> None:
     budget = settings(parent=settings(), max_examples=min(settings().max_examples, 100))
     figures = run_machine(ModelEvictorMachine, budget)

@@ -25,6 +25,7 @@ from spec.variants.file_store import (
     NEEDS_PLANTED_NODES,
     WRONG,
 )
+from tests.stateful import SELF_CHECK
 from tests.stateful.model_targets import ModelStoreMachine
 
 CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
@@ -65,6 +66,7 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F5", "F6", "F7", "F8", "V3", "V5", "C1", "C2", "C3", "C4", "B2", "S3")
+@SELF_CHECK
 def test_the_model_run_as_a_store_conforms_to_its_own_machine() -> None:
     # It checks the machine, not the model: a small budget is enough.
     budget = settings(parent=settings(), max_examples=min(settings().max_examples, 100))

@@ -20,6 +20,7 @@ from spec.fakes import FakeClock
 from spec.machines import run_machine
 from spec.machines.metadata_cache import MetadataCacheMachine
 from spec.metadata_cache import MetadataCacheSpec
+from tests.stateful import implementations
 
 # Which clause a disagreement between the two production forms breaks, by method.
 _CLAUSE_OF = {
@@ -126,7 +127,7 @@ MACHINES: dict[str, type[MetadataCacheMachine]] = {
 
 
 @pytest.mark.clauses("M2", "M3", "M4", "M5", "M6", "M6-lru", "M8", "M9")
-@pytest.mark.parametrize("name", list(MACHINES))
+@pytest.mark.parametrize("name", implementations(MACHINES))
 def test_metadata_cache_refines_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:

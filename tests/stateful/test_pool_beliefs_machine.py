@@ -14,6 +14,7 @@ from hicache import PooledExistenceCache
 from spec.machines import run_machine
 from spec.machines.pool_beliefs import PoolBeliefsMachine
 from spec.pool_beliefs import PooledExistenceCacheSpec
+from tests.stateful import implementations
 
 MACHINES = {
     "production": PoolBeliefsMachine.over(PooledExistenceCache),
@@ -22,7 +23,7 @@ MACHINES = {
 
 
 @pytest.mark.clauses("P1", "P2", "P3", "P4", "P5", "E8", "B1")
-@pytest.mark.parametrize("name", list(MACHINES))
+@pytest.mark.parametrize("name", implementations(MACHINES))
 def test_pool_beliefs_refine_the_spec_in_lock_step(
     name: str, record_property: Callable[[str, object], None]
 ) -> None:

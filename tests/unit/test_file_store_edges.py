@@ -149,19 +149,6 @@ def test_enospc_relieves_as_for_a_cap_at_the_bytes_the_other_pages_hold(
     s.check_invariants()
 
 
-@pytest.mark.clauses("S3", "B2")
-def test_set_over_a_planted_symlink_logs_its_kind_owner_and_key(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    fs.plant(path("k"), "symlink")
-    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
-        assert s.set("k", b"mine") is False
-    assert caplog.messages == [
-        f"file store: {path('k')!r} is a symlink of uid 1000, not a page: 'k' not written"
-    ]
-
-
 @pytest.mark.clauses("S4", "F4", "C5")
 def test_a_read_out_of_memory_forgets_nothing_even_while_the_keys_first_write_is_in_flight(
     fs: FakeFileSystem, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
@@ -187,21 +174,6 @@ def test_a_read_out_of_memory_forgets_nothing_even_while_the_keys_first_write_is
     assert s.set("k", b"mine")
     assert seen == [True] and s.get("k") == b"mine"
     s.check_invariants()
-
-
-@pytest.mark.clauses("S3", "S4", "B2")
-def test_a_read_of_a_planted_node_or_of_a_file_over_max_value_size_logs_an_exact_line(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock, max_value_size=4)
-    fs.plant(path("k"), "fifo")
-    fs.put(path("big"), b"12345")
-    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
-        assert s.get("k") is None and s.get("big") is None
-    assert caplog.messages == [
-        f"file store: {path('k')!r} is not a page of this store, not read: not a page (a fifo of uid 1000)",
-        f"file store: {path('big')!r} not read: 5 bytes, more than the limit of 4 (max_value_size)",
-    ]
 
 
 @pytest.mark.clauses("C6", "S2", "B2")
@@ -284,16 +256,3 @@ def test_a_refused_directory_is_named_as_given_once_and_a_file_there_names_the_s
         r" \(HICACHE_FILE_STORAGE_DIR\)$",
     ):
         HiCacheFile("/base/f", fs=fs, clock=clock)
-
-
-@pytest.mark.clauses("S3", "F8", "B2")
-def test_start_up_names_the_namespace_and_directory_of_the_nodes_it_skips(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    fs.make_dir(DIR, mode=0o700)
-    fs.plant(path("k"), "fifo")
-    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
-        store(fs, clock)
-    assert caplog.messages == [
-        f"file store: 1 fifo node(s) named like pages of namespace '_m' in {DIR!r}: not pages, skipped"
-    ]

@@ -11,7 +11,9 @@ import array
 import errno
 import logging
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -41,105 +43,212 @@ def _capture(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="hicache.file_store")
 
 
-# -- B2: one log line per failed I/O operation --------------------------------------------------
+# -- B2: one log line per failed I/O operation, one per refusal ---------------------------------
 
 
-@pytest.mark.clauses("F4", "B2")
-def test_a_failed_read_names_the_path_and_the_error(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"abcdef")
-    for read in (lambda: s.get("k"), lambda: s.get_into("k", bytearray(6))):
-        caplog.clear()
-        fs.fail("read", errno.EIO)
-        assert not read()
-        assert_said(caplog, r"file store: cannot read '/cache/k_m\.bin': \[Errno 5\] EIO: '/cache/k_m\.bin'")
+def _nothing(*args: Any) -> None:
+    return None
 
 
-@pytest.mark.clauses("F4", "B2")
-def test_a_short_read_says_how_many_bytes_of_how_many(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"abcdef")
-    for read in (lambda: s.get("k"), lambda: s.get_into("k", bytearray(6))):
-        caplog.clear()
-        fs.short_reads()
-        assert not read()
-        assert_said(caplog, r"file store: short read of '/cache/k_m\.bin': 3 of 6 bytes")
+def _written(*pairs: tuple[str, bytes]) -> Callable[[FakeFileSystem, HiCacheFile], None]:
+    def write(fs: FakeFileSystem, s: HiCacheFile) -> None:
+        for key, value in pairs:
+            assert s.set(key, value)
+
+    return write
 
 
-@pytest.mark.clauses("F4", "B2")
-def test_a_buffer_of_another_size_is_not_read_and_the_line_gives_both_sizes(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"abcdef")
-    buffer = bytearray(b"-----")
-    assert not s.get_into("k", buffer)
-    assert buffer == b"-----"
-    assert_said(caplog, r"file store: '/cache/k_m\.bin' holds 6 bytes, the buffer 5: not read")
+def _then(
+    *steps: Callable[[FakeFileSystem, HiCacheFile], None],
+) -> Callable[[FakeFileSystem, HiCacheFile], None]:
+    def run(fs: FakeFileSystem, s: HiCacheFile) -> None:
+        for step in steps:
+            step(fs, s)
+
+    return run
 
 
-@pytest.mark.clauses("F7", "B2")
-def test_a_failed_delete_names_the_path_and_the_error(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"v")
+def _fail(op: str, code: int) -> Callable[[FakeFileSystem, HiCacheFile], None]:
+    return lambda fs, s: fs.fail(op, code)
+
+
+def _pin(path: str) -> Callable[[FakeFileSystem, HiCacheFile], None]:
+    return lambda fs, s: fs.fail_unlink(path)
+
+
+def _over_the_limits(fs: FakeFileSystem) -> None:
+    fs.mkdir(DIR)
+    fs.put(PATH, b"123456")
     fs.fail_unlink(PATH)
-    assert s.delete("k") is False
-    assert_said(caplog, r"file store: cannot delete '/cache/k_m\.bin': \[Errno 1\] EPERM: '/cache/k_m\.bin'")
 
 
-@pytest.mark.clauses("F7", "B2")
-def test_a_clear_that_cannot_list_the_directory_says_so(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+def _planted_fifo(fs: FakeFileSystem) -> None:
+    fs.make_dir(DIR, mode=0o700)
+    fs.plant(PATH, "fifo")
+
+
+def _into(size: int) -> Callable[[HiCacheFile], tuple[bool, bytes]]:
+    """``get_into`` of ``k`` with a buffer of ``size`` dashes: its answer and the buffer after it."""
+
+    def read(s: HiCacheFile) -> tuple[bool, bytes]:
+        buffer = bytearray(b"-" * size)
+        return s.get_into("k", buffer), bytes(buffer)
+
+    return read
+
+
+class Said(NamedTuple):
+    """One failure or refusal: the disk before the store starts, its configuration, what happens after
+    (writes, the armed fault), the operation, its answer, and the whole of each warning line, in order."""
+
+    clauses: tuple[str, ...]
+    act: Callable[[HiCacheFile], object]
+    answer: object
+    lines: tuple[str, ...]
+    given: Callable[[FakeFileSystem, HiCacheFile], None] = _nothing
+    before: Callable[[FakeFileSystem], None] = _nothing
+    config: Mapping[str, Any] = MappingProxyType({})
+
+
+_K = r"'/cache/k_m\.bin'"
+SAID: dict[str, Said] = {
+    "read-fails-get": Said(
+        ("F4", "B2"),
+        lambda s: s.get("k"),
+        None,
+        (rf"file store: cannot read {_K}: \[Errno 5\] EIO: {_K}",),
+        _then(_written(("k", b"abcdef")), _fail("read", errno.EIO)),
+    ),
+    "read-fails-get_into": Said(
+        ("F4", "B2"),
+        lambda s: s.get_into("k", bytearray(6)),
+        False,
+        (rf"file store: cannot read {_K}: \[Errno 5\] EIO: {_K}",),
+        _then(_written(("k", b"abcdef")), _fail("read", errno.EIO)),
+    ),
+    "short-read-get": Said(
+        ("F4", "B2"),
+        lambda s: s.get("k"),
+        None,
+        (rf"file store: short read of {_K}: 3 of 6 bytes",),
+        _then(_written(("k", b"abcdef")), lambda fs, s: fs.short_reads()),
+    ),
+    "short-read-get_into": Said(
+        ("F4", "B2"),
+        lambda s: s.get_into("k", bytearray(6)),
+        False,
+        (rf"file store: short read of {_K}: 3 of 6 bytes",),
+        _then(_written(("k", b"abcdef")), lambda fs, s: fs.short_reads()),
+    ),
+    "buffer-of-another-size": Said(
+        ("F4", "B2"),
+        _into(5),
+        (False, b"-----"),  # not read, not touched
+        (rf"file store: {_K} holds 6 bytes, the buffer 5: not read",),
+        _written(("k", b"abcdef")),
+    ),
+    "delete-fails": Said(
+        ("F7", "B2"),
+        lambda s: s.delete("k"),
+        False,
+        (rf"file store: cannot delete {_K}: \[Errno 1\] EPERM: {_K}",),
+        _then(_written(("k", b"v")), _pin(PATH)),
+    ),
+    "clear-cannot-list": Said(
+        ("F7", "B2"),
+        lambda s: (s.clear(), s.evictor.total),
+        (False, 1),  # nothing was removed, so the accounting stays
+        (r"file store: cannot list '/cache' to clear it: \[Errno 5\] EIO: '/cache'",),
+        _then(_written(("k", b"v")), _fail("scandir", errno.EIO)),
+    ),
+    "clear-cannot-remove": Said(
+        ("F7", "B2"),
+        lambda s: (s.clear(), s.evictor.total, "k" in s.evictor, "j" in s.evictor),
+        (False, 1, True, False),
+        (rf"file store: cannot remove 'k' while clearing: \[Errno 1\] EPERM: {_K}",),
+        _then(_written(("k", b"v"), ("j", b"ww")), _pin(PATH)),
+    ),
+    "no-room": Said(
+        ("F3", "C5", "B2"),
+        lambda s: s.set("k", b"12345"),
+        False,
+        (r"file store: no room for 'k' \(5 bytes\): not written",),
+        config={"max_size": 4},
+    ),
+    "write-fails": Said(
+        ("F3", "B2"),
+        lambda s: s.set("k", b"value"),
+        False,
+        (rf"file store: cannot write {_K}: \[Errno 28\] ENOSPC: '/cache/\.\w+\.tmp'",),
+        _fail("write", errno.ENOSPC),
+    ),
+    "stat-fails": Said(
+        ("F6", "B2"),
+        lambda s: s.exists("k"),
+        False,
+        (rf"file store: cannot stat {_K}: \[Errno 13\] EACCES: {_K}",),
+        _then(_written(("k", b"v")), _fail("stat", errno.EACCES)),
+    ),
+    "start-over-the-limits": Said(
+        ("F8", "V5", "B2"),
+        lambda s: s.evictor.total,
+        6,
+        (r"file store: '/cache' is over its limits; nothing more can be evicted",),
+        before=_over_the_limits,
+        config={"max_size": 4},
+    ),
+    "start-skips-planted-nodes": Said(
+        ("S3", "F8", "B2"),
+        lambda s: s.evictor.total,
+        0,
+        (r"file store: 1 fifo node\(s\) named like pages of namespace '_m' in '/cache': not pages, skipped",),
+        before=_planted_fifo,
+    ),
+    "set-over-a-symlink": Said(
+        ("S3", "B2"),
+        lambda s: s.set("k", b"mine"),
+        False,
+        (rf"file store: {_K} is a symlink of uid 1000, not a page: 'k' not written",),
+        lambda fs, s: fs.plant(PATH, "symlink"),
+    ),
+    "read-of-a-planted-node-or-over-max_value_size": Said(
+        ("S3", "S4", "B2"),
+        lambda s: (s.get("k"), s.get("big")),
+        (None, None),
+        (
+            rf"file store: {_K} is not a page of this store, not read: not a page \(a fifo of uid 1000\)",
+            r"file store: '/cache/big_m\.bin' not read: 5 bytes, more than the limit of 4 \(max_value_size\)",
+        ),
+        _then(lambda fs, s: fs.plant(PATH, "fifo"), lambda fs, s: fs.put(f"{DIR}/big_m.bin", b"12345")),
+        config={"max_value_size": 4},
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(case, id=name, marks=pytest.mark.clauses(*case.clauses)) for name, case in SAID.items()],
+)
+def test_each_failure_and_refusal_answers_and_logs_exactly_its_lines(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, case: Said
 ) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"v")
-    fs.fail("scandir", errno.EIO)
-    assert s.clear() is False
-    assert_said(caplog, r"file store: cannot list '/cache' to clear it: \[Errno 5\] EIO: '/cache'")
-    assert s.evictor.total == 1, "nothing was removed, so the accounting stays"
-
-
-@pytest.mark.clauses("F7", "B2")
-def test_a_clear_that_cannot_remove_a_file_names_its_key(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"v") and s.set("j", b"ww")
-    fs.fail_unlink(PATH)
-    assert s.clear() is False
-    assert_said(caplog, r"file store: cannot remove 'k' while clearing: \[Errno 1\] EPERM: '/cache/k_m\.bin'")
-    assert s.evictor.total == 1 and "k" in s.evictor and "j" not in s.evictor
-
-
-@pytest.mark.clauses("F3", "C5", "B2")
-def test_a_refused_set_names_the_key_and_its_size(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock, max_size=4)
-    assert s.set("k", b"12345") is False
-    assert_said(caplog, r"file store: no room for 'k' \(5 bytes\): not written")
+    case.before(fs)
+    s = store(fs, clock, **case.config)
+    case.given(fs, s)
+    assert case.act(s) == case.answer
+    said = warnings_said(caplog)
+    assert len(said) == len(case.lines), said
+    for line, pattern in zip(said, case.lines, strict=True):
+        assert re.fullmatch(pattern, line), line
+    s.check_invariants()
 
 
 @pytest.mark.clauses("F3", "B2")
-def test_a_failed_write_names_the_file_it_was_for_and_a_stuck_temp_file_is_named_too(
+def test_a_temp_file_that_cannot_be_removed_after_a_failed_write_is_named_too(
     fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     s = store(fs, clock)
     temps: list[str] = []
-    fs.before = lambda op, path: temps.append(path) if op == "write" else None
-    fs.fail("write", errno.ENOSPC)
-    assert s.set("k", b"value") is False
-    assert_said(
-        caplog, r"file store: cannot write '/cache/k_m\.bin': \[Errno 28\] ENOSPC: '/cache/\.\w+\.tmp'"
-    )
-
-    caplog.clear()
     fs.fail("write", errno.EIO)
 
     def remember_and_pin(op: str, path: str) -> None:
@@ -151,30 +260,8 @@ def test_a_failed_write_names_the_file_it_was_for_and_a_stuck_temp_file_is_named
     assert s.set("k", b"value") is False
     said = warnings_said(caplog)
     assert len(said) == 2, said
+    assert re.fullmatch(rf"file store: cannot write {_K}: \[Errno 5\] EIO: '/cache/\.\w+\.tmp'", said[0])
     assert said[1] == f"file store: cannot remove temp file {temps[-1]!r}: [Errno 1] EPERM: {temps[-1]!r}"
-
-
-@pytest.mark.clauses("F6", "B2")
-def test_a_failed_stat_names_the_path_and_the_error(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    s = store(fs, clock)
-    assert s.set("k", b"v")
-    fs.fail("stat", errno.EACCES)
-    assert s.exists("k") is False
-    assert_said(caplog, r"file store: cannot stat '/cache/k_m\.bin': \[Errno 13\] EACCES: '/cache/k_m\.bin'")
-
-
-@pytest.mark.clauses("F8", "V5", "B2")
-def test_a_start_over_the_limits_with_nothing_evictable_says_so(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    fs.mkdir(DIR)
-    fs.put(PATH, b"123456")
-    fs.fail_unlink(PATH)
-    s = store(fs, clock, max_size=4)
-    assert_said(caplog, r"file store: '/cache' is over its limits; nothing more can be evicted")
-    assert s.evictor.total == 6
 
 
 @pytest.mark.clauses("C2", "C3", "B2")

@@ -7,14 +7,12 @@ record lost or changed in transit (clauses, outcome, figures) would silently cha
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import RunPytest
 
 SAMPLE = """
 import pytest
@@ -42,30 +40,18 @@ def test_param(n, record_property):
 """
 
 
-def _records(tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
+MARKERS = "[pytest]\nmarkers =\n    clauses(*ids): clause IDs\n"
+
+
+def _records(run_pytest: RunPytest, tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
     out = tmp_path / f"records{len(extra)}.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "spec.pytest_plugin",
-            "-p",
-            "no:cacheprovider",
-            f"--conformance-json={out}",
-            "--rootdir",
-            str(tmp_path),
-            "-c",
-            str(tmp_path / "pytest.ini"),
-            *extra,
-            str(tmp_path / "test_sample.py"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+    proc = run_pytest(
+        tmp_path / "test_sample.py",
+        "-p",
+        "spec.pytest_plugin",
+        f"--conformance-json={out}",
+        *extra,
+        ini=MARKERS,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # exactly one test fails
     records: list[dict[str, Any]] = json.loads(out.read_text())
@@ -75,11 +61,10 @@ def _records(tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.verify_tier
-def test_records_from_xdist_workers_equal_those_of_one_process(tmp_path: Path) -> None:
+def test_records_from_xdist_workers_equal_those_of_one_process(tmp_path: Path, run_pytest: RunPytest) -> None:
     (tmp_path / "test_sample.py").write_text(SAMPLE)
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    clauses(*ids): clause IDs\n")
-    single = _records(tmp_path, "-p", "no:xdist")
-    workers = _records(tmp_path, "-n", "2")
+    single = _records(run_pytest, tmp_path, "-p", "no:xdist")
+    workers = _records(run_pytest, tmp_path, "-n", "2")
     assert workers == single
     by_name = {r["nodeid"].rpartition("::")[2]: r for r in single}
     assert by_name["test_passes"] == {
@@ -94,27 +79,11 @@ def test_records_from_xdist_workers_equal_those_of_one_process(tmp_path: Path) -
     assert [by_name[f"test_param[{n}]"]["figures"] for n in (1, 2, 3)] == [{"n": 1}, {"n": 2}, {"n": 3}]
 
 
-def test_an_unknown_clause_id_stops_the_run_before_any_test(tmp_path: Path) -> None:
+def test_an_unknown_clause_id_stops_the_run_before_any_test(tmp_path: Path, run_pytest: RunPytest) -> None:
     """A marker naming a clause docs/SEMANTICS.md lacks (a typo) is a usage error, never a silent tag."""
     (tmp_path / "test_typo.py").write_text(
         'import pytest\n\n@pytest.mark.clauses("M2", "E9")\ndef test_typo():\n    pass\n'
     )
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    clauses(*ids): clause IDs\n")
-    pytest_args = ["-p", "spec.pytest_plugin", "-p", "no:cacheprovider", "-c", str(tmp_path / "pytest.ini")]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            *pytest_args,
-            "--rootdir",
-            str(tmp_path),
-            str(tmp_path / "test_typo.py"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_pytest(tmp_path / "test_typo.py", "-p", "spec.pytest_plugin", ini=MARKERS)
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
     assert "test_typo.py::test_typo: unknown clause IDs ['E9']" in proc.stdout + proc.stderr

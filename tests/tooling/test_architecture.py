@@ -12,6 +12,7 @@ copy of the real tree.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Mapping
@@ -89,7 +90,8 @@ def module_of(path: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(path: str, source: str) -> list[tuple[int, str]]:
+@functools.cache  # the tests below parse the same tree again, with one module changed
+def imported(path: str, source: str) -> tuple[tuple[int, str], ...]:
     """(line, dotted name) of every import in the module at ``path``; ``from a import b`` names ``a.b``
     (a module or a name in ``a``: either way it lies in ``a``'s room or in a room inside it)."""
     package = module_of(path) if path.endswith("__init__.py") else module_of(path).rpartition(".")[0]
@@ -105,7 +107,7 @@ def imported(path: str, source: str) -> list[tuple[int, str]]:
             names.extend(
                 (node.lineno, base if alias.name == "*" else f"{base}.{alias.name}") for alias in node.names
             )
-    return names
+    return tuple(names)
 
 
 def import_violations(sources: Mapping[str, str]) -> list[str]:
@@ -130,12 +132,18 @@ def import_violations(sources: Mapping[str, str]) -> list[str]:
     return problems
 
 
-def tree() -> dict[str, str]:
-    return {
-        path.relative_to(ROOT).as_posix(): path.read_text()
+@functools.cache
+def _tree() -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (path.relative_to(ROOT).as_posix(), path.read_text())
         for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
-    }
+    )
+
+
+def tree() -> dict[str, str]:
+    """Repository-relative path -> source of every module of the project's packages (a fresh copy)."""
+    return dict(_tree())
 
 
 def test_the_repository_keeps_the_import_rules() -> None:

@@ -70,6 +70,7 @@ def test_the_run_writes_a_junit_report_over_the_thread_and_process_tiers(tmp_pat
     assert f"--junitxml={tmp_path / 'r.xml'}" in command
     assert "junit_family=legacy" in command, "record_property is an error under the default xunit2"
     assert all(target in command for target in TARGETS)
+    assert "--run-slow" in command, "the slow thread tests (C1's every schedule) are stressed too"
     assert command[-1] == "-x"
 
 

@@ -1,0 +1,499 @@
+"""``--trace FILE`` (O7): judge a recorded history, from any implementation in any language, against the spec.
+
+The trace (hicache-trace/1, read by :mod:`spec.oracle._trace_format`) is a
+history: calls of threads, each with its interval on the implementation's
+clock.  It is valid when it is *timed linearizable* against the component's
+spec, configured from the trace's header: the search of
+:mod:`spec.linearizability.checker`, with the metadata cache's instants kept
+as a zone (:mod:`spec.linearizability.timed`) and the existence caches' specs
+stepped directly (they do not read a clock).
+
+Where the spec's state splits (an unbounded metadata cache whose trace has no
+``len`` or ``clear`` and no batch over two keys: by key; beliefs bounded per
+pool: by pool), each part is searched on its own.  The verdict is the same:
+no call of one key can change another key's answers, and putting the parts'
+orders together by their instants respects real time (a call that returned
+before another was invoked has the earlier instant).
+
+A FAIL prints a smallest set of the trace's lines that no order explains
+(1-minimal: dropping any one line leaves an explained set), found by removing
+chunks and then single lines while the rest stays unexplained.  A search
+that runs out of its step budget is UNKNOWN (exit 3), never PASS.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from spec.existence_cache import StorageExistenceCacheSpec
+from spec.linearizability.checker import Operation, Raised, Verdict, check_history
+from spec.linearizability.timed import TimedMetadataCacheSpec
+from spec.oracle._components import COMPONENTS
+from spec.oracle._result import Failure, OracleResult, failure_entry
+from spec.oracle._trace_format import DEFAULT_MAX_STEPS, UNCHECKED, Trace, TraceFormatError, parse_trace
+from spec.pool_beliefs import PooledExistenceCacheSpec
+
+__all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
+
+MINIMIZE_CHECKS = 400  # searches spent on making an unexplained set smaller, per failure
+MINIMIZED_FAILURES = 3  # failing parts whose lines are minimized and printed (the others are counted)
+
+
+class _Anything:
+    """The recorded answer of a call whose clause the header left out: every answer is accepted."""
+
+    def __repr__(self) -> str:
+        return "(not judged)"
+
+
+ANYTHING: Any = _Anything()
+
+
+def _plain(value: Any) -> Any:
+    """An answer as JSON writes it: tuples and sets become lists (sets sorted by repr), bytes text."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", "replace")
+    return value
+
+
+def _accepts(recorded: Any, answer: Any) -> bool:
+    """The answer-acceptance hook of the trace specs: JSON's lists for tuples, text for bytes."""
+    return recorded is ANYTHING or recorded == answer or recorded == _plain(answer)
+
+
+class _MetadataTraceSpec(TimedMetadataCacheSpec):
+    accepts = staticmethod(_accepts)
+
+
+class _ExistenceTraceSpec:
+    """``spec.existence_cache`` stepped over a tuple of beliefs (no clock: E reads none)."""
+
+    accepts = staticmethod(_accepts)
+
+    def __init__(self, max_entries: int, bound: str = "global") -> None:
+        self.max_entries, self.bound = max_entries, bound
+        self.initial: tuple[Any, ...] = ()
+
+    def step(self, state: tuple[Any, ...], name: str, args: tuple[Hashable, ...]) -> tuple[Any, Any]:
+        model = StorageExistenceCacheSpec(self.max_entries, bound=self.bound)
+        model.beliefs = list(state)
+        if name == "len":
+            answer: Any = len(model)
+        elif name == "covers_all" and len(args) == 3:
+            extra: tuple[Hashable, ...] = args[2]  # type: ignore[assignment]
+            answer = model.covers_all(args[0], args[1], frozenset(extra))  # type: ignore[arg-type]
+        else:
+            answer = getattr(model, name)(*args)
+        return tuple(model.beliefs), answer
+
+
+class _PoolsTraceSpec:
+    """``spec.pool_beliefs`` stepped over a frozen set of non-empty pools (beliefs, in-flight counts)."""
+
+    accepts = staticmethod(_accepts)
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.initial: frozenset[Any] = frozenset()
+
+    def step(self, state: frozenset[Any], name: str, args: tuple[Hashable, ...]) -> tuple[Any, Any]:
+        registry = PooledExistenceCacheSpec(self.max_entries)
+        for pool, beliefs, inflight in state:
+            model = registry.pool(pool)
+            model.beliefs, model.inflight = list(beliefs), dict(inflight)
+        if name.startswith("pool."):
+            model = registry.pool(args[0])
+            method = name.removeprefix("pool.")
+            answer = len(model) if method == "len" else getattr(model, method)(*args[1:])
+        else:
+            answer = getattr(registry, name)()
+        after = frozenset(
+            (pool, tuple(model.beliefs), frozenset(model.inflight.items()))
+            for pool, model in registry.pools.items()
+            if model.beliefs or model.inflight
+        )
+        return after, answer
+
+
+def _spec(trace: Trace, **overrides: Any) -> Any:
+    settings = {**trace.config, **overrides}
+    if trace.component == "metadata-cache":
+        eviction = trace.declare.get("eviction", "birth")
+        return _MetadataTraceSpec(settings["ttl_seconds"], settings["max_entries"], eviction)
+    if trace.component == "existence-cache":
+        return _ExistenceTraceSpec(settings["max_entries"], trace.declare.get("bound", "global"))
+    return _PoolsTraceSpec(settings["max_entries"])
+
+
+def _part_of(trace: Trace) -> Callable[[Operation], Hashable] | None:
+    """How the trace splits into parts the spec judges apart (None: it does not split)."""
+    names = {op.name for op in trace.operations}
+    if trace.component == "metadata-cache":
+        wide = any(len(set(op.args)) > 1 for op in trace.operations)
+        if trace.config["max_entries"] is not None or names & {"len", "clear"} or wide:
+            return None
+        return lambda op: op.args[0] if op.args else ("an empty batch", op.line)
+    if trace.component == "existence-cache":
+        if trace.declare.get("bound") != "per-pool" or names & {"len", "clear"}:
+            return None
+        return lambda op: op.args[0]
+    if names & {"clear", "clear_inflight"}:  # the registry's own calls act on every pool
+        return None
+    return lambda op: op.args[0]
+
+
+@dataclass
+class _Part:
+    key: Hashable
+    operations: list[Operation]
+    verdict: Verdict
+
+
+@dataclass
+class TraceResult(OracleResult):
+    """:class:`~spec.oracle.OracleResult` of a trace; ``verdict`` is also ``"UNKNOWN"`` (exit 3)."""
+
+    parts: int = 0
+    unexplained: list[Operation] = field(default_factory=list, repr=False, compare=False)  # the answers
+    needed: list[Operation] = field(default_factory=list, repr=False, compare=False)  # the calls they need
+    context: list[Operation] = field(default_factory=list, repr=False, compare=False)  # their part
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        for name in ("parts", "unexplained", "needed", "context"):
+            out.pop(name, None)
+        return out
+
+    def picture_history(self, most: int = 120) -> tuple[list[Operation], set[int]]:
+        """The calls to draw (the unexplained ones and the calls of their part around them, at most
+        ``most``) and the indices of the unexplained among them."""
+        red = self.unexplained
+        if red:
+            involved = [*red, *self.needed]
+            ids = {id(op) for op in involved}
+            low, high = min(op.call for op in involved), max(op.end for op in involved)
+            around = [op for op in self.context if op.end >= low and op.call <= high and id(op) not in ids]
+            shown = sorted([*involved, *around][:most], key=lambda op: op.call)
+        else:
+            shown = self.context[:most]
+        ids = {id(op) for op in red}
+        return shown, {i for i, op in enumerate(shown) if id(op) in ids}
+
+    def summary(self) -> str:
+        lines = super().summary().splitlines()
+        f = self.figures
+        lines[1] = (
+            f"  {f['calls']} calls of {f['threads']} threads, judged in {f['parts']} part(s);"
+            f" search steps {f['steps']}, configurations {f['distinct_states']}, {f['seconds']} s"
+        )
+        return "\n".join(lines)
+
+
+def _fails(operations: Sequence[Operation], spec: Any, max_steps: int) -> bool:
+    return check_history(operations, spec, max_steps).linearizable is False
+
+
+def _smaller(items: list[Operation], fails: Callable[[list[Operation]], bool], checks: list[int]) -> bool:
+    """Drop chunks, then single items, of ``items`` (in place) while ``fails`` holds; whether it ended
+    1-minimal (False: ``checks[0]``, the searches left, ran out)."""
+    chunks = 2
+    while len(items) > 1:
+        width = -(-len(items) // chunks)
+        for start in range(0, len(items), width):
+            if checks[0] <= 0:
+                return False
+            checks[0] -= 1
+            candidate = items[:start] + items[start + width :]
+            if candidate and fails(candidate):
+                items[:] = candidate
+                chunks = max(chunks - 1, 2)
+                break
+        else:
+            if width == 1:
+                return True
+            chunks = min(len(items), chunks * 2)
+    return True
+
+
+def minimal_unexplained(
+    operations: Sequence[Operation], spec: Any, max_steps: int, checks: int = MINIMIZE_CHECKS
+) -> tuple[list[Operation], list[Operation], bool]:
+    """Of ``operations`` (which no order explains): the fewest answers that no order explains while the
+    calls around them take effect, the fewest of those calls they need, and whether both are 1-minimal
+    (False: the ``checks`` budget of searches ran out first).
+
+    First the shortest prefix (by return) that is unexplained; then its answers are dropped (the call
+    still takes effect, any answer accepted) while the rest stays unexplained; then the calls whose
+    answers were dropped are removed while it still does.  The answers and the calls they need,
+    together, are a set of lines that no order explains.
+    """
+    budget = [checks]
+    by_end = sorted(operations, key=lambda op: (op.end, op.call))
+    size = 1
+    while size < len(by_end) and budget[0] > 0:
+        budget[0] -= 1
+        if _fails(by_end[:size], spec, max_steps):
+            break
+        size *= 2
+    prefix = by_end[: min(size, len(by_end))]
+    answers = list(prefix)
+
+    def judged(kept: list[Operation]) -> list[Operation]:
+        keep = {id(op) for op in kept}
+        return [op if id(op) in keep else replace(op, result=ANYTHING) for op in prefix]
+
+    complete = _smaller(answers, lambda kept: _fails(judged(kept), spec, max_steps), budget)
+    chosen = {id(op) for op in answers}
+    context = [op for op in prefix if id(op) not in chosen]
+    free = {id(op): replace(op, result=ANYTHING) for op in context}
+
+    def needs(kept: list[Operation]) -> bool:
+        return _fails([*answers, *(free[id(op)] for op in kept)], spec, max_steps)
+
+    support = _support(answers, context, free, spec, max_steps, budget)
+    if support is None:  # the budget ran out: every call around the answers is kept
+        return answers, context, False
+    rest = [op for op in context if op not in support]
+    if needs(support):
+        return answers, support, complete
+    complete = _smaller(rest, lambda kept: needs([*support, *kept]), budget) and complete
+    return answers, sorted([*support, *rest], key=lambda op: op.call), complete
+
+
+def _atoms(args: Any) -> set[Hashable]:
+    """The keys, pools and page hashes among a call's arguments."""
+    if isinstance(args, tuple):
+        return {atom for arg in args for atom in _atoms(arg)}
+    return {args}
+
+
+def _support(
+    answers: list[Operation],
+    context: list[Operation],
+    free: dict[int, Operation],
+    spec: Any,
+    max_steps: int,
+    budget: list[int],
+) -> list[Operation] | None:
+    """The calls that give each unexplained answer its cause, where an answer alone has none (a hit
+    with its add dropped is unexplained for a reason the trace does not have): for each such answer,
+    the first call that explains it on its own.  None: the budget ran out."""
+    support: list[Operation] = []
+    for answer in answers:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        if not _fails([answer], spec, max_steps):
+            continue
+        mine = _atoms(answer.args)
+        for op in sorted(context, key=lambda other: not (_atoms(other.args) & mine)):  # its keys first
+            budget[0] -= 1
+            if budget[0] < 0:
+                return None
+            if not _fails([answer, free[id(op)]], spec, max_steps):
+                if op not in support:
+                    support.append(op)
+                break
+    return support
+
+
+def _overlapping(operations: Sequence[Operation]) -> bool:
+    """Whether two calls of different threads overlap in time."""
+    ordered = sorted(operations, key=lambda op: op.call)
+    latest: tuple[float, Any] | None = None
+    for op in ordered:
+        if latest is not None and op.call <= latest[0] and op.thread != latest[1]:
+            return True
+        if latest is None or op.end > latest[0]:
+            latest = (op.end, op.thread)
+    return False
+
+
+def _clauses(
+    trace: Trace, answers: Sequence[Operation], unexplained: Sequence[Operation], max_steps: int
+) -> list[str]:
+    """The clauses a set of unexplained calls breaks, most specific first: M6 when the bound is
+    involved (the set is explained without it, or holds more keys than it); M3 when a hit is
+    unexplained after a key was added twice (a re-add that restarted a life); the last unexplained
+    answer's own clause; B1 when an exception is involved; M7 last, when calls of different threads
+    overlap in the set (a race may be the cause; a trace cannot tell, a run under --threads can)."""
+    culprit = max(answers, key=lambda op: (op.end, op.call))
+    clauses = [trace.clauses[culprit.line or 0]]
+    if any(isinstance(op.result, Raised) for op in unexplained):
+        clauses.append("B1")
+    if trace.component == "metadata-cache":
+        added = Counter(k for op in unexplained if op.name in ("add", "add_many") for k in op.args)
+        hit = culprit.result is True or (isinstance(culprit.result, list) and True in culprit.result)
+        if hit and any(added[k] > 1 for k in culprit.args):
+            clauses.insert(0, "M3")
+        bound = trace.config["max_entries"]
+        keys = {key for op in unexplained for key in op.args}
+        if bound is not None and (
+            len(keys) > bound or not _fails(unexplained, _spec(trace, max_entries=None), max_steps)
+        ):
+            clauses.insert(0, "M6")
+        if _overlapping(unexplained):
+            clauses.append("M7")
+    return list(dict.fromkeys(clauses))
+
+
+def _by_line(operations: Sequence[Operation]) -> list[Operation]:
+    return sorted(operations, key=lambda o: o.line or 0)
+
+
+def _failure(
+    trace: Trace, part: _Part, spec: Any, max_steps: int
+) -> tuple[Failure, list[Operation], list[Operation]]:
+    answers, context, complete = minimal_unexplained(part.operations, spec, max_steps)
+    lines = _by_line([*answers, *context])
+    clauses = _clauses(trace, answers, lines, max_steps)
+    where = "" if part.key is None else f" (of the {len(part.operations)} calls on {part.key!r})"
+    numbers = ", ".join(str(op.line) for op in _by_line(answers))
+    message = f"{clauses[0]}: no order, at instants inside the calls' intervals, explains line(s) {numbers}"
+    if context:
+        message += f" after the calls on line(s) {', '.join(str(op.line) for op in _by_line(context))}"
+    message += where
+    if not complete:
+        message += f"; not minimized further (the {MINIMIZE_CHECKS} searches of the minimization ran out)"
+    repro = "\n".join([trace.header, *(trace.texts[op.line or 0] for op in lines)]) + "\n"
+    shown = [f"line {op.line}: {trace.texts[op.line or 0]}" for op in lines]
+    return failure_entry(clauses, message, len(lines), shown, repro), answers, context
+
+
+def _left_out(trace: Trace) -> dict[str, str]:
+    left: dict[str, str] = {}
+    if not trace.operations:
+        left["calls"] = "calls: the trace has no call line that the spec judges; nothing was checked"
+    for name, count in sorted(trace.unchecked.items()):
+        what = UNCHECKED[trace.component][name]
+        left[f"trace {name}"] = f"{what}: {count} call(s) of {name} in the trace, not judged from a trace"
+    for group in trace.leave_out:
+        left[group] = (
+            f"{group}: left out by the trace's header (its calls are stepped, their answers not judged)"
+        )
+    for name in trace.ignored_config:
+        left[f"config {name}"] = f"config {name}: not a setting of the spec, ignored"
+    return left
+
+
+def _judged(trace: Trace) -> None:
+    """The calls whose clause the header leaves out: any answer is accepted (they still take effect)."""
+    component = COMPONENTS[trace.component]
+    known = {*component.clauses, *component.groups, "M7"}
+    unknown = [g for g in trace.leave_out if g not in known]
+    if unknown:
+        raise TraceFormatError(trace.path, 1, "leave_out", f"{unknown} are not clauses of {trace.component}")
+    if not trace.leave_out:
+        return
+    trace.operations = [
+        op if trace.clauses[op.line or 0] not in trace.leave_out or op.ret is None else _replace_result(op)
+        for op in trace.operations
+    ]
+
+
+def _replace_result(op: Operation) -> Operation:
+    return replace(op, result=ANYTHING)
+
+
+def check_trace(
+    component: str,
+    path: str,
+    *,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    source: Sequence[str] | None = None,
+) -> TraceResult:
+    """Judge the hicache-trace/1 file at ``path`` as ``component``'s history (O7).
+
+    Raises :class:`~spec.oracle._trace_format.TraceFormatError` (an OracleUsageError) when the file is
+    not hicache-trace/1, naming the line and the field.
+    """
+    started = time.perf_counter()
+    trace = parse_trace(path, component, source)
+    _judged(trace)
+    spec = _spec(trace)
+    part_of = _part_of(trace)
+    groups: dict[Hashable, list[Operation]] = defaultdict(list)
+    for op in sorted(trace.operations, key=lambda o: o.call):
+        groups[None if part_of is None else part_of(op)].append(op)
+    parts = [_Part(key, ops, check_history(ops, spec, max_steps)) for key, ops in groups.items()]
+    failing = [p for p in parts if p.verdict.linearizable is False]
+    unknown = [p for p in parts if p.verdict.linearizable is None]
+    explained = [op for p in parts if p.verdict.linearizable for op in p.operations]
+    checked = {trace.clauses[op.line or 0] for op in explained}
+    if component == "metadata-cache" and not (failing or unknown) and _overlapping(trace.operations):
+        checked.add("M7")  # only a whole trace explained shows that the calls that overlapped were atomic
+    result = TraceResult(
+        component=component,
+        target=f"trace {path}",
+        verdict="PASS",
+        seed=0,
+        figures={},
+        time_control=_time_control(trace),
+        left_out=_left_out(trace),
+        adapter={},
+        declared=_declared(trace),
+        parts=len(parts),
+    )
+    for part in failing[:MINIMIZED_FAILURES]:
+        failure, unexplained, needed = _failure(trace, part, spec, max_steps)
+        result.failures.append(failure)
+        if not result.unexplained:
+            result.unexplained, result.needed, result.context = unexplained, needed, part.operations
+    if failing:
+        result.verdict = "FAIL"
+        first = result.failures[0]
+        result.clauses, result.message = first.clauses, first.message
+        result.counterexample, result.calls, result.repro = (
+            first.counterexample,
+            first.calls,
+            first.repro,
+        )
+        if len(failing) > MINIMIZED_FAILURES:
+            rest = ", ".join(repr(p.key) for p in failing[MINIMIZED_FAILURES:][:10])
+            result.message += f"; {len(failing) - MINIMIZED_FAILURES} more part(s) unexplained too: {rest}"
+    elif unknown:
+        result.verdict = "UNKNOWN"
+        worst = max(unknown, key=lambda p: len(p.operations))
+        result.message = (
+            f"UNKNOWN: the search budget ({max_steps} steps per part, --max-steps) ran out on"
+            f" {len(unknown)} of {len(parts)} part(s); the largest, {len(worst.operations)} calls"
+            f"{'' if worst.key is None else f' on {worst.key!r}'}, after {worst.verdict.steps} steps and"
+            f" {worst.verdict.configurations} configurations; the other parts were explained"
+        )
+        result.context = worst.operations
+    failed = {c for f in result.failures for c in f.clauses}
+    unsure = {trace.clauses[op.line or 0] for p in unknown for op in p.operations}  # not to their end
+    result.passed_clauses = sorted(checked - failed - unsure - set(trace.leave_out))
+    result.figures = {
+        "examples": 1,
+        "calls": len(trace.operations),
+        "threads": len({op.thread for op in trace.operations}),
+        "parts": len(parts),
+        "steps": sum(p.verdict.steps for p in parts),
+        "distinct_states": sum(p.verdict.configurations for p in parts),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return result
+
+
+def _time_control(trace: Trace) -> str:
+    pinned = sum(op.now is not None for op in trace.operations)
+    if trace.component != "metadata-cache":
+        return "the trace's own intervals (real-time order only: this component reads no clock)"
+    return (
+        f"the trace's own clock: each call at an instant inside its [invoke, return] (O7), pinned by"
+        f" its now for {pinned} of {len(trace.operations)} calls"
+    )
+
+
+def _declared(trace: Trace) -> dict[str, str]:
+    defaults = {name: values[0] for name, values in COMPONENTS[trace.component].choices.items()}
+    return {**defaults, **trace.declare}
