@@ -3,6 +3,8 @@
 # make lock    - recompile requirements-dev.lock (the exact dev toolchain) from pyproject.toml
 # make docs    - build/docs/: the HTML API reference of hicache from its docstrings (pdoc)
 # make bench   - the benchmarks (outside the test run), printing ratios against in-run baselines
+# make bench-scale [SIZES=10000,100000,1000000] - the file store at 10k/100k/1M page files against the
+#                engine's evictor (issue 24) alone; rewrites its section of benchmarks/RESULTS.md and scale.svg
 # make mutation / make modelcheck - see their targets below
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
 # make hitrate - benchmarks/metadata_hitrate.svg: MetadataCache hit rate, eviction birth vs lru, on Zipf streams
@@ -21,7 +23,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: test verify verify-quick docs bench chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: test verify verify-quick docs bench bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -79,7 +81,10 @@ docs: $(STAMP)
 	$(BIN)/python -m tools.docs build/docs
 
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
+	$(if $(SIZES),HICACHE_BENCH_SIZES=$(SIZES)) $(BIN)/python -m benchmarks
+
+bench-scale: $(STAMP)
+	$(BIN)/python -m benchmarks.bench_scale $(if $(SIZES),--sizes $(SIZES))
 
 chart: $(STAMP)
 	$(BIN)/python -m benchmarks.chart

@@ -18,6 +18,7 @@ Settings (``extra_config`` key, environment variable, default):
 ``shared_group`` (name or gid)    ``HICACHE_FILE_SHARED_GROUP``           none
 ``max_value_size`` (bytes, size)  ``HICACHE_FILE_MAX_VALUE_SIZE``         see below
 ``metadata_eviction``             ``HICACHE_FILE_METADATA_EVICTION``      ``birth``
+``layout``                        ``HICACHE_FILE_LAYOUT``                 ``flat``
 ================================  ======================================  ==============
 
 ``shared_group`` (S1, S2): a group name or a numeric gid (an int, or a string
@@ -27,7 +28,10 @@ default) means private: ``0700`` and ``0600``.  ``max_value_size`` (S4): the
 largest file ``get`` reads; 0 or unset means the default, ``max_size`` when a
 cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).  ``metadata_eviction``
 (M6, M6-lru): the order the metadata cache evicts in when bounded, ``birth``
-or ``lru`` (case-insensitive, surrounding blanks ignored).
+or ``lru`` (case-insensitive, surrounding blanks ignored).  ``layout`` (F1-fanout):
+``flat`` (every page in the directory itself, the engine's format) or
+``fanout`` (two levels of 256 subdirectories by a hash of the file name),
+case-insensitive, surrounding blanks ignored.
 
 Decisions (each one pinned by a test in ``tests/unit/test_file_config.py``):
 
@@ -75,6 +79,7 @@ __all__ = [
     "DEFAULT_MAX_VALUE_SIZE",
     "DEFAULT_STORAGE_DIR",
     "ENV_PREFIX",
+    "LAYOUTS",
     "FileStoreConfig",
     "load_file_config",
     "parse_size",
@@ -97,8 +102,10 @@ _SETTINGS: dict[str, str] = {
     "shared_group": "SHARED_GROUP",
     "max_value_size": "MAX_VALUE_SIZE",
     "metadata_eviction": "METADATA_EVICTION",
+    "layout": "LAYOUT",
 }
 _EVICTIONS = ("birth", "lru")  # hicache.metadata_cache.EVICTIONS, without importing the cache here
+LAYOUTS = ("flat", "fanout")  # F1-fanout
 
 _UNITS: dict[str, int] = {
     "": 1,
@@ -137,6 +144,7 @@ class FileStoreConfig:
     shared_group: int | None = None  # a gid (S1); None: the directory and its files are private
     max_value_size: int = 0  # S4; 0: the default (see effective_max_value_size)
     metadata_eviction: str = "birth"  # M6 ("birth") or M6-lru ("lru")
+    layout: str = "flat"  # F1-fanout: "flat" (the engine's format) or "fanout"
 
     @property
     def effective_max_value_size(self) -> int:
@@ -179,6 +187,11 @@ class FileStoreConfig:
             raise ValueError(
                 f"metadata_eviction must be 'birth' or 'lru', got {shown(self.metadata_eviction)}"
             )
+        if not isinstance(self.layout, str):
+            kind = type(self.layout).__name__
+            raise TypeError(f"layout must be a str, 'flat' or 'fanout', got {kind} {shown(self.layout)}")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout must be 'flat' or 'fanout', got {shown(self.layout)}")
         for name in ("eviction_ratio", "metadata_ttl", "temp_max_age"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -274,7 +287,10 @@ def load_file_config(
         shared_group = parse_group(*found)
     metadata_eviction = "birth"
     if (found := pick("metadata_eviction")) is not None:
-        metadata_eviction = _parse_eviction(*found)
+        metadata_eviction = _parse_word(*found, _EVICTIONS)
+    layout = "flat"
+    if (found := pick("layout")) is not None:
+        layout = _parse_word(*found, LAYOUTS)
     return FileStoreConfig(
         storage_dir=storage_dir,
         max_size=sizes["max_size"],
@@ -286,6 +302,7 @@ def load_file_config(
         shared_group=shared_group,
         max_value_size=sizes["max_value_size"],
         metadata_eviction=metadata_eviction,
+        layout=layout,
     )
 
 
@@ -360,15 +377,15 @@ def _parse_number(setting: str, value: object) -> float:
         raise ValueError(f"{setting} is out of range, got {shown(value)}") from None
 
 
-def _parse_eviction(setting: str, value: object) -> str:
-    """M6, M6-lru: ``birth`` or ``lru``, case-insensitive, surrounding blanks ignored."""
+def _parse_word(setting: str, value: object, words: tuple[str, str]) -> str:
+    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``),
+    case-insensitive, surrounding blanks ignored."""
+    choices = f"{words[0]!r} or {words[1]!r}"
     if not isinstance(value, str):
-        raise TypeError(
-            f"{setting} must be a str, 'birth' or 'lru', got {type(value).__name__} {shown(value)}"
-        )
+        raise TypeError(f"{setting} must be a str, {choices}, got {type(value).__name__} {shown(value)}")
     word = value.strip().lower()
-    if word not in _EVICTIONS:
-        raise ValueError(f"{setting} must be 'birth' or 'lru', got {shown(value)}")
+    if word not in words:
+        raise ValueError(f"{setting} must be {choices}, got {shown(value)}")
     return word
 
 

@@ -8,7 +8,12 @@ unlinking the least recently used files.
 Internal invariants (``check_invariants`` asserts them):
 
 * ``_entries`` maps key -> ``_Entry(size, writers, published, seen, resting_until)``, least
-  recently used first; ``_total`` is the sum of the sizes (C3).  ``writers``
+  recently used first; ``_total`` is the sum of the sizes (C3).  A page adopted in bulk at
+  start-up (``adopt_many``) is held compactly as its bare ``int`` size (the caller shares one
+  object per distinct size): it stands for ``_Entry(size, 0)`` with ``seen`` the bulk's
+  publication (``_bulk_seen``), and becomes an ``_Entry`` in place (same position) the first time anything
+  but its recency or removal changes (``_entry``).  So a million pages found at start-up cost an
+  ``OrderedDict`` slot and their key each, no object of their own.  ``writers``
   counts the reserved writes of the key not committed or aborted yet; an entry
   with ``writers > 0`` is in flight and eviction never picks it (V5).
   ``published`` (only while in flight): one of its writes has committed, so
@@ -69,7 +74,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from hicache._validate import check_int, shown
@@ -163,6 +168,14 @@ class _Entry:
         return self.writers > 0
 
 
+def _size(entry: _Entry | int) -> int:
+    return entry if isinstance(entry, int) else entry.size
+
+
+def _in_flight(entry: _Entry | int) -> bool:
+    return not isinstance(entry, int) and entry.writers > 0
+
+
 class LRUFileEvictor:
     """Size accounting in LRU order, evicting files to make room for writes (V1-V6).
 
@@ -227,8 +240,9 @@ class LRUFileEvictor:
         self._on_evict = on_evict
         self._accept = accept
         self._lock: _thread.RLock = lock if lock is not None else threading.RLock()
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._entries: OrderedDict[str, _Entry | int] = OrderedDict()  # an int: a compact entry
         self._total = 0
+        self._bulk_seen = 0  # the ``seen`` of every compact entry (the publication of adopt_many)
         self._overlaps = _Overlaps()
         self._walk_now: float | None = None  # S7: the port's now(), read at most once per pass (lock held)
 
@@ -277,7 +291,7 @@ class LRUFileEvictor:
         An in-flight entry is left alone (its write is still running).
         """
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             if entry is None:
                 return True
             if entry.seen > since:
@@ -297,7 +311,7 @@ class LRUFileEvictor:
         """
         check_int("size", size, minimum=0)
         with self._lock:
-            old = self._entries.get(key)
+            old = self._entry(key)
             others = self._total - (old.size if old is not None else 0)
             room = not self.enabled or self._make_room(key, size, others)
             self._overlaps.end_removal()  # the evictions made for it, if any, are over
@@ -333,7 +347,7 @@ class LRUFileEvictor:
         with self._lock:
             if not self.enabled:
                 return False
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             others = self._total - (entry.size if entry is not None else 0)
             if others <= 0:
                 return False  # nothing else holds a byte: no eviction can make room
@@ -356,7 +370,7 @@ class LRUFileEvictor:
             check_int("size", size, minimum=0)
         with self._lock:
             seen = self._overlaps.publish()
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             if entry is None:
                 if size is None:
                     return
@@ -376,7 +390,7 @@ class LRUFileEvictor:
         one of them published the file (C5).
         """
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             if entry is None:
                 return
             if entry.writers > 1:
@@ -413,13 +427,37 @@ class LRUFileEvictor:
             self._total += size
             return True
 
+    def adopt_many(self, found: Iterable[tuple[str, int]], total: int | None = None) -> None:
+        """F8: adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (one
+        publication for them all; held compactly, see the module docstring: the caller may give one int
+        object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
+        the sizes come from the caller's listing.  ``total``: the sum of the sizes, when the caller knows it
+        and the keys are distinct (a start-up listing); the adoption then runs in C when nothing is tracked
+        yet.  O(len).
+        """
+        with self._lock:
+            self._bulk_seen = self._overlaps.publish()
+            entries = self._entries
+            if not entries and total is not None:
+                entries.update(found)
+                self._total = total
+                return
+            move, added = entries.move_to_end, 0
+            for key, size in found:
+                if key in entries:
+                    move(key)
+                    continue
+                entries[key] = size
+                added += size
+            self._total += added
+
     def discard(self, key: str) -> bool:
         """Drop the committed entry of a file that is gone, giving its bytes back (F4).  O(1).
 
         An in-flight entry is left alone (its write is still running).  True if dropped.
         """
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             if entry is None or entry.in_flight:
                 return False
             del self._entries[key]
@@ -433,27 +471,36 @@ class LRUFileEvictor:
         will be committed or aborted by their writers.  O(n).
         """
         with self._lock:
-            for key, entry in list(self._entries.items()):
-                if not entry.in_flight:
-                    del self._entries[key]
-                    self._total -= entry.size
+            kept = [(key, entry) for key, entry in self._entries.items() if _in_flight(entry)]
+            self._entries = OrderedDict(kept)
+            self._total = sum(_size(entry) for _key, entry in kept)
 
     def snapshot(self) -> tuple[EvictorEntry, ...]:
         """The entries, least recently used first (introspection for tests).  O(n)."""
         with self._lock:
-            return tuple(EvictorEntry(k, e.size, e.in_flight) for k, e in self._entries.items())
+            return tuple(EvictorEntry(k, _size(e), _in_flight(e)) for k, e in self._entries.items())
 
     def check_invariants(self) -> None:
         """Assert C3 for the evictor: the total is the sum of the tracked sizes.  O(n)."""
         with self._lock:
-            assert self._total == sum(e.size for e in self._entries.values()), "total != sum of sizes"
-            assert all(e.size >= 0 for e in self._entries.values()), "negative size"
-            assert all(e.writers >= 0 for e in self._entries.values()), "negative writers"
-            assert not any(e.published and not e.writers for e in self._entries.values()), "published, idle"
+            assert self._total == sum(map(_size, self._entries.values())), "total != sum of sizes"
+            assert all(_size(e) >= 0 for e in self._entries.values()), "negative size"
+            full = [e for e in self._entries.values() if isinstance(e, _Entry)]
+            assert all(e.writers >= 0 for e in full), "negative writers"
+            assert not any(e.published and not e.writers for e in full), "published, idle"
             last = self._overlaps.publications
-            assert all(e.seen <= last for e in self._entries.values()), "seen after the last commit"
+            assert all(e.seen <= last for e in full), "seen after the last commit"
+            assert self._bulk_seen <= last, "bulk seen after the last commit"
 
     # -- internals -----------------------------------------------------------
+
+    def _entry(self, key: str) -> _Entry | None:
+        """``key``'s entry (None when untracked); a compact one becomes an ``_Entry`` in place first, so
+        that the caller may change it (lock held)."""
+        entry = self._entries.get(key)
+        if isinstance(entry, int):
+            entry = self._entries[key] = _Entry(entry, 0, self._bulk_seen)
+        return entry
 
     def _make_room(self, key: str | None, size: int, others: int) -> bool:
         """Evict for the cap, then for the free-space floor; True when ``size`` more bytes fit (lock held).
@@ -503,8 +550,7 @@ class LRUFileEvictor:
                 gone.append(victim)
                 freed += size
         for victim in gone:
-            entry = self._entries.pop(victim)
-            self._total -= entry.size
+            self._total -= _size(self._entries.pop(victim))
         return freed, len(gone)
 
     def _now(self) -> float:
@@ -519,7 +565,7 @@ class LRUFileEvictor:
         ``on_evict`` first, then the unlink (V5, V6).  The entry itself is left in place: the caller
         drops it after its walk.  A resting entry (S7) is skipped untouched; a failed unlink starts its rest.
         """
-        entry = self._entries.get(victim)
+        entry = self._entry(victim)
         if entry is None or entry.in_flight or victim == keep:
             return None
         until = entry.resting_until

@@ -10,7 +10,10 @@ escaped as ``%25`` and ``%5F``, so the first ``_`` of a name starts its
 namespace and no two namespaces ever name the same file: F1);
 writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
 directory and are published by an atomic rename, so a reader never sees a
-partial value (F3, C4).  Start-up (F8) lists the directory once.
+partial value (F3, C4).  Start-up (F8) lists the directory once, streamed.
+With ``layout="fanout"`` (F1-fanout) a page lies two levels of 256 subdirectories
+down (``fanout_dirs`` of its name), its temp file beside it; the
+subdirectories are made on first write and checked by S1's rules.
 
 Collaborators: a :class:`~hicache.metadata_cache.MetadataCache` of beliefs
 (keys known to exist, when enabled), an :class:`~hicache.file_evictor.LRUFileEvictor`
@@ -68,7 +71,11 @@ import sys
 import threading
 import time
 import weakref
+import zlib
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import groupby, islice
+from operator import eq
 from typing import Any, TypeVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
@@ -76,7 +83,16 @@ from hicache.file_evictor import LRUFileEvictor
 from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
-__all__ = ["NAMESPACE_MARK", "NAME_MAX", "HiCacheFile", "escape_key", "is_temp_name", "key_of_name"]
+__all__ = [
+    "NAMESPACE_MARK",
+    "NAME_MAX",
+    "HiCacheFile",
+    "escape_key",
+    "fanout_dirs",
+    "is_fanout_dir_name",
+    "is_temp_name",
+    "key_of_name",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +104,9 @@ _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
 _FS_ENCODING = sys.getfilesystemencoding()
 _TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
 _TEMP_TRIES = 3  # S6: names tried when a temp name is taken (EEXIST) before the write gives up
+# F1-fanout: the names of the fanout subdirectories of each level
+_HEX_BYTE = [f"{i:02x}" for i in range(256)]
+_HEX_INDEX = {name: i for i, name in enumerate(_HEX_BYTE)}
 BytesLike = bytes | bytearray | memoryview
 _T = TypeVar("_T")
 
@@ -117,8 +136,31 @@ def key_of_name(name: str, namespace: str) -> str | None:
     part, own = (stem, "") if mark < 0 else (stem[:mark], stem[mark:])
     if own != namespace or not part:
         return None
+    if "%" not in part:
+        return part  # nothing escaped (and no "_": the first one starts the namespace)
     key = _ESCAPED.sub(lambda m: "%" if m[1] == "25" else NAMESPACE_MARK, part)
     return key if escape_key(key) == part else None  # a stray "%" is not a name this store writes
+
+
+def fanout_dirs(name: str) -> tuple[str, str]:
+    """F1-fanout: the two subdirectories of the file ``name`` in the fanout layout: the first and second
+    bytes of the CRC-32 of its encoded name, each as two lower-case hex digits (stable across runs and
+    platforms).
+
+    >>> fanout_dirs("3fa9.bin"), fanout_dirs("3fa9_r1.bin")
+    (('fc', '14'), ('cd', 'd1'))
+    """
+    crc = zlib.crc32(os.fsencode(name))
+    return _HEX_BYTE[crc >> 24], _HEX_BYTE[crc >> 16 & 0xFF]
+
+
+def is_fanout_dir_name(name: str) -> bool:
+    """F1-fanout: a name a fanout subdirectory has (two lower-case hex digits).
+
+    >>> is_fanout_dir_name("0c"), is_fanout_dir_name("0C"), is_fanout_dir_name("0c1")
+    (True, False, False)
+    """
+    return name in _HEX_INDEX
 
 
 def is_temp_name(name: str) -> bool:
@@ -196,7 +238,12 @@ class HiCacheFile:
         self._euid = self._fs.euid()
         self._group = config.shared_group
         self._file_mode = 0o660 if self._group is not None else 0o600
+        self._dir_mode = 0o2770 if self._group is not None else 0o700
         self._max_value_size = config.effective_max_value_size
+        self._fanout = config.layout == "fanout"
+        # F1-fanout: the fanout subdirectories this store made or found and checked: [top] for the 256 of
+        # the first level, [256 + top * 256 + sub] for those under them.
+        self._ready = bytearray(256 + 256 * 256) if self._fanout else bytearray()
         directory = self._trusted_directory(directory)
         self._directory = directory
         self._lock = threading.RLock()
@@ -242,9 +289,21 @@ class HiCacheFile:
         return self._evictor
 
     def file_name(self, key: str) -> str:
-        """The name of ``key``'s file in the directory (F1); ValueError for a bad key (F2)."""
+        """The name of ``key``'s file (F1); ValueError for a bad key (F2)."""
         self._check_key(key)
         return escape_key(key) + self._suffix
+
+    def file_path(self, key: str) -> str:
+        """The path of ``key``'s file: in the directory (``flat``) or two subdirectories down (``fanout``,
+        F1-fanout); ValueError for a bad key (F2)."""
+        self._check_key(key)
+        return self._path(key)
+
+    @property
+    def layout_marker(self) -> str:
+        """F1-fanout: the file a fanout store keeps in the directory, ``.hicache<namespace>.fanout``, by
+        which a flat store knows that this namespace's pages are in subdirectories."""
+        return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
@@ -339,16 +398,15 @@ class HiCacheFile:
                 if self._beliefs is not None:
                     self._beliefs.clear()
                 try:
-                    found = self._nodes(self._fs.scandir(self._directory))
+                    found, left = self._page_nodes()
                 except OSError as exc:
                     # Any errno: nothing can be removed without a listing; the accounting stays as it was.
                     logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
                     return False
                 kept: list[tuple[float, str, str, int]] = []
-                left = 0
-                for entry, key in found:
+                for where, entry, key in found:
                     try:
-                        self._fs.unlink(os.path.join(self._directory, entry.name))  # never follows (S3)
+                        self._fs.unlink(os.path.join(where, entry.name))  # never follows (S3)
                     except FileNotFoundError:
                         pass  # removed meanwhile by someone else: gone all the same
                     except OSError as exc:
@@ -423,7 +481,11 @@ class HiCacheFile:
     # -- internals -----------------------------------------------------------
 
     def _path(self, key: str) -> str:
-        return os.path.join(self._directory, escape_key(key) + self._suffix)
+        name = escape_key(key) + self._suffix
+        if self._fanout:
+            top, sub = fanout_dirs(name)
+            return f"{self._directory}/{top}/{sub}/{name}"
+        return os.path.join(self._directory, name)
 
     def _check_key(self, key: object) -> None:
         """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
@@ -557,6 +619,11 @@ class HiCacheFile:
         retry once.  The removals mark the commit is guarded by (``removals``, or the one after the
         relief), or None when nothing was published (every attempt's temp file removed, logged)."""
         failed, writing = self._write_once(view, path)
+        if failed is not None and self._fanout and isinstance(failed, FileNotFoundError):
+            # F1-fanout: its subdirectory went (removed by hand, or by another program): made again,
+            # retried once.
+            self._forget_ready(os.path.dirname(path))
+            failed, writing = self._write_once(view, path)
         if failed is not None and writing and failed.errno == errno.ENOSPC:
             # S8: the disk is full while old pages could go: evict as for the cap, retry once.
             with self._lock:
@@ -572,11 +639,14 @@ class HiCacheFile:
         (the error, whether it came while writing), with the temp file removed and a log line (F3)."""
         temp = None
         writing = True
+        where = os.path.dirname(path)
         try:
+            if self._fanout:
+                self._prepare(where)
             for attempt in range(_TEMP_TRIES):
                 # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
                 # written through: another random name is drawn, up to _TEMP_TRIES names.
-                name = os.path.join(self._directory, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
+                name = os.path.join(where, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
                 try:
                     self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
                 except FileExistsError:
@@ -598,6 +668,44 @@ class HiCacheFile:
                 self._remove_temp(temp)
             return exc, writing
         return None, False
+
+    def _prepare(self, leaf: str) -> None:
+        """F1-fanout: make the two subdirectories of ``leaf`` when this store has not made or checked them
+        yet,
+        each with the directory's mode and group, and check what is there (S1's rules: a directory of this
+        user, or of the shared group, writable by no one else; never a symlink).  ``PermissionError``
+        naming it otherwise: the write is refused (F3)."""
+        parent = os.path.dirname(leaf)
+        top = _HEX_INDEX[os.path.basename(parent)]
+        index = 256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]
+        if self._ready[index]:
+            return
+        for slot, directory in ((top, parent), (index, leaf)):
+            if not self._ready[slot]:
+                st = self._fs.mkdir(directory, self._dir_mode, self._group)
+                problem = self._subdir_problem(st.kind, st.uid, st.gid, st.mode)
+                if problem is not None:
+                    raise PermissionError(errno.EPERM, f"fanout subdirectory {problem}: not used", directory)
+                self._ready[slot] = 1
+
+    def _forget_ready(self, leaf: str) -> None:
+        parent = os.path.dirname(leaf)
+        top = _HEX_INDEX[os.path.basename(parent)]
+        self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]] = 0
+
+    def _subdir_problem(self, kind: str, uid: int, gid: int, mode: int) -> str | None:
+        """F1-fanout, S1: why a fanout subdirectory is not trusted, or None: it must be a directory (not a
+        symlink) of this user, or of the shared group, and writable by no one else."""
+        group = self._group
+        if kind != "dir":
+            return f"is a {kind}"
+        if uid != self._euid and (group is None or gid != group):
+            return f"belongs to uid {uid}"
+        if mode & 0o002:
+            return f"is writable by every user (mode {mode:04o})"
+        if mode & 0o020 and (group is None or gid != group):
+            return f"is writable by group {gid} (mode {mode:04o})"
+        return None
 
     def _exists(self, key: str) -> bool:
         """``exists`` of a checked key: a live belief answers with no filesystem call, else one ``stat``."""
@@ -765,15 +873,59 @@ class HiCacheFile:
             entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
         )
 
+    def _key_of(self, name: str) -> str | None:
+        """The key of the node ``name`` when it is named like a file of this namespace (F1), else None (a
+        temp file never: no key starts with a dot)."""
+        suffix = self._suffix
+        if name.endswith(suffix):
+            part = name[: -len(suffix)]
+            if part and part[0] != "." and "_" not in part and "%" not in part:
+                return part  # the common name: nothing escaped, no other namespace (the first "_" is ours)
+        return key_of_name(name, self._namespace)
+
     def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
-        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner;
-        never a temp file: no key starts with a dot)."""
-        found = []
-        for entry in entries:
-            key = key_of_name(entry.name, self._namespace)
-            if key is not None:
-                found.append((entry, key))
-        return found
+        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner)."""
+        key_of = self._key_of
+        return [(entry, key) for entry in entries if (key := key_of(entry.name)) is not None]
+
+    def _page_nodes(self) -> tuple[list[tuple[str, DirEntry, str]], int]:
+        """F7: (every node named like a file of this namespace where its key's probes look, as (the
+        directory it is in, its entry, its key); how many subdirectories could not be listed).  The
+        directory itself once (flat), or every trusted subdirectory of both levels (fanout, F1-fanout: a page
+        that does not hash where it lies is not ours to remove).  OSError when the directory itself
+        cannot be listed."""
+        directory, fs = self._directory, self._fs
+        if not self._fanout:
+            return [(directory, entry, key) for entry, key in self._nodes(fs.scandir(directory))], 0
+        found: list[tuple[str, DirEntry, str]] = []
+        unlisted = 0
+        for level1 in fs.scandir(directory):
+            if (
+                level1.kind != "dir"
+                or level1.name not in _HEX_INDEX
+                or not self._trusted_subdir(directory, level1)
+            ):
+                continue
+            path1 = os.path.join(directory, level1.name)
+            try:
+                for level2 in fs.scandir(path1):
+                    if level2.kind != "dir" or level2.name not in _HEX_INDEX:
+                        continue
+                    if not self._trusted_subdir(path1, level2):
+                        continue
+                    place = (level1.name, level2.name)
+                    path2 = os.path.join(path1, level2.name)
+                    found += [
+                        (path2, e, k)
+                        for e, k in self._nodes(fs.scandir(path2))
+                        if fanout_dirs(e.name) == place
+                    ]
+            except OSError as exc:
+                logger.warning(
+                    "file store: cannot list the fanout subdirectory %r to clear it: %s", path1, exc
+                )
+                unlisted += 1
+        return found, unlisted
 
     @property
     def lock_file(self) -> str:
@@ -826,7 +978,7 @@ class HiCacheFile:
         """S1: resolve ``directory`` once, create it private when missing, refuse it unless it is ours."""
         fs = self._fs
         resolved = fs.resolve(directory)
-        st = fs.mkdir(resolved, 0o2770 if self._group is not None else 0o700, self._group)
+        st = fs.mkdir(resolved, self._dir_mode, self._group)
         shown_dir = resolved if resolved == directory else f"{resolved} (from {directory})"
         if st.kind != "dir":
             raise NotADirectoryError(
@@ -857,27 +1009,27 @@ class HiCacheFile:
         return resolved
 
     def _start(self) -> None:
-        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1)."""
-        fs = self._fs
-        entries = list(fs.scandir(self._directory))
-        now = fs.now()
-        found = []
-        skipped: dict[str, int] = {}
-        for entry in entries:
-            if (
-                is_temp_name(entry.name)
-                and entry.kind == "file"
-                and entry.uid == self._euid
-                and now - entry.mtime > self._config.temp_max_age
-            ):
-                self._remove_temp(os.path.join(self._directory, entry.name))
-        for entry, key in self._nodes(entries):
-            if self._is_page_entry(entry):
-                found.append((entry.mtime, entry.name, key, entry.size))
-            else:
-                kind = entry.kind if entry.kind != "file" else "file of another user"
-                skipped[kind] = skipped.get(kind, 0) + 1
-        for kind, count in sorted(skipped.items()):
+        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1).
+
+        The listing is streamed, never held: each page found leaves its key (kept: it is the evictor's
+        key), its size and its modification time in parallel arrays, and the order oldest first is an
+        array of indices (ties by name, F8), so the peak is the evictor's own entries plus about 50
+        bytes a page while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the two levels
+        of subdirectories are walked, each checked as it is met.
+        """
+        found = _Found()
+        now = self._fs.now()
+        top = self._fs.scandir(self._directory)
+        if self._fanout:
+            self._scan_fanout(top, found, now)
+        elif self._scan(self._directory, top, found, now, None):
+            raise ValueError(
+                f"namespace {self._namespace!r} of storage directory {self._directory} was written with"
+                f" layout 'fanout' (its marker {self.layout_marker} is there), but this store's layout is"
+                " 'flat' (setting layout, HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the"
+                " marker once no page of the namespace is left in its subdirectories"
+            )
+        for kind, count in sorted(found.skipped.items()):
             # S3: one line per kind, never one per node.
             logger.warning(
                 "file store: %d %s node(s) named like pages of namespace %r in %r: not pages, skipped",
@@ -886,16 +1038,172 @@ class HiCacheFile:
                 self._namespace,
                 self._directory,
             )
-        found.sort()
+        keys, sizes = found.keys, found.sizes
+        order = _oldest_first(keys, found.mtimes, self._suffix)
+        del found
+        shared: dict[int, int] = {}  # one int object per distinct size, held by every page of that size
+        sized = map(shared.setdefault, map(sizes.__getitem__, order), map(sizes.__getitem__, order))
         with self._lock:
-            for _mtime, _name, key, size in found:
-                self._evictor.touch(key, size)
-                if self._beliefs is not None:
-                    self._beliefs.add(key)
+            self._evictor.adopt_many(zip(map(keys.__getitem__, order), sized, strict=True), sum(sizes))
+            if self._beliefs is not None:
+                self._beliefs.add_many(map(keys.__getitem__, order))
+            del keys, sizes, order
             if not self._evictor.evict():  # ends the removal its evictions opened
                 logger.warning(
                     "file store: %r is over its limits; nothing more can be evicted", self._directory
                 )
+
+    def _scan(
+        self,
+        where: str,
+        entries: Iterable[DirEntry],
+        found: _Found,
+        now: float,
+        place: tuple[str, str] | None,
+    ) -> bool:
+        """One directory's pages into ``found``; its old temp files removed (F8).  ``place``: the two
+        subdirectories ``where`` is (fanout), whose pages must hash there (others are misplaced and
+        skipped); None in the flat directory.  True when the fanout marker of this namespace was met."""
+        key_of, is_page = self._key_of, self._is_page_entry
+        add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
+        skipped = found.skipped
+        marker = os.path.basename(self.layout_marker)
+        met = False
+        for entry in entries:
+            name = entry.name
+            key = key_of(name)
+            if key is None:
+                if is_temp_name(name):
+                    self._sweep(where, entry, now)
+                elif name == marker:
+                    met = True
+            elif place is not None and fanout_dirs(name) != place:
+                skipped["misplaced"] = skipped.get("misplaced", 0) + 1  # not where its key's probes look
+            elif is_page(entry):
+                add_key(key)
+                add_mtime(entry.mtime)
+                add_size(entry.size)
+            else:
+                kind = entry.kind if entry.kind != "file" else "file of another user"
+                skipped[kind] = skipped.get(kind, 0) + 1
+        return met
+
+    def _sweep(self, where: str, entry: DirEntry, now: float) -> None:
+        """F8, S6: remove the temp file ``entry`` of ``where`` when it is ours and older than temp_max_age."""
+        if entry.kind == "file" and entry.uid == self._euid and now - entry.mtime > self._config.temp_max_age:
+            self._remove_temp(os.path.join(where, entry.name))
+
+    def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
+        """F1-fanout: the directory itself (its old temp files; a page of this namespace there is the flat
+        layout: refused), then every trusted subdirectory of both levels."""
+        directory, key_of = self._directory, self._key_of
+        first: list[DirEntry] = []
+        flat_pages = 0
+        marked = False
+        for entry in top:
+            name = entry.name
+            if entry.kind == "dir" and name in _HEX_INDEX:
+                first.append(entry)
+            elif key_of(name) is not None:
+                flat_pages += self._is_page_entry(entry)
+            elif name == os.path.basename(self.layout_marker):
+                marked = True
+            elif is_temp_name(name):
+                self._sweep(directory, entry, now)
+        if flat_pages:
+            raise ValueError(
+                f"storage directory {directory} holds {flat_pages} page(s) of namespace {self._namespace!r}"
+                " in the flat layout, but this store's layout is 'fanout' (setting layout,"
+                " HICACHE_FILE_LAYOUT): open it with layout='flat', or move the pages into their fanout"
+                " subdirectories first"
+            )
+        if not marked:
+            self._mark_fanout()
+        for level1 in first:
+            if not self._trusted_subdir(directory, level1):
+                continue
+            path1 = os.path.join(directory, level1.name)
+            self._ready[_HEX_INDEX[level1.name]] = 1
+            try:
+                for level2 in self._fs.scandir(path1):
+                    if level2.kind != "dir" or level2.name not in _HEX_INDEX:
+                        continue
+                    if not self._trusted_subdir(path1, level2):
+                        continue
+                    path2 = os.path.join(path1, level2.name)
+                    self._ready[256 + _HEX_INDEX[level1.name] * 256 + _HEX_INDEX[level2.name]] = 1
+                    self._scan(path2, self._fs.scandir(path2), found, now, (level1.name, level2.name))
+            except OSError as exc:
+                # EACCES, EIO...: the pages under it stay unknown (not counted, not evicted) until a restart.
+                logger.warning("file store: cannot list the fanout subdirectory %r: %s", path1, exc)
+
+    def _trusted_subdir(self, parent: str, entry: DirEntry) -> bool:
+        problem = self._subdir_problem(entry.kind, entry.uid, entry.gid, entry.mode)
+        if problem is not None:
+            logger.warning(
+                "file store: fanout subdirectory %r %s: its pages are skipped",
+                os.path.join(parent, entry.name),
+                problem,
+            )
+        return problem is None
+
+    def _mark_fanout(self) -> None:
+        """F1-fanout: leave the marker by which a flat store refuses this namespace (never followed: S2)."""
+        try:
+            self._fs.write_new(self.layout_marker, memoryview(b""), self._file_mode)
+        except FileExistsError:
+            pass  # made meanwhile by another fanout store of the namespace
+        except OSError as exc:
+            # EACCES, EROFS...: a flat store would not know; the fanout store works all the same.
+            logger.warning("file store: cannot make the layout marker %r: %s", self.layout_marker, exc)
+
+
+class _Found:
+    """The pages a start-up listing found, in parallel arrays (F8)."""
+
+    __slots__ = ("keys", "mtimes", "sizes", "skipped")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.mtimes = array("d")
+        self.sizes = array("q")
+        self.skipped: dict[str, int] = {}
+
+
+def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> array[int]:
+    """The indices of ``keys`` oldest modification time first, ties by file name (F8), as a compact array.
+
+    One sort of the indices by time (its key function and comparisons run in C); then each run of equal
+    times is put in name order (``_by_name``), a step per run, not per page.
+    """
+    order = sorted(range(len(keys)), key=mtimes.__getitem__)  # stable: a tie keeps the listing's order
+    times = list(map(mtimes.__getitem__, order))
+    if any(map(eq, times, islice(times, 1, None))):
+        position = 0
+        for _time, run in groupby(times):
+            length = len(list(run))
+            if length > 1:
+                order[position : position + length] = _by_name(
+                    order[position : position + length], keys, suffix
+                )
+            position += length
+    return array("q", order)
+
+
+def _by_name(run: list[int], keys: list[str], suffix: str) -> list[int]:
+    """The indices ``run`` in the order of their keys' file names (F8's ties).  That is the order of the
+    keys themselves when no key is escaped and none is a prefix of another (the common case: one C-level
+    sort); otherwise each name is made and compared."""
+    ordered = sorted(run, key=keys.__getitem__)
+    sorted_keys = list(map(keys.__getitem__, ordered))
+    joined = "".join(sorted_keys)
+    if (
+        "%" in joined
+        or NAMESPACE_MARK in joined
+        or any(map(str.startswith, islice(sorted_keys, 1, None), sorted_keys))
+    ):
+        return sorted(run, key=lambda i: escape_key(keys[i]) + suffix)
+    return ordered
 
 
 def _user_name(uid: int) -> str:

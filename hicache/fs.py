@@ -38,7 +38,7 @@ for an I/O problem.  Paths are ``str``.
   when given (S1).  It answers the stat of the node at ``path`` afterwards (not
   following a symlink), made by this call or not, for the caller to check.
 * ``scandir(path)``: one pass over a directory: ``DirEntry(name, size, mtime,
-  kind, uid, gid)`` of every node in it, not following symlinks (a node that
+  kind, uid, gid, mode)`` of every node in it, not following symlinks (a node that
   vanishes during the pass is left out).
 * ``resolve(path)``: the path with every symlink resolved (S1).
 * ``euid()``: the effective user id of the process (S1, S3).
@@ -98,6 +98,7 @@ class DirEntry(NamedTuple):
     kind: str = "file"
     uid: int = 0
     gid: int = 0
+    mode: int = 0o600  # the permission bits (and set-id/sticky bits), without the type
 
 
 class NotAPageError(OSError):
@@ -290,13 +291,26 @@ class OSFileSystem:
         return _file_stat(os.lstat(path))
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
-        with os.scandir(path) as entries:
-            for entry in entries:
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue  # removed by another process during the pass: not there any more
-                yield DirEntry(entry.name, st.st_size, st.st_mtime, kind_of(st.st_mode), st.st_uid, st.st_gid)
+        new, is_file = tuple.__new__, stat_module.S_ISREG
+        # Listed through a descriptor: each entry's lstat is then an fstatat relative to it, which spares
+        # the kernel the walk of ``path`` once per entry.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue  # removed by another process during the pass: not there any more
+                    mode = st.st_mode
+                    kind = "file" if is_file(mode) else kind_of(mode)
+                    # tuple.__new__: the NamedTuple's own __new__ is a Python function, a step per entry
+                    yield new(
+                        DirEntry,
+                        (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid, mode & 0o7777),
+                    )
+        finally:
+            os.close(fd)
 
     def resolve(self, path: str) -> str:
         return os.path.realpath(path)

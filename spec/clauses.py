@@ -14,7 +14,7 @@ __all__ = ["CLAUSES", "CLAUSE_ID", "CLAUSE_IDS", "COMPONENT_OF_LETTER", "Clause"
 # A clause ID in text: how a check names a clause (an assertion's "E4: ..." prefix; a CrossHair
 # contract's docstring, which its test turns into a ``clauses`` marker).
 # A declared variant's suffix (M6-lru, V3-bg) is part of its ID.
-CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9](?:-lru|-bg)?)\b")
+CLAUSE_ID = re.compile(r"\b([MEPFVCBS][1-9][0-9]?(?:-lru|-bg|-fanout)?)\b")
 
 
 class Clause(NamedTuple):
@@ -68,6 +68,7 @@ _TITLES: dict[str, str] = {
     "F7": "clear removes only this namespace; delete removes one key",
     "F8": "start-up scan seeds evictor and beliefs; stale temp files removed",
     "F9": "configuration precedence, env aliases, invalid values are ValueError",
+    "F1-fanout": "layout flat or fanout (two levels of 256 subdirectories); a mismatch is refused",
     "V1": "evictor on iff max_size > 0 or min_free_space > 0",
     "V2": "tracks size, LRU order, total, in-flight writes",
     "V3": "reserve: evict to the ratio floor; refuse if still over",

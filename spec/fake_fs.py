@@ -262,25 +262,34 @@ class FakeFileSystem:
         with self._lock:
             return self.files.pop(posixpath.normpath(path), None) is not None
 
-    def listing(self, path: str) -> dict[str, FakeFile]:
-        """The files directly in ``path`` by name (a copy; not counted)."""
-        path = posixpath.normpath(path)
+    def listing(self, path: str, *, tree: bool = False) -> dict[str, FakeFile]:
+        """The files directly in ``path`` by name (a copy; not counted); with ``tree``, every file under it
+        by its path relative to ``path`` (F1-fanout's subdirectories)."""
         with self._lock:
             return {
-                posixpath.basename(p): FakeFile(f.data, f.mtime)
-                for p, f in self.files.items()
-                if posixpath.dirname(p) == path and f.kind == "file" and f.uid == self.uid
+                relative: FakeFile(f.data, f.mtime)
+                for relative, f in self._under(path, tree)
+                if f.kind == "file" and f.uid == self.uid
             }
 
-    def others(self, path: str) -> dict[str, tuple[str, int]]:
-        """The nodes directly in ``path`` that :meth:`listing` leaves out: name -> (kind, uid)."""
-        path = posixpath.normpath(path)
+    def others(self, path: str, *, tree: bool = False) -> dict[str, tuple[str, int]]:
+        """The nodes that :meth:`listing` leaves out: name (or relative path) -> (kind, uid)."""
         with self._lock:
             return {
-                posixpath.basename(p): (f.kind, f.uid)
-                for p, f in self.files.items()
-                if posixpath.dirname(p) == path and not (f.kind == "file" and f.uid == self.uid)
+                relative: (f.kind, f.uid)
+                for relative, f in self._under(path, tree)
+                if not (f.kind == "file" and f.uid == self.uid)
             }
+
+    def _under(self, path: str, tree: bool) -> list[tuple[str, FakeFile]]:
+        """The nodes directly in ``path`` (or, with ``tree``, anywhere under it), by relative path."""
+        path = posixpath.normpath(path)
+        prefix = path.rstrip("/") + "/"
+        return [
+            (p[len(prefix) :], f)
+            for p, f in self.files.items()
+            if (p.startswith(prefix) if tree else posixpath.dirname(p) == path)
+        ]
 
     def used_bytes(self) -> int:
         with self._lock:
@@ -414,12 +423,12 @@ class FakeFileSystem:
                 if path not in self.dirs:
                     raise _error(errno_codes.ENOENT, path)
                 entries = [
-                    DirEntry(posixpath.basename(p), f.stat().size, f.mtime, f.kind, f.uid, f.gid)
+                    DirEntry(posixpath.basename(p), f.stat().size, f.mtime, f.kind, f.uid, f.gid, f.mode)
                     for p, f in sorted(self.files.items())
                     if posixpath.dirname(p) == path
                 ]
                 entries += [
-                    DirEntry(posixpath.basename(d), 0, 0.0, "dir", *self.dir_meta.get(d, (0, 0, 0))[:2])
+                    DirEntry(posixpath.basename(d), 0, 0.0, "dir", *self.dir_meta.get(d, (0, 0, 0o755)))
                     for d in sorted(self.dirs)
                     if d != path and posixpath.dirname(d) == path
                 ]

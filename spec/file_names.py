@@ -11,16 +11,22 @@ apply them, one operation at a time.
 from __future__ import annotations
 
 import math
+import os
+import posixpath
 import re
+import zlib
 from collections.abc import Mapping
 
 __all__ = [
     "Entry",
     "cap_pass",
+    "fanout_place",
     "file_name",
+    "file_path",
     "flagged",
     "is_temp",
     "key_of",
+    "key_of_path",
     "pages",
     "renewed",
     "same_file",
@@ -57,6 +63,43 @@ def key_of(name: str, ns: str) -> str | None:
     return key if "/" not in key and "\0" not in key and file_name(key, ns) == name else None
 
 
+def fanout_place(name: str) -> str:
+    """F1-fanout: the two subdirectories of the file ``name`` in the fanout layout, ``<h0>/<h1>``: the
+    first and second bytes of the CRC-32 of its encoded name, two lower-case hex digits each.
+
+    post: len(__return__) == 5 and __return__[2] == "/"
+    """
+    crc = zlib.crc32(os.fsencode(name))
+    return f"{crc >> 24:02x}/{crc >> 16 & 0xFF:02x}"
+
+
+def file_path(key: str, ns: str, layout: str) -> str:
+    """F1-fanout: where ``key``'s file lies relative to the directory: its name (``flat``), or two
+    subdirectories down (``fanout``).
+
+    pre: key != "" and not key.startswith(".") and "/" not in key and chr(0) not in key
+    pre: ns == "" or ns.startswith("_")
+    pre: layout in ("flat", "fanout")
+    post: key_of_path(__return__, ns, layout) == key
+    """
+    name = file_name(key, ns)
+    return name if layout == "flat" else f"{fanout_place(name)}/{name}"
+
+
+def key_of_path(path: str, ns: str, layout: str) -> str | None:
+    """F1-fanout: the key whose file lies at ``path`` (relative to the directory) in ``layout``, or None:
+    in the directory itself (``flat``), or in the two subdirectories its name hashes to (``fanout``).
+
+    pre: ns == "" or ns.startswith("_")
+    pre: layout in ("flat", "fanout")
+    post: __return__ is None or file_path(__return__, ns, layout) == path
+    """
+    where, _slash, name = path.rpartition("/")
+    if layout == "flat":
+        return None if where else key_of(name, ns)
+    return key_of(name, ns) if where == fanout_place(name) else None
+
+
 def same_file(key: str, ns: str, other_key: str, other_ns: str) -> bool:
     """F1: two stores name the same file only for the same key in the same namespace.
 
@@ -78,16 +121,39 @@ def is_temp(name: str) -> bool:
     return _TEMP.fullmatch(name) is not None
 
 
-def pages(files: Mapping[str, tuple[bytes, float]], ns: str) -> list[tuple[float, str, str, int]]:
-    """F8: the pages of namespace ``ns`` in a directory ``name -> (bytes, mtime)``, oldest first (by
-    mtime, then name), as ``(mtime, name, key, size)``."""
-    found = ((m, n, key_of(n, ns), len(d)) for n, (d, m) in files.items())
-    return sorted((m, n, k, size) for m, n, k, size in found if k is not None)
+def pages(
+    files: Mapping[str, tuple[bytes, float]], ns: str, layout: str = "flat"
+) -> list[tuple[float, str, str, int]]:
+    """F8: the pages of namespace ``ns`` in a directory ``path -> (bytes, mtime)`` (paths relative to it),
+    oldest first (by mtime, then file name), as ``(mtime, path, key, size)``; F1-fanout: only where ``layout``
+    puts them."""
+    found = ((m, n, key_of_path(n, ns, layout), len(d)) for n, (d, m) in files.items())
+    return sorted(
+        ((m, n, k, size) for m, n, k, size in found if k is not None),
+        key=lambda p: (p[0], posixpath.basename(p[1])),
+    )
 
 
-def stale_temps(files: Mapping[str, tuple[bytes, float]], now: float, max_age: float) -> list[str]:
-    """F8: the temp files of a directory ``name -> (bytes, mtime)`` older than ``max_age`` at ``now``."""
-    return [name for name, (_data, mtime) in list(files.items()) if is_temp(name) and now - mtime > max_age]
+def stale_temps(
+    files: Mapping[str, tuple[bytes, float]], now: float, max_age: float, layout: str = "flat"
+) -> list[str]:
+    """F8: the temp files of a directory ``path -> (bytes, mtime)`` older than ``max_age`` at ``now``: in
+    the directory itself, and (``fanout``, F1-fanout) in the subdirectories of the second level."""
+    return [
+        path
+        for path, (_data, mtime) in list(files.items())
+        if now - mtime > max_age and _temp_place(path, layout)
+    ]
+
+
+def _temp_place(path: str, layout: str) -> bool:
+    where, _slash, name = path.rpartition("/")
+    if not is_temp(name):
+        return False
+    return not where or (layout == "fanout" and _FANOUT_PLACE.fullmatch(where) is not None)
+
+
+_FANOUT_PLACE = re.compile(r"[0-9a-f]{2}/[0-9a-f]{2}")
 
 
 def total(lru: list[Entry]) -> int:

@@ -30,7 +30,7 @@ from typing import Protocol
 
 from spec import metadata_cache as beliefs_model
 from spec.file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel
-from spec.file_names import file_name, key_of, pages, stale_temps
+from spec.file_names import file_path, key_of_path, pages, stale_temps
 
 __all__ = ["RETRY_UNREMOVABLE_AFTER", "Faults", "FileStoreModel"]
 
@@ -75,8 +75,10 @@ class FileStoreModel(EvictorModel):
         commit_moves: bool = True,
         own_counted: bool = False,
         background: bool = False,
+        layout: str = "flat",
     ) -> None:
         super().__init__(cap, ratio, min_free, clock, on_evict, commit_moves, own_counted, background)
+        self.layout = layout
         self.namespace, self.directory, self.faults, self.reader = namespace, directory, faults, reader
         self.metadata, self.ttl, self.temp_max_age, self.disk_size = metadata, ttl, temp_max_age, disk_size
         self.files = {} if files is None else files
@@ -84,10 +86,16 @@ class FileStoreModel(EvictorModel):
         self.beliefs: beliefs_model.Births = {}
 
     def name(self, key: str) -> str:
-        return file_name(key, self.namespace)
+        """Where ``key``'s file lies, relative to the directory (F1, F1-fanout)."""
+        return file_path(key, self.namespace, self.layout)
 
     def key_of(self, name: str) -> str | None:
-        return key_of(name, self.namespace)
+        return key_of_path(name, self.namespace, self.layout)
+
+    @property
+    def marker(self) -> str:
+        """F1-fanout: the fanout layout's marker, in the directory itself."""
+        return f".hicache{self.namespace}.fanout"
 
     def free(self) -> int:
         used = sum(len(d) for d, _m in self.files.values()) + sum(n for _k, n in self.planted.values())
@@ -172,7 +180,8 @@ class FileStoreModel(EvictorModel):
 
     def clear(self) -> bool:
         self.beliefs = {}
-        kept = [(k, n) for _m, name, k, n in pages(self.files, self.namespace) if not self._unlink(name)]
+        found = pages(self.files, self.namespace, self.layout)
+        kept = [(k, n) for _m, name, k, n in found if not self._unlink(name)]
         left = sum(not self._unlink(n) for n in list(self.planted) if self.key_of(n) is not None)
         self.forget_committed()
         for key, size in kept:
@@ -184,10 +193,14 @@ class FileStoreModel(EvictorModel):
 
     def restart(self) -> None:
         """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
-        for name in stale_temps(self.files, self.clock(), self.temp_max_age):
+        for name in stale_temps(self.files, self.clock(), self.temp_max_age, self.layout):
             self._unlink(name)
+        if self.layout == "fanout" and self.marker not in self.files and self._fault("write") is None:
+            self.files[self.marker] = (b"", self.clock())  # F1-fanout: made once, when missing
         self.beliefs, self.writers, self.published, self.resting = {}, {}, set(), {}
-        self.lru = [(key, size, False) for _m, _n, key, size in pages(self.files, self.namespace)]
+        self.lru = [
+            (key, size, False) for _m, _n, key, size in pages(self.files, self.namespace, self.layout)
+        ]
         for key, _size, _flying in self.lru:
             self.teach(key)
         if self.background:  # V3-bg: no pass in the constructor; the first pass brings the files found down

@@ -38,9 +38,15 @@ __all__ = [
     "pytest_command",
 ]
 
-# The thread tier (tests/concurrency, and the deterministic scheduler's tests, marker `threads`) and the
-# process tier (tests/integration).  tests/tooling/test_stress_tool.py checks every `threads` test is here.
-TARGETS = ("tests/concurrency", "tests/modelcheck/test_c1_schedules.py", "tests/integration")
+# The thread tier (tests/concurrency, the deterministic scheduler's tests, the oracle's quick --threads test;
+# marker `threads`) and the process tier (tests/integration).  tests/tooling/test_stress_tool.py checks every
+# `threads` test is here.
+TARGETS = (
+    "tests/concurrency",
+    "tests/modelcheck/test_c1_schedules.py",
+    "tests/oracle/test_threads.py",
+    "tests/integration",
+)
 RUN_ERROR = "(run produced no report or pytest itself failed)"
 
 # One core's busy loop: plain arithmetic until `seconds` have passed or `iterations` were done, whichever

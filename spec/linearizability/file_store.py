@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -22,8 +21,8 @@ from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
 from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
-from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, switch_often
-from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder, meetings_of, run_threads
+from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, record_histories
+from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder
 
 __all__ = [
     "FileStoreHistorySpec",
@@ -313,23 +312,21 @@ def check_file_store_histories(
     ``meet_every`` as in :func:`~spec.linearizability.metadata_cache.check_real_thread_histories`:
     the threads meet at every ``meet_every``-th call, so calls overlap by construction.
     """
-    summary = RunSummary()
     rng = random.Random(seed)
-    spec = FileStoreHistorySpec(cap, phases=phases)
-    start = time.perf_counter()
     config = {"max_size": cap, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": -1}
-    with switch_often(1e-6):
-        for _ in range(histories):
-            clock = FakeClock(1000.0)
-            store = factory(
-                DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock
-            )
-            scripts = file_store_scripts(rng, threads, length)
-            history = run_threads(HistoryRecorder(), store, scripts, meet_every=meet_every)
-            verdict = check_file_store_history(history, spec, max_steps)
-            summary.record(history, verdict, meetings=meetings_of(scripts, meet_every))
-    summary.seconds = time.perf_counter() - start
-    return summary
+
+    def store() -> Any:
+        clock = FakeClock(1000.0)
+        return factory(DIRECTORY, namespace="_ns", extra_config=config, fs=FakeFileSystem(clock), clock=clock)
+
+    return record_histories(
+        store,
+        lambda: file_store_scripts(rng, threads, length),
+        FileStoreHistorySpec(cap, phases=phases),
+        histories=histories,
+        max_steps=max_steps,
+        meet_every=meet_every,
+    )
 
 
 def _held_at_write(factory: Callable[..., Any]) -> tuple[Any, threading.Event, threading.Event]:

@@ -39,6 +39,7 @@ __all__ = [
     "forced_torn_batch_history",
     "overlapping",
     "random_scripts",
+    "record_histories",
     "switch_often",
 ]
 
@@ -274,19 +275,49 @@ def check_real_thread_histories(
     factory must build caches that evict so).  ``batches``: the scripts include the M9 batches.
     ``switch_interval``: the interpreter's thread switch interval meanwhile (short: more interleavings).
     """
-    summary = RunSummary()
     rng = random.Random(seed)
+    tick = 0.25 if ttl >= 0 else None
+
+    def target() -> ClockedCache:
+        clock = FakeClock(START)
+        return ClockedCache(factory(ttl, max_entries=max_entries, clock=clock), clock)
+
+    return record_histories(
+        target,
+        lambda: random_scripts(rng, threads, length, keys, tick, batches),
+        MetadataCacheHistorySpec(ttl, max_entries, eviction=eviction),
+        histories=histories,
+        max_steps=max_steps,
+        meet_every=meet_every,
+        switch_interval=switch_interval,
+        stop_at_first_violation=stop_at_first_violation,
+    )
+
+
+def record_histories(
+    target: Callable[[], Any],
+    scripts: Callable[[], list[Script]],
+    spec: Any,
+    *,
+    histories: int,
+    max_steps: int = MAX_STEPS,
+    meet_every: int | None = MEET_EVERY,
+    switch_interval: float = 1e-6,
+    stop_at_first_violation: bool = False,
+) -> RunSummary:
+    """The one loop of the real-thread batches (the metadata cache's, the file store's): ``histories``
+    times, the scripts run on a fresh ``target()`` (:func:`~spec.linearizability.recording.run_threads`,
+    meeting every ``meet_every``-th call) and the history is checked against ``spec`` (which prepares it,
+    a store's calls in their phases).  The oracle's ``--threads`` drives a target over its Session instead
+    (``spec/oracle/_threads.py``: held at the clock and filesystem, for classes with no meeting points)."""
+    summary = RunSummary()
     start = time.perf_counter()
-    spec = MetadataCacheHistorySpec(ttl, max_entries, eviction=eviction)
     with switch_often(switch_interval):
         for _ in range(histories):
-            clock = FakeClock(START)
-            target = ClockedCache(factory(ttl, max_entries=max_entries, clock=clock), clock)
-            tick = 0.25 if ttl >= 0 else None
-            scripts = random_scripts(rng, threads, length, keys, tick, batches)
-            history = run_threads(HistoryRecorder(), target, scripts, meet_every=meet_every)
+            plan = scripts()
+            history = run_threads(HistoryRecorder(), target(), plan, meet_every=meet_every)
             verdict = check_history(history, spec, max_steps)
-            summary.record(history, verdict, meetings=meetings_of(scripts, meet_every))
+            summary.record(history, verdict, meetings=meetings_of(plan, meet_every))
             if stop_at_first_violation and verdict.linearizable is False:
                 break
     summary.seconds = time.perf_counter() - start

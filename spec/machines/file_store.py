@@ -74,7 +74,10 @@ def believed(store: Any) -> frozenset[Hashable]:
 
 
 class FileStoreMachine(FileWorldMachine):
-    """Checks ``target``'s stores against the model."""
+    """Checks ``target``'s stores against the model.  A subclass with ``layout = "fanout"`` (F1-fanout) builds
+    the stores with that setting, and the world's files lie in the subdirectories."""
+
+    layout: ClassVar[str] = "flat"
 
     choices: ClassVar = {"eviction": "inline"}
 
@@ -104,6 +107,8 @@ class FileStoreMachine(FileWorldMachine):
             "metadata_ttl": ttl,
             "temp_max_age": TEMP_MAX_AGE,
         }
+        if self.layout != "flat":
+            self.extra_config["layout"] = self.layout
         self.model = self.new_model(
             DIRECTORY,
             namespace=NAMESPACE,
@@ -115,6 +120,7 @@ class FileStoreMachine(FileWorldMachine):
             ttl=ttl,
             temp_max_age=TEMP_MAX_AGE,
             background=self.background,
+            layout=self.layout,
         )
         self.impl = self._new_store()
         self.model.restart()
@@ -139,6 +145,22 @@ class FileStoreMachine(FileWorldMachine):
         return self.target(
             DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
         )
+
+    @property
+    def _tree(self) -> bool:
+        """F1-fanout: the world's files are listed through the subdirectories."""
+        return self.layout == "fanout"
+
+    def _put(self, name: str) -> str:
+        """The path of ``name`` (relative to the directory), its subdirectories made first as another
+        process of this user makes them (F1-fanout)."""
+        where = name.rpartition("/")[0]
+        if where:
+            level1 = f"{DIRECTORY}/{where.partition('/')[0]}"
+            for directory in (level1, f"{DIRECTORY}/{where}"):
+                if directory not in self.fs.dirs:
+                    self.fs.make_dir(directory)
+        return f"{DIRECTORY}/{name}"
 
     def _step(self, clause: str) -> None:
         self.clause = clause
@@ -320,7 +342,7 @@ class FileStoreMachine(FileWorldMachine):
         """F1: a file of this namespace (or, foreign, of another one) appears."""
         self._step("F1")
         name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
-        self.fs.put(f"{DIRECTORY}/{name}", value)
+        self.fs.put(self._put(name), value)
         self.model.files[name] = (value, self.clock())
         self.model.planted.pop(name, None)
         if not foreign:
@@ -332,9 +354,9 @@ class FileStoreMachine(FileWorldMachine):
         self._step("S3")
         name = self.model.name(key)
         if kind == "other":
-            self.fs.put(f"{DIRECTORY}/{name}", b"planted", uid=OTHER_USER)
+            self.fs.put(self._put(name), b"planted", uid=OTHER_USER)
         else:
-            self.fs.plant(f"{DIRECTORY}/{name}", kind)
+            self.fs.plant(self._put(name), kind)
         self.model.files.pop(name, None)
         self.model.planted[name] = (kind, len(b"planted") if kind == "other" else 0)
 
@@ -494,7 +516,7 @@ class FileStoreMachine(FileWorldMachine):
         (kind, bytes they take on the disk)."""
         return {
             n: ("other" if kind == "file" else kind, len(self.fs.files[f"{DIRECTORY}/{n}"].data))
-            for n, (kind, _uid) in self.fs.others(DIRECTORY).items()
+            for n, (kind, _uid) in self.fs.others(DIRECTORY, tree=self._tree).items()
         }
 
     def _acknowledged(self) -> dict[str, bytes]:
@@ -517,7 +539,7 @@ class FileStoreMachine(FileWorldMachine):
         value: bytes = b"",
     ) -> None:
         """C4 after a crash: every file whole, nothing lost but what the interrupted call removes."""
-        listing = self.fs.listing(DIRECTORY)
+        listing = self.fs.listing(DIRECTORY, tree=self._tree)
         for name, file in listing.items():
             if self.model.key_of(name) is None:
                 continue
@@ -542,10 +564,11 @@ class FileStoreMachine(FileWorldMachine):
         evictor = getattr(self.impl, "evictor", None)
         if evictor is None:
             return
-        on_disk = sum(len(f.data) for n, f in self.fs.listing(DIRECTORY).items() if self.model.key_of(n))
+        files = self.fs.listing(DIRECTORY, tree=self._tree)
+        on_disk = sum(len(f.data) for n, f in files.items() if self.model.key_of(n))
         assert evictor.total == on_disk, f"C3: total {evictor.total} != {on_disk} bytes on disk"
         now = self.clock()
-        for name, file in self.fs.listing(DIRECTORY).items():
+        for name, file in self.fs.listing(DIRECTORY, tree=self._tree).items():
             if is_temp(name):
                 assert now - file.mtime <= TEMP_MAX_AGE, f"C4/F8: stale temp {name} survived start-up"
 
@@ -554,7 +577,7 @@ class FileStoreMachine(FileWorldMachine):
     def _compare(self) -> None:
         planted = self._planted()
         assert planted == self.model.planted, f"S3: planted nodes {planted} != model {self.model.planted}"
-        listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY).items()}
+        listing = {n: (f.data, f.mtime) for n, f in self.fs.listing(DIRECTORY, tree=self._tree).items()}
         if listing != self.model.files:
             clause = self._directory_clause(listing)
             raise AssertionError(f"{clause}: directory {listing} != model {self.model.files}")

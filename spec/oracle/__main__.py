@@ -19,11 +19,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from spec.linearizability.checker import MAX_STEPS
+from spec.oracle._budgets import DEFAULT_MAX_STEPS, HISTORIES
 from spec.oracle._components import COMPONENTS
 from spec.oracle._describe import describe, summary_line
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._timeout import CALL_TIMEOUT
-from spec.oracle._trace_format import DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:
     from spec.oracle._result import Failure, OracleResult
@@ -74,6 +75,17 @@ def _parser() -> argparse.ArgumentParser:
         "eviction=background for a file evictor or store that evicts in the background (V3-bg)",
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="O6: run N real threads on the target and check each history linearizable (M7, M9, C5); "
+        "metadata-cache and file-store",
+    )
+    parser.add_argument(
+        "--histories", type=int, default=None, help=f"--threads: histories to run (default {HISTORIES})"
+    )
+    parser.add_argument(
         "--call-timeout",
         type=float,
         default=CALL_TIMEOUT,
@@ -87,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="for CI: exit 1 also when a clause was not checked, for want of a method or mapping of the"
         " target or under 'not checked' (O8), and say which (the report's strict_gaps); not counted: what"
-        " --leave-out asked for, and M7, which no sequential run checks",
+        " --leave-out asked for, and what the run's mode never checks (M7, C5 without --threads; the"
+        " sequential clauses with it): for CI, run both with --strict",
     )
     parser.add_argument(
         "--repro",
@@ -117,8 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-steps",
         type=int,
-        default=DEFAULT_MAX_STEPS,
-        help=f"--trace: search steps per part of the trace before UNKNOWN (default {DEFAULT_MAX_STEPS})",
+        default=None,
+        help=f"search steps per part of a --trace (default {DEFAULT_MAX_STEPS}) or per history of --threads"
+        f" (default {MAX_STEPS}) before UNKNOWN",
     )
     parser.add_argument(
         "--picture", metavar="FILE.svg", help="on FAIL or UNKNOWN, draw the history found as an SVG picture"
@@ -174,7 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if _without_hypothesis():
         return 2
+    from spec.oracle._picture import write_history
     from spec.oracle._run import check
+    from spec.oracle._threads import ThreadsResult, check_threads
 
     try:
         repro = _repro_target(args.repro) if args.repro else None
@@ -182,32 +198,51 @@ def main(argv: list[str] | None = None) -> int:
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
         declare = dict(_choice(text) for text in args.declare)
-        result = check(
-            args.component,
-            args.target,
-            seed=args.seed,
-            max_examples=args.max_examples,
-            steps=args.steps,
-            seconds=args.seconds,
-            adapter=adapter,
-            progress=None if args.json else partial(print, file=sys.stderr, flush=True),
-            leave_out=args.leave_out,
-            declare=declare,
-            call_timeout=args.call_timeout,
-        )
+        result: OracleResult
+        if args.threads is not None:
+            result = check_threads(
+                args.component,
+                args.target,
+                threads=args.threads,
+                seed=args.seed,
+                histories=HISTORIES if args.histories is None else args.histories,
+                call_timeout=args.call_timeout,
+                max_steps=MAX_STEPS if args.max_steps is None else args.max_steps,
+                adapter=adapter,
+                declare=declare,
+                leave_out=args.leave_out,
+            )
+        else:
+            result = check(
+                args.component,
+                args.target,
+                seed=args.seed,
+                max_examples=args.max_examples,
+                steps=args.steps,
+                seconds=args.seconds,
+                adapter=adapter,
+                progress=None if args.json else partial(print, file=sys.stderr, flush=True),
+                leave_out=args.leave_out,
+                declare=declare,
+                call_timeout=args.call_timeout,
+            )
     except (json.JSONDecodeError, OracleUsageError) as error:
         bad_json = isinstance(error, json.JSONDecodeError)
         print(f"hicache-oracle: error: {'--adapter is not valid JSON: ' * bad_json}{error}", file=sys.stderr)
         return 2
     strict = result.strict_summary() if args.strict else ""
     _print(result, args.json, "reproduction (save as test_repro.py and run pytest)", strict)
+    if args.picture and isinstance(result, ThreadsResult) and result.history:
+        operations, red = result.picture_history()
+        title = f"{result.verdict}: {result.target} as {args.component} under --threads {args.threads}"
+        write_history(args.picture, operations, red, result.instants(), title)
     if repro is not None:
         try:
             _write_repros(repro, result.failures)
         except OSError as error:  # checked before the run: the path changed under it
             print(f"hicache-oracle: error: --repro {args.repro}: {one_line(error)}", file=sys.stderr)
             return 2
-    return 0 if result.passed and not strict else 1
+    return 1 if strict and result.verdict == "PASS" else EXIT[result.verdict]
 
 
 EXIT = {"PASS": 0, "FAIL": 1, "UNKNOWN": 3}
@@ -236,7 +271,8 @@ def _trace(args: argparse.Namespace) -> int:
         repro = _repro_target(args.repro) if args.repro else None
         if repro is not None and repro.is_dir():
             raise OracleUsageError(f"--repro {args.repro}: with --trace, give a file (the unexplained lines)")
-        result = check_trace(args.component, args.trace, max_steps=args.max_steps)
+        steps = DEFAULT_MAX_STEPS if args.max_steps is None else args.max_steps
+        result = check_trace(args.component, args.trace, max_steps=steps)
     except OracleUsageError as error:
         print(f"hicache-oracle: error: {error}", file=sys.stderr)
         return 2

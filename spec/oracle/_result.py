@@ -19,7 +19,7 @@ from spec.oracle._session import ConstructorRefused, Session
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
 
-__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry"]
+__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "report_fields"]
 
 
 @dataclass
@@ -122,10 +122,15 @@ class OracleResult:
     def summary(self) -> str:
         """A human-readable report (what the CLI prints without ``--json``)."""
         f = self.figures
+        covered = (
+            f"  threads {f['threads']}, histories {f['histories']}, calls {f['operations']}"
+            f" ({f['overlapping']} overlapping another thread's), search steps {f['search_steps']},"
+            if "histories" in f  # --threads (O6)
+            else f"  examples {f['examples']}, steps {f['steps']}, distinct states {f['distinct_states']},"
+        )
         lines = [
             f"{self.verdict}: {self.target} as {self.component}",
-            f"  examples {f['examples']}, steps {f['steps']}, distinct states {f['distinct_states']},"
-            f" {f['seconds']} s (seed {self.seed})",
+            f"{covered} {f['seconds']} s (seed {self.seed})",
             f"  time: {self.time_control}",
         ]
         if self.fs_control:
@@ -134,7 +139,7 @@ class OracleResult:
             lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
         lines += [f"  missing: {name}: {why}" for name, why in self.missing.items()]
         lines += [f"  left out: {why}" for why in self.left_out.values()]
-        for failure in self.failures or ([self.failure_dict()] if not self.passed else []):
+        for failure in self.failures or ([self.failure_dict()] if self.verdict == "FAIL" else []):
             calls = failure.calls
             broken = ", ".join(failure.clauses) or "the target's own invariants"
             if failure.inferred:
@@ -150,6 +155,8 @@ class OracleResult:
             if failure.stacks:  # O8: a call that did not return, with every thread's stack
                 lines.append("  stacks:")
                 lines += [f"    {line}" for line in failure.stacks.splitlines()]
+        if self.verdict == "UNKNOWN":
+            lines.append(f"  unknown: {self.message}")
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
         by_reason: dict[str, list[str]] = {}
@@ -206,8 +213,32 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
         covered["fs_calls"] = session.fs_control.calls()
     if session.time_control != "none":
         covered["clock_reads"] = session.holder.reads
-    failures = found.failures
-    first = failures[0] if failures else None
+    fields_, unchecked = report_fields(session, found.failures)
+    result = OracleResult(
+        target=run.target_path,
+        verdict="FAIL" if found.failures else "PASS",
+        seed=seed,
+        figures=covered,
+        failure=first_error,
+        **fields_,
+    )
+    # An inferred blame's other clauses are named by the failure: neither passed nor "not checked".
+    failed = {c for f in found.failures for c in (*f.clauses, *f.consistent_with)}
+    not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+    result.not_checked = _not_checked(run, found, failed, not_run)
+    not_passed = failed | not_run | set(result.not_checked)
+    checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
+    result.passed_clauses = [c for c in checked if c not in not_passed]
+    result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
+    return result
+
+
+def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The fields of a report every mode fills alike: what the session controlled, declared and left
+    out (``left_out`` the clause groups, ``missing`` the methods and parameters the target lacks) and the
+    first failure's fields repeated at the top; with them, the clauses not checked for want of a method
+    or mapping (clause -> why, what ``--strict`` counts in every mode)."""
+    component = session.component
     missing = {name: why for name, why in session.left_out.items() if name not in component.groups}
     left_out = {group: why for group, why in session.left_out.items() if group in component.groups}
     wanting: dict[str, list[str]] = {}  # clause -> the missing methods and parameters that carry it
@@ -218,36 +249,20 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     for clause, names in wanting.items():
         wants = ", ".join(names)
         left_out.setdefault(clause, f"{clause}: not checked in full for want of the target's {wants}")
-    result = OracleResult(
-        component=component.name,
-        target=run.target_path,
-        verdict="FAIL" if failures else "PASS",
-        seed=seed,
-        figures=covered,
-        time_control=session.describe_time(),
-        left_out=left_out,
-        missing=missing,
-        adapter=session.adapter.as_dict(),
-        declared=dict(session.declared),
-        fs_control=None if session.fs_control.mode == "none" else session.fs_control.describe(),
-        clauses=first.clauses if first else [],
-        message=first.message if first else "",
-        counterexample=first.counterexample if first else [],
-        calls=first.calls if first else 0,
-        repro=first.repro if first else "",
-        stacks=first.stacks if first else "",
-        failures=failures,
-        failure=first_error,
-    )
-    # An inferred blame's other clauses are named by the failure: neither passed nor "not checked".
-    failed = {c for f in failures for c in (*f.clauses, *f.consistent_with)}
-    not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
-    result.not_checked = _not_checked(run, found, failed, not_run)
-    not_passed = failed | not_run | set(result.not_checked)
-    checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
-    result.passed_clauses = [c for c in checked if c not in not_passed]
-    result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
-    return result
+    first = failures[0] if failures else Failure([], "", 0, [], "")
+    out = {
+        "component": component.name,
+        "time_control": session.describe_time(),
+        "left_out": left_out,
+        "missing": missing,
+        "adapter": session.adapter.as_dict(),
+        "declared": dict(session.declared),
+        "fs_control": None if session.fs_control.mode == "none" else session.fs_control.describe(),
+        **{name: getattr(first, name) for name in ("clauses", "message", "counterexample", "calls", "repro")},
+        "stacks": first.stacks,
+        "failures": failures,
+    }
+    return out, unchecked
 
 
 def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[str]) -> dict[str, str]:

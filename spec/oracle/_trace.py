@@ -32,9 +32,10 @@ from typing import Any
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.linearizability.checker import Operation, Raised, Verdict, check_history
 from spec.linearizability.timed import TimedMetadataCacheSpec
+from spec.oracle._budgets import DEFAULT_MAX_STEPS
 from spec.oracle._components import COMPONENTS
 from spec.oracle._result import Failure, OracleResult, failure_entry
-from spec.oracle._trace_format import DEFAULT_MAX_STEPS, UNCHECKED, Trace, TraceFormatError, parse_trace
+from spec.oracle._trace_format import UNCHECKED, Trace, TraceFormatError, parse_trace
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]

@@ -20,7 +20,6 @@ from spec.linearizability.checker import PENDING, Operation, Raised
 from spec.oracle._errors import OracleUsageError
 
 __all__ = [
-    "DEFAULT_MAX_STEPS",
     "FORMAT",
     "TRACE_COMPONENTS",
     "Trace",
@@ -29,9 +28,6 @@ __all__ = [
 ]
 
 FORMAT = "hicache-trace/1"
-# Search steps per part of the trace (a key, a pool, or the whole trace) before the verdict is UNKNOWN
-# (here, not in _trace.py, so that ``--help`` prints it without Hypothesis).
-DEFAULT_MAX_STEPS = 100_000
 
 
 @dataclass(frozen=True)

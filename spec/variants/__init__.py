@@ -6,10 +6,12 @@ variants from here.  Each module (``metadata_cache``, ``existence_cache``, ``poo
 ``file_evictor``, ``file_store``) keeps registries, name -> ``(variant, the clause its
 mistake breaks)``, one per kind of base, said in its docstring: ``WRONG`` (a textbook
 implementation written here with one mistake), ``WRONG_MODEL`` (the spec's model with one),
-``WRONG_PRODUCTION`` (production with one), ``RACES``; and ``CORRECT``, name -> an
-implementation the oracle must pass (textbook baselines, other structures).  ``WRONG_BACKGROUND`` and
-``CORRECT_BACKGROUND`` (file evictor, file store) are the same under a declared choice, V3-bg's
-``eviction=background``: the catalogue runs them with it declared.
+``WRONG_PRODUCTION`` (production with one), ``RACES``, ``CONCURRENT`` (mistakes only real threads show,
+which the oracle's ``--threads`` must catch, tests/oracle/test_threads.py); and ``CORRECT``, name -> an
+implementation the oracle must pass (textbook baselines, other structures), ``CONCURRENT_CORRECT``
+the same under ``--threads``.  ``WRONG_BACKGROUND`` and ``CORRECT_BACKGROUND`` (file evictor, file store)
+are the same under a declared choice, V3-bg's ``eviction=background``: the catalogue runs them with it
+declared.
 
 To add a variant: write it in its component's module with a docstring that opens with the
 clauses it breaks (``"E4: ..."``, ``"V4/C3 broken: ..."``), and list it in the registry of its

@@ -59,7 +59,7 @@ class CommitKeepsReservationOrder(LRUFileEvictor):
 
     def commit(self, key: str, size: int | None = None) -> None:
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entry(key)
             if entry is not None:
                 entry.writers, entry.published = 0, False
 
@@ -83,9 +83,10 @@ class DiscardDropsWritesInFlight(LRUFileEvictor):
 
     def discard(self, key: str) -> bool:
         with self._lock:
-            entry = self._entries.pop(key, None)
+            entry = self._entry(key)
             if entry is None:
                 return False
+            del self._entries[key]
             self._total -= entry.size
             return True
 
@@ -108,7 +109,7 @@ class _CallbackSkippedWhenGoneEvictor(LRUFileEvictor):
     outlives it."""
 
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
-        entry = self._entries.get(victim)
+        entry = self._entry(victim)
         if entry is not None and not entry.in_flight and victim != keep:
             try:
                 self._fs.stat(self._path_of(victim))
@@ -128,7 +129,7 @@ class _EvictsWritesInFlightEvictor(LRUFileEvictor):
     """V5 broken: a reserved write that is not committed yet can be chosen as a victim."""
 
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
-        entry = self._entries.get(victim)
+        entry = self._entry(victim)
         if entry is not None and entry.in_flight:
             writers, entry.writers = entry.writers, 0
             freed = super()._evict_one(victim, keep)
@@ -152,7 +153,7 @@ class RetriesUnremovableEvictor(LRUFileEvictor):
     callback, an unlink and a log line, by every pass that reaches it: no back-off."""
 
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
-        entry = self._entries.get(victim)
+        entry = self._entry(victim)
         if entry is not None:
             entry.resting_until = None
         return super()._evict_one(victim, keep)
@@ -170,7 +171,8 @@ class _WedgedOnEpermEvictor(LRUFileEvictor):
     def _evict_one(self, victim: str, keep: str | None) -> int | None:
         if self._stuck:
             return None
-        tried = victim in self._entries and not self._entries[victim].in_flight and victim != keep
+        entry = self._entry(victim)
+        tried = entry is not None and not entry.in_flight and victim != keep
         freed = super()._evict_one(victim, keep)
         self._stuck = tried and freed is None
         return freed

@@ -17,8 +17,9 @@ Mistakes that real file backends have made, several built on an evictor variant 
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
@@ -35,6 +36,8 @@ from spec.variants.file_evictor import (
 
 __all__ = [
     "CAUGHT_BY_MACHINE",
+    "CONCURRENT",
+    "CONCURRENT_CORRECT",
     "CORRECT_BACKGROUND",
     "NEEDS_OVERLAPPING_NAMESPACES",
     "NEEDS_PLANTED_NODES",
@@ -54,8 +57,11 @@ __all__ = [
     "RatioIgnoredStore",
     "ScansOtherNamespaces",
     "TakesAnyNodeForAPage",
+    "UnlinksOutsideItsGuard",
     "WedgedOnEperm",
 ]
+
+logger = logging.getLogger("hicache.file_store")
 
 
 class _WithEvictor(HiCacheFile):
@@ -119,10 +125,11 @@ class ExistsAlwaysStats(HiCacheFile):
 class ScansOtherNamespaces(HiCacheFile):
     """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
 
-    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+    def _key_of(self, name: str) -> str | None:
+        if not name.endswith(".bin") or name.startswith("."):
+            return None
         suffix = self._suffix
-        ours = [e for e in entries if e.name.endswith(".bin") and not e.name.startswith(".")]
-        return [(e, e.name[: -len(suffix)] if e.name.endswith(suffix) else e.name[:-4]) for e in ours]
+        return name[: -len(suffix)] if name.endswith(suffix) else name[:-4]
 
 
 class PlainSuffixNaming(HiCacheFile):
@@ -132,11 +139,11 @@ class PlainSuffixNaming(HiCacheFile):
     def _path(self, key: str) -> str:
         return os.path.join(self._directory, key + self._suffix)
 
-    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
+    def _key_of(self, name: str) -> str | None:
         suffix = self._suffix
-        ours = [e for e in entries if len(e.name) > len(suffix) and e.name.endswith(suffix)]
-        ours = [e for e in ours if e.name[0] != "."]
-        return [(e, e.name[: -len(suffix)]) for e in ours]
+        if len(name) > len(suffix) and name.endswith(suffix) and name[0] != ".":
+            return name[: -len(suffix)]
+        return None
 
 
 class KeepsTempOnFailure(HiCacheFile):
@@ -165,6 +172,30 @@ class TakesAnyNodeForAPage(HiCacheFile):
         return True
 
     def _is_page_entry(self, entry: DirEntry) -> bool:
+        return True
+
+
+class UnlinksOutsideItsGuard(HiCacheFile):
+    """C5 (C1): ``delete`` drops the belief under the lock, then unlinks outside it, with no removal
+    opened in the guard: a probe between the two (``exists`` of the key) finds the file, sees no removal
+    under way and teaches the belief again, which then outlives the file.  One call at a time it is
+    production's delete; only threads held at the filesystem show it (O6)."""
+
+    def delete(self, key: str) -> bool:
+        self._check_key(key)
+        path = self._path(key)
+        with self._lock:
+            if self._beliefs is not None:
+                self._beliefs.remove(key)
+        try:
+            self._fs.unlink(path)  # outside the lock and the guard: the race window
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            logger.warning("file store: cannot delete %r: %s", path, exc)
+            return False
+        with self._lock:
+            self._evictor.discard(key)
         return True
 
 
@@ -232,3 +263,10 @@ CAUGHT_BY_MACHINE = [
 NEEDS_OVERLAPPING_NAMESPACES = ["namespace taken as a plain suffix"]
 # Caught only by a world where another user plants nodes under a key's name (S3).
 NEEDS_PLANTED_NODES = ["any node taken for a page"]
+
+# name -> (variant, the clause its mistake breaks): FAIL under ``--threads``, PASS one call at a time.
+CONCURRENT: dict[str, tuple[Callable[..., Any], str]] = {
+    "unlinks outside its guard": (UnlinksOutsideItsGuard, "C5"),
+}
+# What must PASS under ``--threads``.
+CONCURRENT_CORRECT: dict[str, Callable[..., Any]] = {"HiCacheFile": HiCacheFile}

@@ -14,6 +14,10 @@
   land inside a batch, M9).  ``SCHEDULED``: their controls, the same point before production's atomic
   call.  In the linearizability checker's real-thread batches the leader of each meeting holds at
   the point while the other threads make their calls, so the window is open by construction.
+* ``CONCURRENT``: production with a lock dropped or narrowed, correct one call at a time, whose race
+  window is a read of the clock, as a third party's class would have it (no meeting point): the
+  oracle's ``--threads`` holds threads there (O6).  ``CONCURRENT_CORRECT``: production, a lock-free
+  read and a striped lock, which ``--threads`` must pass.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from hicache.metadata_cache import MetadataCache
 from spec.fakes import meeting_point
 
 __all__ = [
+    "CONCURRENT",
+    "CONCURRENT_CORRECT",
     "CORRECT",
     "RACES",
     "SCHEDULED",
@@ -47,8 +53,12 @@ __all__ = [
     "LazyPurgeStaleBirth",
     "LenCountsExpired",
     "LenPurgesStaleBirth",
+    "LockFreeRead",
+    "LockFreeReadLazyPurge",
+    "MetadataCacheLRU",
     "MonotonicBoundaryExclusive",
     "MonotonicHardTTL",
+    "OppositeLockOrder",
     "PlainHardTTLSet",
     "PrefixCountsPastTheMiss",
     "RacyMetadataCache",
@@ -57,9 +67,13 @@ __all__ = [
     "ScheduledBatchMetadataCache",
     "ScheduledMetadataCache",
     "StaleBirthOnReAdd",
+    "StripedMetadataCache",
     "TextbookBatches",
     "TextbookHardTTL",
     "TornBatchMetadataCache",
+    "TornContainsMany",
+    "UnlockedCheckThenAdd",
+    "UnlockedLen",
     "ZeroTtlNeverExpires",
     "forgets_the_nth_live_key",
 ]
@@ -562,3 +576,310 @@ SCHEDULED: dict[str, type[MetadataCache]] = {
     "ScheduledMetadataCache": ScheduledMetadataCache,
     "ScheduledBatchMetadataCache": ScheduledBatchMetadataCache,
 }
+
+
+# -- concurrent variants: what only real threads show, held at the oracle's clock (O6, M7, M9) ----------
+#
+# Production's locked ``MetadataCache`` with one method made faster by dropping or narrowing its lock.
+# Each is correct one call at a time (the sequential oracle passes it); the scheduling point its race
+# needs is a read of the clock, which the oracle's ``--threads`` mode holds (spec/oracle/_threads.py):
+# no meeting point, nothing a third-party class would not do itself.
+
+
+def _live(ttl: float, birth: float | None, now: float) -> bool:
+    return birth is not None and (ttl < 0 or now - birth <= ttl)
+
+
+class UnlockedCheckThenAdd(MetadataCache):
+    """M7: ``add`` checks in one critical section (is the key alive? is the cache full?), reads the clock
+    again outside it, and acts in a second one on that stale check: two threads that both saw room both
+    insert (three keys under a bound of 2, M6), and a key another thread added in between gets its
+    lifetime restarted (M3) at the newest end."""
+
+    def add(self, key: Hashable) -> None:
+        now = self._clock()
+        with self._lock:
+            self._reclaim(now)
+            alive = key in self._births
+            full = self._max_entries is not None and len(self._births) >= self._max_entries
+        if alive:
+            return
+        now = self._clock()  # the race window (the same reading, one call at a time)
+        with self._lock:  # acting on the stale check
+            births, recency = self._births, self._recency
+            if full and births:
+                if recency is None:
+                    births.popitem(last=False)
+                else:
+                    del births[recency.popitem(last=False)[0]]
+                if self._counting:
+                    self._evictions += 1
+            births.pop(key, None)
+            births[key] = now
+            if recency is not None:
+                recency.pop(key, None)
+                recency[key] = now
+
+
+class LockFreeReadLazyPurge(MetadataCache):
+    """M7: ``contains`` reads the belief without the lock, then the clock, then purges what it read as
+    expired by key: a belief another thread re-added between the read and the pop is the one popped,
+    so a key that was just added answers False."""
+
+    def contains(self, key: Hashable) -> bool:
+        birth = self._births.get(key)  # lock-free
+        if birth is None:
+            return self._answered(False)
+        now = self._clock()  # the race window: another thread may re-add `key` now
+        if _live(self._ttl, birth, now):
+            if self._recency is not None:
+                with self._lock:
+                    if key in self._recency:
+                        self._recency.move_to_end(key)
+            return self._answered(True)
+        with self._lock:  # the lazy purge, by key: whatever belief is there now
+            self._births.pop(key, None)
+            if self._recency is not None:
+                self._recency.pop(key, None)
+        return self._answered(False)
+
+    def _answered(self, hit: bool) -> bool:
+        if self._counting:  # M8 (unlocked: its race is not the one this variant is about)
+            self._answers[hit] += 1
+        return hit
+
+
+class UnlockedLen(MetadataCache):
+    """M7: ``len`` counts the live entries without the lock, reading the clock per entry: another
+    thread's add or remove during the walk raises ``RuntimeError: OrderedDict mutated during
+    iteration`` out of ``len``."""
+
+    def __len__(self) -> int:
+        ttl = self._ttl
+        return sum(1 for birth in self._births.values() if ttl < 0 or self._clock() - birth <= ttl)
+
+
+class TornContainsMany(MetadataCache):
+    """M9 (M7): ``contains_many`` takes the lock once per key and reads the clock once, at the first key
+    it finds: another thread's call lands between two keys, so the answers are those of no one instant
+    (``[True, False]`` for two keys only ever added and cleared together)."""
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        now: float | None = None
+        found = []
+        for key in keys:
+            with self._lock:
+                birth = self._births.get(key)
+            if birth is not None and now is None:
+                now = self._clock()  # the one reading, between two keys: the tear
+            hit = birth is not None and _live(self._ttl, birth, now if now is not None else 0.0)
+            if hit and self._recency is not None:
+                with self._lock:
+                    if key in self._recency:
+                        self._recency.move_to_end(key)
+            found.append(hit)
+        if self._counting:  # M8
+            with self._lock:
+                self._answers[True] += sum(found)
+                self._answers[False] += len(found) - sum(found)
+        return found
+
+
+class OppositeLockOrder(MetadataCache):
+    """M7: two locks, taken in opposite orders: ``add`` takes the entries' lock then the bound's,
+    ``contains`` the bound's then the entries', each reading the clock while it holds the first.
+    One thread in each, held at its clock, and neither ever returns (a deadlock)."""
+
+    def __init__(self, ttl_seconds: float, **kwargs: Any) -> None:
+        super().__init__(ttl_seconds, **kwargs)
+        self._bound_lock = threading.Lock()
+
+    def add(self, key: Hashable) -> None:
+        with self._lock:
+            now = self._clock()
+            with self._bound_lock:
+                self._reclaim(now)
+                self._insert(key, now)
+
+    def contains(self, key: Hashable) -> bool:
+        with self._bound_lock:
+            now = self._clock()
+            with self._lock:
+                birth = self._births.get(key)
+                hit = _live(self._ttl, birth, now)
+                if hit and self._recency is not None:
+                    self._recency.move_to_end(key)
+                if self._counting:  # M8
+                    self._answers[hit] += 1
+                return hit
+
+
+class LockFreeRead(MetadataCache):
+    """Correct: ``contains`` reads the clock, then the belief, without the lock, and purges nothing on
+    the read path.  Linearizable: the answer is the belief's liveness at the instant it is read (a
+    belief born after the clock reading is live at it too).  Under ``eviction="lru"`` a hit must move
+    the key at that same instant, and the M8 counters (``stats=True``) must count it, so those take
+    the lock."""
+
+    def contains(self, key: Hashable) -> bool:
+        if self._recency is not None or self._counting:
+            return super().contains(key)
+        now = self._clock()
+        return _live(self._ttl, self._births.get(key), now)
+
+
+class StripedMetadataCache:
+    """Correct: a striped lock.  Each key's stripe (its hash modulo ``stripes``) keeps its own births
+    in birth order under its own lock; what only one key touches (``contains``, ``remove``, ``add`` of
+    an unbounded cache) takes that stripe alone; what spans keys (``add`` at a bound, ``len``,
+    ``clear``, the M9 batches) takes every stripe, in stripe order.  A full cache evicts the least
+    (birth or last use, then a global sequence number) of the stripes' heads, so every clause holds."""
+
+    def __init__(
+        self,
+        ttl_seconds: float,
+        *,
+        max_entries: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        eviction: str = "birth",
+        stripes: int = 4,
+    ) -> None:
+        MetadataCache(ttl_seconds, max_entries=max_entries, clock=clock, eviction=eviction)  # M1: its checks
+        self._ttl, self._bound, self._clock = float(ttl_seconds), max_entries, clock
+        self._lru = eviction == "lru"
+        self._locks = [threading.Lock() for _ in range(stripes)]
+        # per stripe: key -> (birth, rank), in rank order; rank = (birth or last use, sequence number)
+        self._stripes: list[OrderedDict[Hashable, tuple[float, tuple[float, int]]]] = [
+            OrderedDict() for _ in range(stripes)
+        ]
+        self._sequence = iter(range(1 << 62))  # next() is atomic under the GIL
+
+    def _index(self, key: Hashable) -> int:
+        return hash(key) % len(self._locks)
+
+    def _all(self) -> _AllStripes:
+        return _AllStripes(self._locks)
+
+    def _reclaim(self, stripe: OrderedDict[Hashable, tuple[float, tuple[float, int]]], now: float) -> None:
+        if self._ttl < 0:
+            return
+        for key in [k for k, (birth, _) in stripe.items() if now - birth > self._ttl]:
+            del stripe[key]
+
+    def _insert(self, key: Hashable, now: float, *, every_stripe: bool) -> None:
+        stripe = self._stripes[self._index(key)]
+        self._reclaim(stripe, now)
+        if key in stripe:
+            return
+        if self._bound is not None:
+            assert every_stripe
+            for other in self._stripes:
+                self._reclaim(other, now)
+            if sum(map(len, self._stripes)) >= self._bound:
+                heads = [(next(iter(s.values()))[1], s) for s in self._stripes if s]
+                victim = min(heads, key=lambda head: head[0])[1]
+                victim.popitem(last=False)
+        stripe[key] = (now, (now, next(self._sequence)))
+
+    def add(self, key: Hashable) -> None:
+        if self._bound is None:
+            with self._locks[self._index(key)]:
+                self._insert(key, self._clock(), every_stripe=False)
+            return
+        with self._all():
+            self._insert(key, self._clock(), every_stripe=True)
+
+    def _contains_at(self, key: Hashable, now: float) -> bool:
+        stripe = self._stripes[self._index(key)]
+        entry = stripe.get(key)
+        hit = entry is not None and _live(self._ttl, entry[0], now)
+        if hit and self._lru:
+            assert entry is not None
+            stripe[key] = (entry[0], (now, next(self._sequence)))
+            stripe.move_to_end(key)
+        return hit
+
+    def contains(self, key: Hashable) -> bool:
+        with self._locks[self._index(key)]:
+            return self._contains_at(key, self._clock())
+
+    def remove(self, key: Hashable) -> None:
+        with self._locks[self._index(key)]:
+            self._stripes[self._index(key)].pop(key, None)
+
+    def clear(self) -> None:
+        with self._all():
+            for stripe in self._stripes:
+                stripe.clear()
+
+    def __len__(self) -> int:
+        with self._all():
+            now = self._clock()
+            for stripe in self._stripes:
+                self._reclaim(stripe, now)
+            return sum(map(len, self._stripes))
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        with self._all():
+            keys = list(keys)
+            if keys:
+                now = self._clock()
+                for key in keys:
+                    self._insert(key, now, every_stripe=True)
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        with self._all():
+            keys = list(keys)
+            now = self._clock() if keys else 0.0
+            return [self._contains_at(key, now) for key in keys]
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        with self._all():
+            now, count = self._clock(), 0
+            for key in keys:
+                if not self._contains_at(key, now):
+                    break
+                count += 1
+            return count
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        with self._all():
+            for key in keys:
+                self._stripes[self._index(key)].pop(key, None)
+
+
+class _AllStripes:
+    """Every stripe's lock, taken in stripe order (one order for everybody: no deadlock)."""
+
+    def __init__(self, locks: list[threading.Lock]) -> None:
+        self._locks = locks
+
+    def __enter__(self) -> None:
+        for lock in self._locks:
+            lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        for lock in reversed(self._locks):
+            lock.release()
+
+
+# name -> (variant, the clause its mistake breaks): each FAILs under ``--threads`` and PASSes one call at
+# a time; the oracle must name the clause (M7; M9 for a torn batch, which names M7 too).
+CONCURRENT: dict[str, tuple[type, str]] = {
+    "UnlockedCheckThenAdd": (UnlockedCheckThenAdd, "M7"),
+    "LockFreeReadLazyPurge": (LockFreeReadLazyPurge, "M7"),
+    "UnlockedLen": (UnlockedLen, "M7"),
+    "TornContainsMany": (TornContainsMany, "M9"),
+    "OppositeLockOrder": (OppositeLockOrder, "M7"),
+}
+# Optimized alternatives that must PASS under ``--threads`` (a false alarm fails a test).
+CONCURRENT_CORRECT: dict[str, type] = {
+    "MetadataCache": MetadataCache,
+    "LockFreeRead": LockFreeRead,
+    "StripedMetadataCache": StripedMetadataCache,
+}
+
+
+def MetadataCacheLRU(ttl_seconds: float, **kwargs: Any) -> MetadataCache:
+    """Production with ``eviction="lru"`` (M6-lru), by a name the command line can give."""
+    return MetadataCache(ttl_seconds, eviction="lru", **kwargs)

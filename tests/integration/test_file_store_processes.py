@@ -93,7 +93,7 @@ class ShiftedClockFileSystem(OSFileSystem):
 def namespace_files(directory: Path, namespace: str) -> dict[str, bytes]:
     """key -> bytes of the files of ``namespace`` (no temp files), as the store names them."""
     found = {}
-    for path in directory.iterdir():
+    for path in directory.rglob("*"):  # the subdirectories too (F1-fanout's fanout layout)
         key = key_of_name(path.name, namespace)
         if key is not None:
             found[key] = path.read_bytes()
@@ -101,7 +101,7 @@ def namespace_files(directory: Path, namespace: str) -> dict[str, bytes]:
 
 
 def temp_files(directory: Path) -> list[Path]:
-    return sorted(path for path in directory.iterdir() if is_temp_name(path.name))
+    return sorted(path for path in directory.rglob("*") if is_temp_name(path.name))
 
 
 # -- F1: namespaces ------------------------------------------------------------
@@ -275,11 +275,13 @@ def test_processes_sharing_one_namespace_only_ever_read_whole_values(
 # -- C4, F8: a writer killed with SIGKILL ------------------------------------------------------
 
 
-@pytest.mark.clauses("C4", "F3", "F8", "C3")
+@pytest.mark.clauses("C4", "F3", "F8", "C3", "F1-fanout")
+@pytest.mark.parametrize("layout", ["flat", "fanout"])
 @pytest.mark.parametrize("stage", ["mid-write", "before-rename", "after-rename"])
 def test_a_writer_killed_mid_write_leaves_only_whole_values_and_its_temp_file_is_cleaned_once_old(
-    tmp_path: Path, children: Children, stage: str
+    tmp_path: Path, children: Children, stage: str, layout: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("HICACHE_FILE_LAYOUT", layout)  # the writer (a child: it inherits it) and the restarts
     process, conn = children.start(_children.write_then_get_killed, str(tmp_path), stage, 3)
     kind, committed = Children.receive(conn)
     assert kind == "committed" and committed == {"whole0": True, "whole1": True, "whole2": True}

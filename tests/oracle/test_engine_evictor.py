@@ -2,11 +2,12 @@
 
 The engine's ``LRUFileEvictor`` calls ``os.remove``, ``os.stat``, ``os.listdir``,
 ``os.path.getsize`` and ``os.statvfs`` itself; the oracle interposes its fake
-filesystem in the evictor's module.  The wheel is downloaded once (``pip download
+filesystem in the evictor's module.  ``benchmarks/engine_wheel.py`` loads it (the
+scale benchmark uses the same loader): the wheel is downloaded once (``pip download
 sglang --no-deps``) into ``~/.cache/hicache-oracle/sglang`` (``HICACHE_WHEEL_CACHE``
 to change it) and reused; only the module that defines ``LRUFileEvictor`` is read
 from it, and it is loaded without the ``sglang`` package or torch: the two names it
-imports from ``sglang`` are stubbed here while it loads (the test passes every
+imports from ``sglang`` are stubbed while it loads (the test passes every
 limit through ``extra_config``, so neither is used).  Nothing of it is copied into
 the project.  Without the registry the test is skipped, saying why.
 """
@@ -14,9 +15,7 @@ the project.  Without the registry the test is skipped, saying why.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -24,79 +23,31 @@ from typing import Any
 
 import pytest
 
+from benchmarks import engine_wheel
 from spec.oracle import check
 
-CACHE = Path(os.environ.get("HICACHE_WHEEL_CACHE", Path.home() / ".cache" / "hicache-oracle" / "sglang"))
-MODULE_NAME = "hicache_oracle_engine_lru_file_evictor"  # the engine module, loaded under a name of ours
+CACHE = engine_wheel.cache_dir()
+MODULE_NAME = engine_wheel.MODULE_NAME
 
 
 def _wheel() -> Path:
     """The cached sglang wheel, downloaded first if there is none (skip when the registry is out of reach)."""
-    found = sorted(CACHE.glob("sglang-*.whl"))
-    if found:
-        return found[-1]
-    CACHE.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "sglang", "--no-deps", "-d", str(CACHE), "-q"]
     try:
-        subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
-    except subprocess.CalledProcessError as error:
-        tail = " ".join((error.stderr or error.stdout or "").split()[-30:])
-        pytest.skip(f"cannot download the sglang wheel from the package registry: {tail}")
-    except (OSError, subprocess.TimeoutExpired) as error:
-        pytest.skip(f"cannot run pip download sglang: {error}")
-    found = sorted(CACHE.glob("sglang-*.whl"))
-    if not found:
-        pytest.skip(f"pip download sglang left no wheel in {CACHE}")
-    return found[-1]
-
-
-class _Stub:
-    """Whatever the engine module asks of ``sglang`` while it loads (``envs.X.get()``: None)."""
-
-    def __getattr__(self, name: str) -> _Stub:
-        return self
-
-    def __call__(self, *args: Any, **kwargs: Any) -> None:
-        return None
+        return engine_wheel.wheel(CACHE)
+    except engine_wheel.WheelUnavailable as error:
+        pytest.skip(str(error))
 
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[ModuleType]:
-    wheel = _wheel()
-    with zipfile.ZipFile(wheel) as archive:
-        # The modules named like an evictor first (sglang/srt/mem_cache/storage/file/lru_file_evictor.py in
-        # 0.5.23), then every other one: the first that defines the class.
-        names = sorted((n for n in archive.namelist() if n.endswith(".py")), key=lambda n: "evictor" not in n)
-        sources = []
-        for name in names:
-            text = archive.read(name)
-            if b"class LRUFileEvictor" in text:
-                sources.append((name, text))
-                break
-    if not sources:
-        pytest.fail(f"{wheel.name} has no module defining LRUFileEvictor")
-    path, source = sources[0]
-    stubs = ["sglang", "sglang.srt", "sglang.srt.environ", "sglang.srt.utils", "sglang.srt.utils.common"]
-    saved = {name: sys.modules.get(name) for name in stubs}
-    for name in stubs:
-        stub = ModuleType(name)
-        stub.__getattr__ = lambda attribute: _Stub()  # type: ignore[method-assign]
-        sys.modules[name] = stub
-    module = ModuleType(MODULE_NAME)
-    module.__file__ = f"{wheel}/{path}"
     try:
-        exec(compile(source, module.__file__, "exec"), module.__dict__)  # the module, as the wheel has it
-    finally:
-        for name, previous in saved.items():
-            if previous is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = previous
-    sys.modules[MODULE_NAME] = module  # the oracle finds the evictor's module by its class's __module__
+        module = engine_wheel.load_engine_evictor(_wheel())
+    except LookupError as error:
+        pytest.fail(str(error))
     try:
         yield module
     finally:
-        sys.modules.pop(MODULE_NAME, None)
+        engine_wheel.unload()
 
 
 def _names_only_factory(engine: ModuleType) -> Callable[..., Any]:

@@ -35,6 +35,12 @@ class HiCacheFileMachine(FileStoreMachine):
     target = staticmethod(HiCacheFile)
 
 
+class FanoutMachine(FileStoreMachine):
+    """The file-store machine with the stores built with ``layout="fanout"`` (F1-fanout)."""
+
+    layout = "fanout"
+
+
 @pytest.mark.clauses(
     "F1",
     "F3",
@@ -63,6 +69,33 @@ def test_file_store_refines_the_model_in_lock_step_with_faults_and_crashes(
     for key, value in figures.as_dict().items():
         record_property(key, value)
     assert figures.examples > 0
+
+
+@pytest.mark.clauses(
+    "F1-fanout", "F1", "F3", "F4", "F7", "F8", "V3", "V5", "V6", "C1", "C2", "C3", "C4", "B2", "S3"
+)
+def test_a_fanout_store_refines_the_model_in_lock_step_with_faults_and_crashes(
+    record_property: Callable[[str, object], None],
+) -> None:
+    # The same machine, the store built with layout="fanout": pages, temp files, planted nodes and
+    # crashes in the subdirectories.
+    figures = run_machine(FanoutMachine.over(HiCacheFile))
+    for key, value in figures.as_dict().items():
+        record_property(key, value)
+    assert figures.examples > 0
+
+
+@pytest.mark.clauses("F1-fanout")
+@pytest.mark.parametrize(
+    "name", ["callback skipped when the file is already gone", "temp file left after a failed write"]
+)
+def test_the_fanout_machine_catches_wrong_variants_too(name: str) -> None:
+    variant, _clause = WRONG[name]
+    budget = settings(
+        settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
+    )
+    with pytest.raises(AssertionError):
+        run_machine(FanoutMachine.over(variant), budget)
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F5", "F6", "F7", "F8", "V3", "V5", "C1", "C2", "C3", "C4", "B2", "S3")

@@ -31,6 +31,7 @@ SETTINGS: dict[str, tuple[str, str, object, object, object]] = {
     "metadata_ttl": ("METADATA_TTL", "-1", -1.0, 2.5, 2.5),
     "temp_max_age": ("TEMP_MAX_AGE", "60", 60.0, 0, 0.0),
     "metadata_eviction": ("METADATA_EVICTION", " LRU ", "lru", "lru", "lru"),
+    "layout": ("LAYOUT", " Fanout ", "fanout", "fanout", "fanout"),
 }
 
 
@@ -313,6 +314,25 @@ def test_unrelated_environment_variables_are_ignored() -> None:
     assert load_file_config({}, environ) == DEFAULTS
 
 
+@pytest.mark.clauses("F1-fanout")
+@pytest.mark.parametrize(
+    ("given", "error", "message"),
+    [
+        ({"layout": "tree"}, ValueError, "extra_config['layout'] must be 'flat' or 'fanout', got 'tree'"),
+        ({"layout": ""}, ValueError, "extra_config['layout'] must be 'flat' or 'fanout', got ''"),
+        ({"layout": 2}, TypeError, "extra_config['layout'] must be a str, 'flat' or 'fanout', got int 2"),
+    ],
+)
+def test_a_bad_layout_is_an_error_naming_the_setting(
+    given: dict[str, object], error: type, message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        load_file_config(given, {})
+    if isinstance(given["layout"], str):
+        with pytest.raises(error, match=re.escape("layout (from HICACHE_FILE_LAYOUT) must be")):
+            load_file_config({}, {"HICACHE_FILE_LAYOUT": given["layout"]})
+
+
 def test_the_config_is_frozen() -> None:
     config = load_file_config({}, {})
     with pytest.raises(AttributeError):
@@ -334,6 +354,8 @@ def test_the_config_is_frozen() -> None:
         ("metadata_ttl", -2.0, ValueError),
         ("metadata_ttl", math.inf, ValueError),
         ("temp_max_age", -1.0, ValueError),
+        ("layout", "tree", ValueError),
+        ("layout", 2, TypeError),
     ],
 )
 def test_constructing_the_config_directly_checks_every_field(field: str, value: object, error: type) -> None:

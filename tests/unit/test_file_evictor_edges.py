@@ -196,7 +196,9 @@ def test_an_unremovable_victim_and_a_failed_free_space_probe_are_logged(
 
 
 def _negative(ev: LRUFileEvictor) -> None:
-    ev._entries["a"].size = -2  # corrupt, with a total that still matches the sizes
+    entry = ev._entry("a")
+    assert entry is not None
+    entry.size = -2  # corrupt, with a total that still matches the sizes
     ev._total = -2
 
 

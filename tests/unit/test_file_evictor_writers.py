@@ -82,7 +82,8 @@ def test_aborting_one_of_three_writes_of_a_key_keeps_the_other_two_in_flight(clo
     for _ in range(3):
         assert ev.reserve("k", 4)
     ev.abort("k")
-    assert ev._entries["k"].writers == 2
+    entry = ev._entry("k")
+    assert entry is not None and entry.writers == 2
     ev.abort("k")  # the third write is still running
     assert [(e.key, e.size, e.in_flight) for e in ev.snapshot()] == [("k", 4, True)]
     assert ev.total == 4

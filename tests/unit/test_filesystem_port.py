@@ -201,10 +201,10 @@ def test_os_scandir_leaves_out_a_file_removed_during_the_pass(
         def __exit__(self, *exc: object) -> None:
             return None
 
-    def scandir_then_delete_b(path: str) -> Vanishing:
+    def scandir_then_delete_b(path: int) -> Vanishing:  # the port lists through a directory descriptor
         with real_scandir(path) as it:
             entries = sorted(it, key=lambda e: e.name)
-        os.unlink(os.path.join(path, "b.bin"))
+        os.unlink(tmp_path / "b.bin")
         return Vanishing(entries)
 
     monkeypatch.setattr(os, "scandir", scandir_then_delete_b)
