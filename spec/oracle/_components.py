@@ -231,7 +231,7 @@ def _by_pool_spec(model: Any) -> dict[Any, list[Any]]:
 EXISTENCE_CACHE = Component(
     clauses=("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1"),
     groups={
-        "B1": ("invalidate_beyond_with_negative_keep_pages",),
+        "B1": ("invalidate_beyond_with_negative_keep_pages", "bad_input"),
         "E3": ("contains",),
         "E4": ("contains_all", "contains_all_then_evict"),
         "E5": ("covers_all", "covers_all_without_extra_cover"),
@@ -323,7 +323,7 @@ _MID_WRITE = (_TWO_WRITES, *_CLEARS_MID_WRITE)  # the rules with a write in flig
 POOL_BELIEFS = Component(
     clauses=("P1", "P2", "P3", "P4", "P5", "B1"),
     groups={
-        "B1": ("invalidate_beyond_with_negative_keep_pages",),
+        "B1": ("invalidate_beyond_with_negative_keep_pages", "bad_input"),
         "P3": ("untrack_inflight", _TWO_WRITES),
         "P4": ("covered",),
         "P5": ("clear_pool", "clear_registry", *_INFLIGHT_CLEARS, *_CLEARS_MID_WRITE),

@@ -100,6 +100,7 @@ class OracleResult:
     passed_clauses: list[str] = field(default_factory=list)
     not_checked: dict[str, str] = field(default_factory=dict)
     strict_gaps: dict[str, str] = field(default_factory=dict)
+    bad_inputs: list[str] = field(default_factory=list)  # B1: the bad inputs tried, each once at least
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -159,6 +160,8 @@ class OracleResult:
             lines.append(f"  unknown: {self.message}")
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
+        if self.bad_inputs:
+            lines.append(f"  bad inputs tried (B1): {'; '.join(self.bad_inputs)}")
         by_reason: dict[str, list[str]] = {}
         for clause, why in self.not_checked.items():
             by_reason.setdefault(why, []).append(clause)
@@ -229,6 +232,7 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     not_passed = failed | not_run | set(result.not_checked)
     checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
     result.passed_clauses = [c for c in checked if c not in not_passed]
+    result.bad_inputs = sorted(totals.bad_inputs)
     result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
     return result
 

@@ -342,7 +342,8 @@ def _why_stop(budget: SearchBudget, clause: str, aside: str, session: Session, f
 
 
 def _plus(a: Figures, b: Figures) -> Figures:
-    return Figures(a.examples + b.examples, a.checks + b.checks, a.states | b.states)
+    states, bad = a.states | b.states, a.bad_inputs | b.bad_inputs
+    return Figures(a.examples + b.examples, a.checks + b.checks, states, bad_inputs=bad)
 
 
 def _explain_timeout(session: Session, late: CallTimedOut) -> Failure:
