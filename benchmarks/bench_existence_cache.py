@@ -25,7 +25,7 @@ import gc
 import random
 import tracemalloc
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Container, Hashable, Iterable, Sequence
 from typing import Any
 
 from benchmarks._harness import Comparison, compare
@@ -77,6 +77,8 @@ class TextbookExistenceCache:
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
+        if not isinstance(extra_cover, Container):  # B1 (E5), as production's check_cover
+            raise TypeError(f"extra_cover must be a container, got {extra_cover!r}")
         beliefs = self._beliefs
         for h in hashes:
             key = (pool, h)

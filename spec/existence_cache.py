@@ -20,7 +20,7 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Collection, Container, Hashable, Iterable, Sequence
 
 __all__ = [
     "BOUNDS",
@@ -30,6 +30,7 @@ __all__ = [
     "contains",
     "covers_all",
     "invalidate_beyond",
+    "refuse_bad_input",
     "touch",
     "trim",
     "trim_pool",
@@ -142,13 +143,33 @@ def invalidate_beyond(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], 
     return [b for b in beliefs if not (b[0] == pool and b[1] in dropped)]
 
 
+def refuse_bad_input(
+    pool: Hashable, keep_pages: int | None = None, hashes: object = (), extra_cover: object = frozenset()
+) -> None:
+    """B1, before any change: a ``pool`` that is not hashable (E1) and a ``hashes`` of
+    ``invalidate_beyond`` that is no sequence (E8) are ``TypeError``; a ``keep_pages`` that is not an
+    int (a bool, a float, a non-finite number, a string) a ``TypeError``, a negative one a ``ValueError``
+    (E6); an ``extra_cover`` that is no container a ``TypeError`` (E5).  (A ``hashes`` that is not
+    iterable fails in ``list()``, a ``TypeError`` too.)"""
+    if keep_pages is not None:  # invalidate_beyond: keep_pages first (E6)
+        if isinstance(keep_pages, bool) or not isinstance(keep_pages, int):
+            raise TypeError(f"keep_pages must be an int, got {type(keep_pages).__name__} {keep_pages!r}")
+        if keep_pages < 0:
+            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        if not isinstance(hashes, Sequence):
+            what = f"{type(hashes).__name__} {hashes!r}"
+            raise TypeError(f"hashes must be a sequence of page hashes, got {what}")
+    if not isinstance(extra_cover, Container):
+        raise TypeError(f"extra_cover must be a container, got {type(extra_cover).__name__} {extra_cover!r}")
+    hash(pool)
+
+
 class StorageExistenceCacheSpec:
     """The model behind the production constructor: ``StorageExistenceCacheSpec(max_entries)``;
     ``bound`` is the declared bound, ``"global"`` (E2) or ``"per-pool"``.
 
-    No type validation: it is driven with arguments the production class
-    accepted; only E6's negative ``keep_pages`` is checked, so that the
-    machine can compare the ``ValueError``.
+    The bad inputs E's methods name are refused as B1 says (:func:`refuse_bad_input`), so that an
+    answers-only comparison expects the same errors; the constructor's ``max_entries`` is not checked.
     """
 
     def __init__(self, max_entries: int = 512 * 1024, *, bound: str = "global") -> None:
@@ -159,26 +180,29 @@ class StorageExistenceCacheSpec:
         self.beliefs: Beliefs = []
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)
         per_pool = self.bound == "per-pool"
         self.beliefs = add(self.beliefs, pool, list(hashes), self.max_entries, per_pool)
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        refuse_bad_input(pool)
         found, self.beliefs = contains(self.beliefs, pool, page_hash)
         return found
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)
         covered, self.beliefs = covers_all(self.beliefs, pool, list(hashes), frozenset())
         return covered
 
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
+        refuse_bad_input(pool, extra_cover=extra_cover)
         covered, self.beliefs = covers_all(self.beliefs, pool, list(hashes), extra_cover)
         return covered
 
     def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        refuse_bad_input(pool, keep_pages, hashes)
         self.beliefs = invalidate_beyond(self.beliefs, pool, list(hashes), keep_pages)
 
     def clear(self) -> None:

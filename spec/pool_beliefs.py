@@ -84,8 +84,7 @@ class PoolExistenceBeliefsSpec:
 
     def invalidate_beyond(self, hashes: Sequence[Hashable], keep_pages: int) -> None:
         """P2 as E6."""
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        e.refuse_bad_input(POOL, keep_pages, hashes)  # B1 (E6, E8)
         self.beliefs = e.invalidate_beyond(self.beliefs, POOL, list(hashes), keep_pages)
 
     def clear(self) -> None:

@@ -19,10 +19,12 @@ A bare ``import spec`` or ``import spec.x`` without ``as`` is refused: the rewri
 bind another name than the code uses.
 
 An editable install (``pip install -e .``, the Makefile's venv) keeps ``spec`` pointing at the
-folder, and adds ``hicache_spec`` as a second name for the same folder, so that the console script
-``hicache-oracle = hicache_spec.oracle_entry:main`` works there too (its module imports ``spec.*``).
-In a checkout, use ``spec``: ``python -m hicache_spec.oracle`` there would load the oracle's package
-under both names.
+folder, and adds ``hicache_spec`` as a second name for the same folder.  Loaded under that name,
+``spec/__init__.py`` puts a finder in front of the import system that applies the same rewrite to each
+``hicache_spec.*`` module as it is imported (``spec/_rename.py``): the editable ``hicache_spec`` works in
+a project with its own ``spec`` module too, and the console script
+``hicache-oracle = hicache_spec.oracle_entry:main`` runs it.  The rewrite itself lives in
+``spec/_rename.py`` (standard library only), for both uses.
 
 Why a rewrite at build time rather than relative imports inside ``spec/`` plus ``package_dir``:
 relative imports do not reach the module paths kept in strings (``importlib`` lookups, the
@@ -33,20 +35,30 @@ rewrite leaves the sources as they are and is checked by tests/integration/test_
 
 from __future__ import annotations
 
-import io
-import re
+import importlib.util
 import shutil
-import tokenize
-from collections.abc import Iterable
+import sys
 from pathlib import Path
 from typing import Any
 
 from setuptools.command.build_py import build_py as _build_py
 
-__all__ = ["INSTALLED", "SOURCE", "BuildPy", "RewriteError", "own_modules", "rewrite_source"]
+# setuptools loads this file by its path, with neither the checkout nor spec/ importable: the rewrite
+# (spec/_rename.py, standard library only) is loaded the same way, from its file beside this one's folder.
+_found = importlib.util.spec_from_file_location(
+    "_hicache_rename", Path(__file__).resolve().parents[1] / "spec" / "_rename.py"
+)
+assert _found is not None and _found.loader is not None
+_rename = sys.modules.setdefault("_hicache_rename", importlib.util.module_from_spec(_found))
+if not hasattr(_rename, "rewrite_source"):
+    _found.loader.exec_module(_rename)
+INSTALLED: str = _rename.INSTALLED
+SOURCE: str = _rename.SOURCE
+RewriteError: type[ValueError] = _rename.RewriteError
+own_modules = _rename.own_modules
+rewrite_source = _rename.rewrite_source
 
-SOURCE = "spec"  # the package's name in the repository
-INSTALLED = "hicache_spec"  # and in the wheel
+__all__ = ["INSTALLED", "SOURCE", "BuildPy", "RewriteError", "own_modules", "rewrite_source"]
 
 
 def _renamed(package: str) -> str:
@@ -54,84 +66,6 @@ def _renamed(package: str) -> str:
     if package == SOURCE or package.startswith(SOURCE + "."):
         return INSTALLED + package[len(SOURCE) :]
     return package
-
-
-def own_modules(directory: Path) -> frozenset[str]:
-    """The names directly under the package folder: its modules and subpackages."""
-    names = {p.stem for p in directory.glob("*.py") if p.stem != "__init__"}
-    names |= {p.name for p in directory.iterdir() if (p / "__init__.py").is_file()}
-    return frozenset(names)
-
-
-# String literals, and the literal parts of f-strings (3.12 on) and t-strings (3.14 on).
-_STRINGS = {tokenize.STRING} | {n for n, name in tokenize.tok_name.items() if name.endswith("STRING_MIDDLE")}
-
-
-def _is_string(token: tokenize.TokenInfo) -> bool:
-    return token.type in _STRINGS
-
-
-class RewriteError(ValueError):
-    """An import the rewrite cannot keep meaning the same (``import spec.x`` without ``as``)."""
-
-
-def rewrite_source(source: str, modules: Iterable[str], old: str = SOURCE, new: str = INSTALLED) -> str:
-    """``source`` with its references to the package ``old`` made to ``new``.
-
-    ``modules`` are the names directly under the package (``oracle``, ``machines``, ...): a string's
-    ``old.<name>`` is rewritten only for those.
-
-    >>> source = "from spec.oracle import check\\nm = 'spec.machines.x'\\nspec.step(1)\\n"
-    >>> print(rewrite_source(source, {"oracle", "machines"}), end="")
-    from hicache_spec.oracle import check
-    m = 'hicache_spec.machines.x'
-    spec.step(1)
-    """
-    names = "|".join(map(re.escape, sorted(modules)))
-    in_strings = re.compile(rf"(?<![\w.]){re.escape(old)}\.(?=(?:{names})\b)")
-    lines = source.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, str]] = []  # (row, start col, end col, replacement); rows from 1
-    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    statement: list[tokenize.TokenInfo] = []  # the logical line so far (significant tokens)
-    for i, token in enumerate(tokens):
-        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
-            statement = []
-            continue
-        if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
-            continue
-        previous = statement[-1] if statement else None
-        statement.append(token)
-        if _is_string(token):
-            (row, col), (end_row, end_col) = token.start, token.end
-            for r in range(row, end_row + 1):  # a multi-line string: edit it line by line
-                text = lines[r - 1]
-                a = col if r == row else 0
-                b = end_col if r == end_row else len(text)
-                edits += [(r, m.start(), m.end(), new + ".") for m in in_strings.finditer(text, a, b)]
-            continue
-        if token.type != tokenize.NAME or token.string != old:
-            continue
-        if statement[0].string not in ("import", "from"):
-            continue  # code and expressions: ``spec`` there is a variable, not the package
-        if previous is None or previous.string not in ("import", "from", ","):
-            continue  # not the first name of a dotted module path (``x.spec``, or ``import a as spec``)
-        if statement[0].string == "from" and previous.string != "from":
-            continue  # ``from pkg import spec``: a name inside another package
-        if statement[0].string == "import":
-            j = i + 1  # past the dotted name: ``as`` must follow
-            while tokens[j].string == "." and tokens[j + 1].type == tokenize.NAME:
-                j += 2
-            if tokens[j].string != "as":
-                dotted = "".join(t.string for t in tokens[i:j])
-                raise RewriteError(
-                    f"line {token.start[0]}: 'import {dotted}' would bind {new!r}, not {old!r};"
-                    f" write 'from {old}... import ...' or 'import {dotted} as name'"
-                )
-        edits.append((token.start[0], token.start[1], token.end[1], new))
-    for row, start, end, replacement in sorted(edits, reverse=True):
-        text = lines[row - 1]
-        lines[row - 1] = text[:start] + replacement + text[end:]
-    return "".join(lines)
 
 
 class BuildPy(_build_py):  # type: ignore[misc]  # setuptools' classes are untyped where it has no stubs

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from hypothesis import settings
@@ -41,6 +42,8 @@ class Figures:
     checks: int = 0  # comparisons of implementation and spec: one after init, one per step
     states: set[Hashable] = field(default_factory=set)
     seconds: float = 0.0
+    bad_inputs: set[str] = field(default_factory=set)  # B1: the labels of the bad inputs tried
+
 
     def as_dict(self) -> dict[str, float]:
         return {
@@ -127,6 +130,35 @@ class LockstepMachine(RuleBasedStateMachine):
         figures.examples += 1
         figures.checks += seen.checks
         figures.states |= seen.states
+        figures.bad_inputs |= seen.bad_inputs
+
+
+def assert_raises(call: Callable[[], object], error: type[Exception], message: str) -> None:
+    """``call`` raises ``error`` (B1: a TypeError for a wrong type, a ValueError for a wrong value);
+    anything else, no exception included, fails with ``message`` and what happened."""
+    try:
+        call()
+    except error:
+        return
+    except Exception as other:
+        raise AssertionError(f"{message}; it raised {type(other).__name__}: {other}") from None
+    raise AssertionError(f"{message}; it raised nothing")
+
+
+BadInput = tuple[str, str, tuple[Any, ...], type[Exception]]  # B1: label, method, arguments, the error
+
+
+def try_bad_inputs(seen: Figures, target: Any, inputs: Iterable[BadInput], *first: Any) -> None:
+    """B1: call each bad input's method of ``target`` (with ``first`` before its arguments) and check it
+    raises its error; a method ``target`` lacks (its group left out) is skipped.  The labels tried are
+    added to ``seen`` (the report lists them)."""
+    for label, method, args, error in inputs:
+        try:
+            bound = getattr(target, method)
+        except AttributeError:
+            continue
+        seen.bad_inputs.add(label)
+        assert_raises(partial(bound, *first, *args), error, f"B1: {label} did not raise {error.__name__}")
 
 
 def assert_refused(calls: Iterable[Callable[[], object]], message: str) -> None:

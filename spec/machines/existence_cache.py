@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from spec.existence_cache import StorageExistenceCacheSpec, by_pool
-from spec.machines._base import LockstepMachine, assert_refused
+from spec.machines._base import BadInput, LockstepMachine, assert_refused, try_bad_inputs
 
 __all__ = [
+    "BAD_INPUTS",
     "CAPACITIES",
     "HASHES",
     "POOLS",
@@ -53,6 +54,27 @@ keeps = st.sampled_from(
 )  # keep_pages: past the end included; 0 not favoured, so beliefs survive
 
 
+# B1: every bad input E's clauses name, with the error it must raise (the pool in the call is the step's):
+# keep_pages of the wrong type, a bool, non-finite or negative (E6), hashes not iterable (E8) or, for
+# invalidate_beyond, not a sequence, an extra_cover that is no container (E5), an unhashable pool (E1).
+NAN, INF = float("nan"), float("inf")
+BAD_INPUTS: tuple[BadInput, ...] = (
+    ("invalidate_beyond keep_pages=-1", "invalidate_beyond", (["h0"], -1), ValueError),
+    ("invalidate_beyond keep_pages=True", "invalidate_beyond", (["h0"], True), TypeError),
+    ("invalidate_beyond keep_pages=1.0", "invalidate_beyond", (["h0"], 1.0), TypeError),
+    ("invalidate_beyond keep_pages=nan", "invalidate_beyond", (["h0"], NAN), TypeError),
+    ("invalidate_beyond keep_pages=inf", "invalidate_beyond", (["h0"], INF), TypeError),
+    ("invalidate_beyond keep_pages='1'", "invalidate_beyond", (["h0"], "1"), TypeError),
+    ("invalidate_beyond hashes={'h0'} (no sequence)", "invalidate_beyond", ({"h0"}, 0), TypeError),
+    ("add hashes=5", "add", (5,), TypeError),
+    ("contains_all hashes=5", "contains_all", (5,), TypeError),
+    ("covers_all hashes=5", "covers_all", (5,), TypeError),
+    ("covers_all extra_cover=5", "covers_all", ([], 5), TypeError),  # an empty chain: checked up front
+    ("add pool=[] (unhashable)", "add", (["h0"],), TypeError),
+    ("contains pool=[] (unhashable)", "contains", ("h0",), TypeError),
+)
+
+
 def shaped(chain: list[str], shape: str) -> Iterable[str]:
     """``chain`` as a fresh list, a tuple or a one-shot generator."""
     if shape == "generator":
@@ -69,6 +91,7 @@ class StorageExistenceCacheMachine(LockstepMachine):
     def __init__(self) -> None:
         super().__init__()
         self.clause = "E2"  # the clause of the step just run: what a wrong snapshot after it breaks
+        self.bad_inputs_tried = False  # B1: the bad inputs are tried once an example
 
     @initialize(max_entries=st.sampled_from(CAPACITIES))
     def build(self, max_entries: int) -> None:
@@ -141,6 +164,17 @@ class StorageExistenceCacheMachine(LockstepMachine):
             refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (E6)"
         )
         assert self.model.snapshot() == before, "B1: a refused invalidate_beyond changed the beliefs (E6)"
+
+    @precondition(lambda self: not self.bad_inputs_tried)
+    @rule(pool=pools)
+    def bad_input(self, pool: str) -> None:
+        """B1: every bad input of ``BAD_INPUTS`` raises its error, and changes nothing (the model is not
+        called: the comparison after the step sees any change).  The labels tried go to the report."""
+        self.clause = "B1"
+        self.bad_inputs_tried = True  # once an example: the other rules keep their share of the steps
+        hashable = [b for b in BAD_INPUTS if "unhashable" not in b[0]]
+        try_bad_inputs(self._seen, self.impl, hashable, pool)
+        try_bad_inputs(self._seen, self.impl, [b for b in BAD_INPUTS if "unhashable" in b[0]], [])
 
     @precondition(lambda self: self.model.max_entries > 0)
     @rule(pool=pools)

@@ -19,11 +19,31 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.machines._base import LockstepMachine, assert_refused
-from spec.machines.existence_cache import CAPACITIES, batches, chains, hashes, keeps, shaped, shapes, walks
+from spec.machines._base import BadInput, LockstepMachine, assert_refused, try_bad_inputs
+from spec.machines.existence_cache import (
+    BAD_INPUTS,
+    CAPACITIES,
+    batches,
+    chains,
+    hashes,
+    keeps,
+    shaped,
+    shapes,
+    walks,
+)
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
-__all__ = ["NAMES", "PoolBeliefsMachine"]
+__all__ = ["NAMES", "POOL_BAD_INPUTS", "PoolBeliefsMachine"]
+
+# B1: E's bad inputs of the methods a pool shares (without the pool argument), the hashes of a pool's own
+# methods not iterable (P3, P4 as E8), and a pool name that is not hashable (P1).
+POOL_BAD_INPUTS: tuple[BadInput, ...] = (
+    *(b for b in BAD_INPUTS if b[1] in ("add", "contains_all", "invalidate_beyond") and "pool=" not in b[0]),
+    ("covered hashes=5", "covered", (5,), TypeError),
+    ("track_inflight hashes=5", "track_inflight", (5,), TypeError),
+    ("untrack_inflight hashes=5", "untrack_inflight", (5,), TypeError),
+)
+UNHASHABLE_NAME: tuple[BadInput, ...] = (("pool name=[] (unhashable)", "pool", ([],), TypeError),)
 
 NAMES = ("kv", "mamba")
 
@@ -40,6 +60,7 @@ class PoolBeliefsMachine(LockstepMachine):
         self.pools: dict[str, Any] = {}  # the pools the steps have asked for, by name
         self.clause = "P2"  # the clause of the step just run: what a wrong snapshot after it breaks
         self.acted_on: str | None = None  # the pool the step asked for (None: the whole registry)
+        self.bad_inputs_tried = False  # B1: the bad inputs are tried once an example
 
     @initialize(max_entries=st.sampled_from(CAPACITIES))
     def build(self, max_entries: int) -> None:
@@ -154,6 +175,16 @@ class PoolBeliefsMachine(LockstepMachine):
             refuse, f"B1: invalidate_beyond(keep_pages={keep_pages}) did not raise ValueError (P2, E6)"
         )
         assert self.model.pool(name).snapshot() == before, "B1: a refused invalidate_beyond changed the pool"
+
+    @precondition(lambda self: not self.bad_inputs_tried)
+    @rule(name=names)
+    def bad_input(self, name: str) -> None:
+        """B1: every bad input of ``POOL_BAD_INPUTS`` raises its error on a pool, and an unhashable name
+        on the registry; nothing changes (the comparison after the step sees any change)."""
+        self.clause = "B1"
+        self.bad_inputs_tried = True  # once an example: the other rules keep their share of the steps
+        try_bad_inputs(self._seen, self._pool(name), POOL_BAD_INPUTS)
+        try_bad_inputs(self._seen, self.impl, UNHASHABLE_NAME)
 
     @precondition(lambda self: sum(len(self.model.pool(n)) for n in NAMES) > 1)
     @rule(name=names)

@@ -70,11 +70,34 @@ against pytest, say) may take another search path and find a divergence after
 more or fewer examples.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from spec.oracle._adapter import Adapter
 from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._run import OracleResult, OracleUsageError, check, load_target, machine_for
-from spec.oracle._threads import check_threads, replay_threads
-from spec.oracle._trace import TraceResult, check_trace
+from spec.oracle._errors import OracleUsageError
+
+if TYPE_CHECKING:
+    from spec.oracle._run import OracleResult, check, load_target, machine_for
+    from spec.oracle._threads import check_threads, replay_threads
+    from spec.oracle._trace import TraceResult, check_trace
+
+# The runner needs Hypothesis; the tables, the adapter and ``--help``/``--describe`` do not, so it is
+# imported on first use (``from spec.oracle import check`` as before); so are --threads and the traces.
+_LAZY = {
+    **dict.fromkeys(("OracleResult", "check", "load_target", "machine_for"), "_run"),
+    **dict.fromkeys(("check_threads", "replay_threads"), "_threads"),
+    **dict.fromkeys(("TraceResult", "check_trace"), "_trace"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)  # hicache_spec too
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "TraceResult", "available_components",

@@ -2,30 +2,51 @@
 
 ``python -m spec.oracle <component> --trace FILE``: judge a recorded hicache-trace/1 history (O7); exit 3 is
 UNKNOWN (the search budget ran out).
+
+``--help``, ``--list`` and ``COMPONENT --describe`` read the oracle's tables only, so they work without
+Hypothesis; a run needs it, and says how to install it when it is missing.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
+import tempfile
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from spec.linearizability.checker import MAX_STEPS
-from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._picture import write_history
-from spec.oracle._run import OracleResult, OracleUsageError, check
-from spec.oracle._threads import HISTORIES, ThreadsResult, check_threads
+from spec.oracle._budgets import DEFAULT_MAX_STEPS, HISTORIES
+from spec.oracle._components import COMPONENTS
+from spec.oracle._describe import describe, summary_line
+from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._timeout import CALL_TIMEOUT
-from spec.oracle._trace import DEFAULT_MAX_STEPS, check_trace
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from spec.oracle._result import Failure, OracleResult
+
+__all__ = ["MISSING", "main", "repro_name"]
+
+MISSING = (
+    "hicache-oracle: the oracle needs Hypothesis and pytest (the package's [oracle] extra), which are not"
+    " installed here: pip install hypothesis pytest, or install the package with its extra,"
+    " pip install '/path/to/hicache-reference[oracle]'"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors are one line (the usage is one ``--help`` away), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (hicache-oracle --help for usage)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hicache-oracle",
         description="Check an implementation against the HiCache spec with the project's lock-step machines.",
         epilog="Exit status: 0 PASS, 1 divergence found (a reproduction is printed), 2 usage or import error"
@@ -73,9 +94,32 @@ def _parser() -> argparse.ArgumentParser:
         f"never a hang (default {CALL_TIMEOUT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--repro", default=None, help="on FAIL, also write the reproduction file here")
     parser.add_argument(
-        "--list", action="store_true", help="list the components and whether they are available"
+        "--strict",
+        action="store_true",
+        help="for CI: exit 1 also when a clause was not checked, for want of a method or mapping of the"
+        " target or under 'not checked' (O8), and say which (the report's strict_gaps); not counted: what"
+        " --leave-out asked for, and what the run's mode never checks (M7, C5 without --threads; the"
+        " sequential clauses with it): for CI, run both with --strict",
+    )
+    parser.add_argument(
+        "--repro",
+        default=None,
+        metavar="PATH",
+        help="on FAIL, also write the reproduction here: a file (the first failure's), or a directory"
+        " (an existing one, or a path ending in /): one test_repro_<clauses>.py per failing clause;"
+        " checked before the run",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the components: each one's clauses, constructor and required methods, whether it can run",
+    )
+    parser.add_argument(
+        "--describe",
+        action="store_true",
+        help="with a COMPONENT: what a target must provide (constructor, methods and their clauses, the"
+        " groups --leave-out takes, the --declare choices, the adapter keys with examples)",
     )
     parser.add_argument(
         "--trace",
@@ -96,6 +140,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _list() -> None:
+    for name, component in COMPONENTS.items():
+        try:
+            component.machine()
+            ready = "available"
+        except (ImportError, AttributeError) as error:
+            ready = f"not available ({one_line(error)})"
+        print(f"{name}: {ready}; {summary_line(component)}")
+    print("hicache-oracle COMPONENT --describe says what each one needs and checks")
+
+
 def _choice(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name or not value:
@@ -112,16 +167,33 @@ def main(argv: list[str] | None = None) -> int:
     if os.getcwd() not in sys.path:  # targets are imported from the current directory too, as with -m
         sys.path.insert(0, os.getcwd())
     if args.list:
-        for name, ready in available_components().items():
-            print(f"{name}: {'available' if ready else 'machine not in this tree yet'}")
+        _list()
+        return 0
+    if args.describe:
+        if args.component not in COMPONENTS:
+            why = f"unknown component {args.component!r}" if args.component else "give a component"
+            known = ", ".join(COMPONENTS)
+            print(f"hicache-oracle: error: --describe: {why}; one of: {known}", file=sys.stderr)
+            return 2
+        _emit(describe(COMPONENTS[args.component]) + "\n")
         return 0
     if args.trace:
-        return _trace(parser, args)
+        return _trace(args)
     if not args.component or not args.target:
-        parser.print_usage(sys.stderr)
-        print("hicache-oracle: error: give a component and a target (or --list)", file=sys.stderr)
+        print(
+            "hicache-oracle: error: give a component and a target (or --list, or COMPONENT --describe;"
+            " hicache-oracle --help for usage)",
+            file=sys.stderr,
+        )
         return 2
+    if _without_hypothesis():
+        return 2
+    from spec.oracle._picture import write_history
+    from spec.oracle._run import check
+    from spec.oracle._threads import ThreadsResult, check_threads
+
     try:
+        repro = _repro_target(args.repro) if args.repro else None
         adapter = json.loads(args.adapter) if args.adapter else None
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
@@ -155,37 +227,57 @@ def main(argv: list[str] | None = None) -> int:
                 call_timeout=args.call_timeout,
             )
     except (json.JSONDecodeError, OracleUsageError) as error:
-        why = f"--adapter is not valid JSON: {error}" if isinstance(error, json.JSONDecodeError) else error
-        print(f"hicache-oracle: error: {why}", file=sys.stderr)
+        bad_json = isinstance(error, json.JSONDecodeError)
+        print(f"hicache-oracle: error: {'--adapter is not valid JSON: ' * bad_json}{error}", file=sys.stderr)
         return 2
-    if args.repro and result.repro:
-        Path(args.repro).write_text(result.repro)
+    strict = result.strict_summary() if args.strict else ""
+    _print(result, args.json, "reproduction (save as test_repro.py and run pytest)", strict)
     if args.picture and isinstance(result, ThreadsResult) and result.history:
         operations, red = result.picture_history()
         title = f"{result.verdict}: {result.target} as {args.component} under --threads {args.threads}"
         write_history(args.picture, operations, red, result.instants(), title)
-    _print(result, args.json, "reproduction (save as test_repro.py and run pytest)")
-    return EXIT[result.verdict]
+    if repro is not None:
+        try:
+            _write_repros(repro, result.failures)
+        except OSError as error:  # checked before the run: the path changed under it
+            print(f"hicache-oracle: error: --repro {args.repro}: {one_line(error)}", file=sys.stderr)
+            return 2
+    return 1 if strict and result.verdict == "PASS" else EXIT[result.verdict]
 
 
 EXIT = {"PASS": 0, "FAIL": 1, "UNKNOWN": 3}
 
 
-def _trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _without_hypothesis() -> bool:
+    """Whether a run cannot start for want of Hypothesis (then what to install is printed, exit 2)."""
+    missing = importlib.util.find_spec("hypothesis") is None
+    if missing:
+        print(MISSING, file=sys.stderr)
+    return missing
+
+
+def _trace(args: argparse.Namespace) -> int:
     """``--trace FILE``: the component's spec judges the recorded history; no target is run."""
     if not args.component or args.target:
-        parser.print_usage(sys.stderr)
         why = "give the component" if not args.component else f"--trace takes no target (got {args.target!r})"
         print(f"hicache-oracle: error: {why}: hicache-oracle COMPONENT --trace FILE", file=sys.stderr)
         return 2
+    if _without_hypothesis():
+        return 2
+    from spec.oracle._picture import write_history
+    from spec.oracle._trace import check_trace
+
     try:
+        repro = _repro_target(args.repro) if args.repro else None
+        if repro is not None and repro.is_dir():
+            raise OracleUsageError(f"--repro {args.repro}: with --trace, give a file (the unexplained lines)")
         steps = DEFAULT_MAX_STEPS if args.max_steps is None else args.max_steps
         result = check_trace(args.component, args.trace, max_steps=steps)
     except OracleUsageError as error:
         print(f"hicache-oracle: error: {error}", file=sys.stderr)
         return 2
-    if args.repro and result.repro:
-        Path(args.repro).write_text(result.repro)
+    if repro is not None and result.repro:
+        repro.write_text(result.repro)
     if args.picture and result.verdict != "PASS":
         operations, red = result.picture_history()
         title = f"{result.verdict}: {args.trace} as {args.component}"
@@ -196,20 +288,72 @@ def _trace(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return EXIT[result.verdict]
 
 
-def _print(result: OracleResult, as_json: bool, repro_title: str) -> None:
+def _print(result: OracleResult, as_json: bool, repro_title: str, strict: str = "") -> None:
+    """The report, as JSON or as text (with ``--strict``'s line and the reproduction)."""
+    if as_json:
+        _emit(json.dumps(result.as_dict(), indent=1, sort_keys=True) + "\n")
+        return
+    text = result.summary() + "\n" + (f"  {strict}\n" if strict else "")
+    if result.repro:
+        text += f"\n# ---- {repro_title} ----\n" + result.repro
+    _emit(text)
+
+
+def _emit(text: str) -> None:
+    """Print ``text``; a reader that leaves early (``| head``) is no error."""
     try:
-        if as_json:
-            print(json.dumps(result.as_dict(), indent=1, sort_keys=True))
-        else:
-            print(result.summary())
-            if result.repro:
-                print(f"\n# ---- {repro_title} ----")
-                print(result.repro, end="")
+        sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
-        # The reader left early (``| head``): the verdict stands.  Point stdout at /dev/null so that the
-        # interpreter's final flush of what is still buffered does not fail again.
+        # The verdict stands.  Point stdout at /dev/null so that the interpreter's final flush of what
+        # is still buffered does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _repro_target(path: str) -> Path:
+    """``--repro``'s path, checked before the run (OracleUsageError, exit 2, when it cannot be written):
+    an existing directory, or a path ending in ``/`` (created), receives one file per failing clause;
+    any other path is the file of the first failure's reproduction."""
+    target = Path(path)
+    try:
+        if path.endswith(("/", os.sep)) or target.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            folder = target
+        else:
+            folder = target.parent
+            if not folder.is_dir():
+                raise OracleUsageError(f"--repro {path}: no directory {str(folder)!r} to write the file in")
+            if target.exists():
+                with target.open("a"):  # writable, left as it is
+                    pass
+        with tempfile.TemporaryFile(dir=folder):  # a file can be made there (not only permitted: made)
+            pass
+    except OSError as error:
+        raise OracleUsageError(f"--repro {path}: cannot be written: {one_line(error)}") from None
+    return target
+
+
+def repro_name(clauses: list[str]) -> str:
+    """The file name of a failure's reproduction in a ``--repro`` directory: ``test_repro_M2.py``."""
+    return f"test_repro_{'_'.join(clauses) or 'invariants'}.py"
+
+
+def _write_repros(target: Path, failures: list[Failure]) -> None:
+    """Each failure's reproduction into the directory ``target``, or the first's into the file."""
+    written = [f for f in failures if f["repro"]]
+    if not written:
+        return
+    if not target.is_dir():
+        target.write_text(written[0]["repro"])
+        if len(written) > 1:
+            print(
+                f"hicache-oracle: {target} holds the first of {len(written)} reproductions; give --repro a"
+                " directory to save one per failing clause",
+                file=sys.stderr,
+            )
+        return
+    for failure in written:
+        (target / repro_name(failure["clauses"])).write_text(failure["repro"])
 
 
 if __name__ == "__main__":

@@ -14,9 +14,18 @@ from dataclasses import dataclass, field
 from itertools import takewhile
 from typing import Any
 
-__all__ = ["Adapter", "TargetCall"]
+__all__ = ["FORMS", "KEYS", "Adapter", "TargetCall"]
 
 FORMS = ("global", "per-pool")
+
+# The adapter's keys and what each does (``--describe`` prints them, with an example per component).
+KEYS: dict[str, str] = {
+    "methods": "spec method -> your method's name (__len__ may map to a method, e.g. size)",
+    "arguments": "per method (__init__: the constructor), spec parameter -> your keyword; passed by keyword",
+    "positional": "per method, the spec parameters taken positionally, in your order (the rest by keyword)",
+    "form": f"existence caches: {' or '.join(FORMS)} (pool(name) objects, or a per-pool class)",
+    "omit": "spec operations or constructor parameters to leave out even if your class seems to have them",
+}
 
 
 @dataclass(frozen=True)
@@ -65,10 +74,9 @@ class Adapter:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Adapter:
         """Build an adapter from plain data (the CLI's ``--adapter`` JSON); unknown keys are a ValueError."""
-        known = {"methods", "arguments", "positional", "form", "omit"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - set(KEYS))
         if unknown:
-            raise ValueError(f"adapter: unknown keys {unknown}; known keys are {sorted(known)}")
+            raise ValueError(f"adapter: unknown keys {unknown}; known keys are {sorted(KEYS)}")
         return cls(
             methods=dict(data.get("methods", {})),
             arguments={k: dict(v) for k, v in data.get("arguments", {}).items()},

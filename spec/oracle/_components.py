@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spec.existence_cache import by_pool
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
-from spec.machines._base import LockstepMachine
+
+if TYPE_CHECKING:  # the machines need Hypothesis; --describe and --list must not
+    from spec.machines._base import LockstepMachine
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 
@@ -80,6 +82,10 @@ class Component:
     # Clauses that only the rules of another clause's group exercise: not checked (so not passed) while
     # that group is left out or set aside (S7's rest needs V5's unremovable files), O8.
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # The clauses an answer of each method is checked against, the first the method's own: without a
+    # snapshot() the oracle blames the first of the diverging call's, and lists those of every call of
+    # the counterexample as the ones it is consistent with (issue 23).  ``--describe`` prints them.
+    method_clauses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Groups whose rules other clauses need too (V5's vanished files are V6's victims as well): once the
     # group's clause has failed, its rules go on running and only its divergences are set aside (an
     # example that meets one ends unreported), so that the clauses named here are still checked (O8).
@@ -193,6 +199,18 @@ METADATA_CACHE = Component(
         **{method: f"M9 {method}: no {method}()" for method in _BATCHES},
     },
     rules_for={"__len__": ("length",)},
+    method_clauses={
+        "add": ("M3", "M2", "M6"),
+        "contains": ("M4", "M2"),
+        "remove": ("M5",),
+        "clear": ("M5",),
+        "__len__": ("M5", "M2"),
+        "stats": ("M8",),
+        "add_many": ("M9", "M3", "M2", "M6"),
+        "contains_many": ("M9", "M4", "M2"),
+        "contains_prefix": ("M9", "M4", "M2"),
+        "remove_many": ("M9", "M5"),
+    },
     projections={
         "stats": Projection(_stats, _stats, "({r}.hits, {r}.misses, {r}.evictions)"),
         "snapshot": Projection(_snapshot_impl, _live_births, "[tuple(e) for e in {r}]"),
@@ -213,7 +231,7 @@ def _by_pool_spec(model: Any) -> dict[Any, list[Any]]:
 EXISTENCE_CACHE = Component(
     clauses=("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "B1"),
     groups={
-        "B1": ("invalidate_beyond_with_negative_keep_pages",),
+        "B1": ("invalidate_beyond_with_negative_keep_pages", "bad_input"),
         "E3": ("contains",),
         "E4": ("contains_all", "contains_all_then_evict"),
         "E5": ("covers_all", "covers_all_without_extra_cover"),
@@ -249,6 +267,15 @@ EXISTENCE_CACHE = Component(
         "__len__": ("length",),
         "covers_all": ("covers_all", "covers_all_without_extra_cover"),
         "invalidate_beyond": ("invalidate_beyond", "invalidate_beyond_with_negative_keep_pages"),
+    },
+    method_clauses={
+        "add": ("E2", "E8"),
+        "contains": ("E3",),
+        "contains_all": ("E4", "E8"),
+        "covers_all": ("E5", "E8"),
+        "invalidate_beyond": ("E6", "B1"),
+        "clear": ("E7",),
+        "__len__": ("E7",),
     },
     projections={"snapshot": Projection(_snapshot_impl, _snapshot_spec, "[tuple(b) for b in {r}]")},
     choices={"bound": ("global", "per-pool")},
@@ -296,7 +323,7 @@ _MID_WRITE = (_TWO_WRITES, *_CLEARS_MID_WRITE)  # the rules with a write in flig
 POOL_BELIEFS = Component(
     clauses=("P1", "P2", "P3", "P4", "P5", "B1"),
     groups={
-        "B1": ("invalidate_beyond_with_negative_keep_pages",),
+        "B1": ("invalidate_beyond_with_negative_keep_pages", "bad_input"),
         "P3": ("untrack_inflight", _TWO_WRITES),
         "P4": ("covered",),
         "P5": ("clear_pool", "clear_registry", *_INFLIGHT_CLEARS, *_CLEARS_MID_WRITE),
@@ -330,6 +357,19 @@ POOL_BELIEFS = Component(
         "clear_inflight": _INFLIGHT_CLEARS,
         "registry clear": ("clear_registry", "clear_registry_with_a_write_in_flight"),
         "registry clear_inflight": ("clear_registry_inflight",),
+    },
+    method_clauses={
+        "pool": ("P1",),
+        "add": ("P2",),
+        "contains": ("P2",),
+        "contains_all": ("P2",),
+        "covered": ("P4",),
+        "track_inflight": ("P3", "P4"),
+        "untrack_inflight": ("P3",),
+        "invalidate_beyond": ("P2", "B1"),
+        "clear": ("P5",),
+        "clear_inflight": ("P5",),
+        "__len__": ("P2",),
     },
     registry_methods={
         "clear": "P5 registry clear: the registry has no clear() (its pools' clear() is checked)",

@@ -16,7 +16,10 @@ from spec.clauses import CLAUSES
 from spec.oracle._session import Call, PerPoolRegistry, Recording, Replay, Session, _repr
 from spec.oracle._time import FakeClock, control_time, time_modules
 
-__all__ = ["divergence", "render_calls", "render_program_repro", "render_refusal_repro", "render_repro"]
+__all__ = [
+    "call_notes", "divergence", "render_calls", "render_opening", "render_program_repro",
+    "render_refusal_repro", "render_repro",
+]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
@@ -41,10 +44,44 @@ def _clock_moves(calls: list[Call], start: float | None) -> list[list[str]]:
     return moves
 
 
-def render_calls(session: Session, calls: list[Call], start: float | None) -> list[str]:
-    """The calls as lines of code, with the clock moves between them (``clock.now = ...``)."""
-    moves = zip(_clock_moves(calls, start), calls, strict=True)
-    return [line for move, call in moves for line in (*move, render_call(session, call))]
+def render_calls(
+    session: Session, calls: list[Call], start: float | None, notes: list[str] | None = None
+) -> list[str]:
+    """The calls as lines of code, with the clock moves between them (``clock.now = ...``); a call's
+    note (``notes``, one per call, "" for none) follows it as a comment."""
+    notes = notes or [""] * len(calls)
+    moves = zip(_clock_moves(calls, start), calls, notes, strict=True)
+    return [
+        line
+        for move, call, note in moves
+        for line in (*move, render_call(session, call) + (f"  # {note}" if note else ""))
+    ]
+
+
+def render_opening(session: Session, recording: Recording, target_path: str) -> list[str]:
+    """The lines a text counterexample starts with: the clock's start, then the construction call with
+    its arguments (``cache = FastCache(1.0, max_entries=1, clock=clock)``)."""
+    timed = recording.start is not None
+    lines = []
+    if timed:
+        how = "" if session.time_control == "injected" else "  # the target's clock reads it: " + (
+            session.time.where() or "patched"
+        )
+        lines.append(f"clock = FakeClock({recording.start!r}){how}")
+    name = target_path.rpartition(":")[2] if ":" in target_path else "target"  # not a repr
+    constructor = session.constructor_text(recording.init, timed)
+    lines.append(f"cache = {name}{constructor.removeprefix('target')}")
+    return lines
+
+
+def call_notes(result: Replay) -> list[str]:
+    """Per call of a counterexample, its note: the target's exception where it raised one (with its
+    message), and both answers at the divergence."""
+    notes = [f"raised {error}" if error else "" for error in result.errors]
+    notes += [""] * (len(result.calls) - len(notes))
+    if result.divergence is not None and notes:
+        notes[-1] = _answers(result)
+    return notes
 
 
 def render_call(session: Session, call: Call, root: str = "cache") -> str:
@@ -65,15 +102,20 @@ def _declared(session: Session) -> str:
 
 def divergence(session: Session, result: Replay) -> str:
     """The diverging call (the last) and both answers, e.g. ``cache.has('a') answered False; ...``."""
+    return f"{render_call(session, result.calls[-1])} {_answers(result)}"
+
+
+def _answers(result: Replay) -> str:
+    """What the last call answered and what the spec answers (an exception with its message)."""
     got, want = result.got[-1], result.want[-1]
-    call = render_call(session, result.calls[-1])
+    raised = (result.errors[-1] if result.errors else "") or got[1]  # with its message where known
     if want is None:
-        return f"{call} raised {got[1]}"
+        return f"raised {raised}"
     if got[0] == "clock readings":
-        return f"{call} read the clock {got[1]} times; one instant reads it once (M9)"
-    answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {got[1]}"
+        return f"read the clock {got[1]} times; one instant reads it once (M9)"
+    answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {raised}"
     expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
-    return f"{call} {answer}; the spec {expected}"
+    return f"{answer}; the spec {expected}"
 
 
 _IMPORTS = """from __future__ import annotations

@@ -19,21 +19,64 @@ from spec.oracle._session import ConstructorRefused, Session
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
 
-__all__ = ["Found", "OracleResult", "build_result", "failure_entry"]
+__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "report_fields"]
+
+
+@dataclass
+class Failure:
+    """One failing clause of a report (an item of ``OracleResult.failures``): attributes in Python, the
+    same names as keys in JSON (:meth:`as_dict`); ``failure["clauses"]`` reads as ``failure.clauses``.
+
+    ``clauses`` the broken clause IDs, most specific first; ``message`` the divergence;
+    ``counterexample`` the lines that replay it (the clock's start and the construction first, then the
+    calls and clock moves; a file component's machine steps); ``calls`` how many calls (clock moves and
+    the construction not counted); ``repro`` a pytest file (empty when a call did not return: it would
+    hang); ``stacks`` every thread's stack when a call did not return within the call timeout (O8), else
+    "".  ``inferred``: the clause was inferred
+    without a ``snapshot()`` (the clause of the first diverging answer's operation); then
+    ``consistent_with`` lists the other clauses the same counterexample is consistent with.
+    """
+
+    clauses: list[str]
+    message: str
+    calls: int
+    counterexample: list[str]
+    repro: str
+    inferred: bool = False
+    consistent_with: list[str] = field(default_factory=list)
+    stacks: str = ""
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _FAILURE_KEYS:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FAILURE_KEYS}
+
+
+_FAILURE_KEYS = tuple(f.name for f in fields(Failure))
 
 
 @dataclass
 class OracleResult:
-    """What a run of the oracle found.
+    """What a run of the oracle found; :meth:`as_dict` (``--json``) has the same names as keys.
 
-    ``verdict`` is ``"PASS"`` or ``"FAIL"``; ``figures`` the examples, steps,
-    distinct states and seconds covered; ``left_out`` the clause groups the
-    target does not implement (not checked); ``time_control`` how the oracle
-    controlled the target's time; ``declared`` the design choices the run
-    followed (O3: ``{"eviction": "birth"}``, the defaults unless declared).
-    On FAIL: ``clauses`` (the broken clause IDs, most specific first),
-    ``message`` (the divergence), ``counterexample`` (the shrunk calls in the
-    target's API) and ``repro`` (a pytest file).
+    ``verdict`` is ``"PASS"`` or ``"FAIL"`` (``passed`` the same as a bool); ``figures`` the examples,
+    steps, distinct states and seconds covered; ``left_out`` the clause groups not checked (in full),
+    each with why: left out on request, set aside after its failure, or for want of a method or
+    parameter of the target (those are in ``missing``, name -> why); ``time_control`` how the oracle
+    controlled the target's time, ``fs_control`` its filesystem (None for a component without one);
+    ``declared`` the design choices the run followed (O3: ``{"eviction": "birth"}``, the defaults
+    unless declared); ``passed_clauses`` the clauses checked and not failed.  ``failures`` every
+    failing clause (O2), each a :class:`Failure`; ``clauses``, ``message``, ``counterexample``,
+    ``calls``, ``repro`` and ``stacks`` repeat the first one's (empty on PASS).  ``not_checked``
+    (O8): clause -> why it was not checked, as the report prints it after "not checked" ("(sequential
+    run; use --threads)", "after V5 was set aside", "(the search stopped after ...)").
+    ``strict_gaps``: clause -> why, what ``--strict`` exits 1 on (:meth:`strict_summary`): the clauses
+    not checked for want of a method or mapping of the target, and those under ``not_checked`` except
+    the ones no run of this mode can check (M7 in a sequential run) and those that follow from a
+    ``--leave-out`` on request.
     """
 
     component: str
@@ -45,34 +88,36 @@ class OracleResult:
     left_out: dict[str, str]
     adapter: dict[str, Any]
     declared: dict[str, str] = field(default_factory=dict)
-    fs_control: str = ""  # O4: how the oracle controlled the target's filesystem (file components)
+    fs_control: str | None = None  # O4: how the oracle controlled the target's filesystem (file components)
+    missing: dict[str, str] = field(default_factory=dict)
     clauses: list[str] = field(default_factory=list)
     message: str = ""
     counterexample: list[str] = field(default_factory=list)
     calls: int = 0  # the number of calls in the counterexample (clock moves not counted)
     repro: str = ""
     stacks: str = ""  # O8: a call that did not return within the call timeout: every thread's stack then
-    # O2: every failing clause, each with its own counterexample (the fields above are the first's)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     passed_clauses: list[str] = field(default_factory=list)
-    # O8: clause -> why it was not checked, as the report prints it after "not checked"
-    # ("(sequential run; use --threads)", "after V5 was set aside", "(the search stopped after ...)")
     not_checked: dict[str, str] = field(default_factory=dict)
+    strict_gaps: dict[str, str] = field(default_factory=dict)
+    bad_inputs: list[str] = field(default_factory=list)  # B1: the bad inputs tried, each once at least
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
         return self.verdict == "PASS"
 
-    def failure_dict(self) -> dict[str, Any]:
-        entry = failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
-        return {**entry, "stacks": self.stacks} if self.stacks else entry
+    def failure_dict(self) -> Failure:
+        """The first failure (the top-level fields), as a :class:`Failure`."""
+        first = failure_entry(self.clauses, self.message, self.calls, self.counterexample, self.repro)
+        first.stacks = self.stacks
+        return first
 
     def as_dict(self) -> dict[str, Any]:
-        out = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("failure", "passed_clauses")
-        }
-        out["passed"] = self.passed_clauses
+        """The JSON report: every field under its own name, ``passed`` (the bool) included."""
+        out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "failure"}
+        out["failures"] = [failure.as_dict() for failure in self.failures]
+        out["passed"] = self.passed
         return out
 
     def summary(self) -> str:
@@ -93,33 +138,56 @@ class OracleResult:
             lines.append(f"  filesystem: {self.fs_control}")
         if self.declared:
             lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
+        lines += [f"  missing: {name}: {why}" for name, why in self.missing.items()]
         lines += [f"  left out: {why}" for why in self.left_out.values()]
         for failure in self.failures or ([self.failure_dict()] if self.verdict == "FAIL" else []):
-            calls = failure["calls"]
-            broken = ", ".join(failure["clauses"]) or "the target's own invariants"
+            calls = failure.calls
+            broken = ", ".join(failure.clauses) or "the target's own invariants"
+            if failure.inferred:
+                others = ", ".join(failure.consistent_with) or "no other"
+                broken += (
+                    " (inferred without snapshot(): the clause of the operation whose answer first"
+                    f" diverged; the counterexample is also consistent with {others})"
+                )
             lines.append(f"  breaks: {broken}")
-            lines.append(f"  divergence: {failure['message']}")
+            lines.append(f"  divergence: {failure.message}")
             lines.append(f"  counterexample ({calls} call{'' if calls == 1 else 's'}):")
-            lines += [f"    {line}" for line in failure["counterexample"]]
-            if failure.get("stacks"):  # O8: a call that did not return, with every thread's stack
+            lines += [f"    {line}" for line in failure.counterexample]
+            if failure.stacks:  # O8: a call that did not return, with every thread's stack
                 lines.append("  stacks:")
-                lines += [f"    {line}" for line in failure["stacks"].splitlines()]
+                lines += [f"    {line}" for line in failure.stacks.splitlines()]
         if self.verdict == "UNKNOWN":
             lines.append(f"  unknown: {self.message}")
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
+        if self.bad_inputs:
+            lines.append(f"  bad inputs tried (B1): {'; '.join(self.bad_inputs)}")
         by_reason: dict[str, list[str]] = {}
         for clause, why in self.not_checked.items():
             by_reason.setdefault(why, []).append(clause)
         lines += [f"  not checked {why}: {', '.join(clauses)}" for why, clauses in by_reason.items()]
         return "\n".join(lines)
 
+    def strict_summary(self) -> str:
+        """``--strict``'s verdict on what went unchecked (:attr:`strict_gaps`): "" when nothing counts."""
+        if not self.strict_gaps:
+            return ""
+        gaps = "; ".join(f"{clause} {why}" for clause, why in self.strict_gaps.items())
+        return f"STRICT: not checked: {gaps}"
+
 
 def failure_entry(
-    clauses: list[str], message: str, calls: int, lines: list[str], repro: str
-) -> dict[str, Any]:
+    clauses: list[str],
+    message: str,
+    calls: int,
+    lines: list[str],
+    repro: str,
+    *,
+    inferred: bool = False,
+    consistent_with: list[str] | None = None,
+) -> Failure:
     """One failing clause of a report (an item of ``OracleResult.failures``)."""
-    return {"clauses": clauses, "message": message, "calls": calls, "counterexample": lines, "repro": repro}
+    return Failure(clauses, message, calls, lines, repro, inferred, list(consistent_with or []))
 
 
 @dataclass
@@ -128,7 +196,7 @@ class Found:
     failure (as :func:`failure_entry` gives it) with the error the search saw, the first first."""
 
     figures: Figures
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     # O8: clause -> why this mode did not check it (M7 in a sequential run: "sequential run; use --threads")
     not_checked: dict[str, str] = field(default_factory=dict)
@@ -148,29 +216,57 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
         covered["fs_calls"] = session.fs_control.calls()
     if session.time_control != "none":
         covered["clock_reads"] = session.holder.reads
-    failures = found.failures
+    fields_, unchecked = report_fields(session, found.failures)
     result = OracleResult(
-        component=component.name,
         target=run.target_path,
-        verdict="FAIL" if failures else "PASS",
+        verdict="FAIL" if found.failures else "PASS",
         seed=seed,
         figures=covered,
-        time_control=session.describe_time(),
-        left_out=dict(session.left_out),
-        adapter=session.adapter.as_dict(),
-        declared=dict(session.declared),
-        fs_control="" if session.fs_control.mode == "none" else session.fs_control.describe(),
-        **(failures[0] if failures else {}),
-        failures=failures,
         failure=first_error,
+        **fields_,
     )
-    failed = {c for f in failures for c in f["clauses"]}
-    left_out = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
-    result.not_checked = _not_checked(run, found, failed, left_out)
-    not_passed = failed | left_out | set(result.not_checked)
+    # An inferred blame's other clauses are named by the failure: neither passed nor "not checked".
+    failed = {c for f in found.failures for c in (*f.clauses, *f.consistent_with)}
+    not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+    result.not_checked = _not_checked(run, found, failed, not_run)
+    not_passed = failed | not_run | set(result.not_checked)
     checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
     result.passed_clauses = [c for c in checked if c not in not_passed]
+    result.bad_inputs = sorted(totals.bad_inputs)
+    result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
     return result
+
+
+def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The fields of a report every mode fills alike: what the session controlled, declared and left
+    out (``left_out`` the clause groups, ``missing`` the methods and parameters the target lacks) and the
+    first failure's fields repeated at the top; with them, the clauses not checked for want of a method
+    or mapping (clause -> why, what ``--strict`` counts in every mode)."""
+    component = session.component
+    missing = {name: why for name, why in session.left_out.items() if name not in component.groups}
+    left_out = {group: why for group, why in session.left_out.items() if group in component.groups}
+    wanting: dict[str, list[str]] = {}  # clause -> the missing methods and parameters that carry it
+    for name, why in missing.items():
+        for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
+            wanting.setdefault(clause, []).append(name)
+    unchecked = {clause: f"(no {', '.join(names)})" for clause, names in wanting.items()}
+    for clause, names in wanting.items():
+        wants = ", ".join(names)
+        left_out.setdefault(clause, f"{clause}: not checked in full for want of the target's {wants}")
+    first = failures[0] if failures else Failure([], "", 0, [], "")
+    out = {
+        "component": component.name,
+        "time_control": session.describe_time(),
+        "left_out": left_out,
+        "missing": missing,
+        "adapter": session.adapter.as_dict(),
+        "declared": dict(session.declared),
+        "fs_control": None if session.fs_control.mode == "none" else session.fs_control.describe(),
+        **{name: getattr(first, name) for name in ("clauses", "message", "counterexample", "calls", "repro")},
+        "stacks": first.stacks,
+        "failures": failures,
+    }
+    return out, unchecked
 
 
 def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[str]) -> dict[str, str]:
@@ -190,6 +286,21 @@ def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[st
             if clause not in failed | left_out:
                 out.setdefault(clause, found.stopped)
     return out
+
+
+def _strict_not_checked(run: Prepared, found: Found, not_checked: dict[str, str]) -> dict[str, str]:
+    """What of O8's ``not_checked`` ``--strict`` counts: all but the clauses no run of this mode can
+    check (``Found.not_checked``: M7 in a sequential run, which the oracle has no other mode for yet) and
+    those that need a group the user left out on request (``--leave-out``: asked for, so not a gap)."""
+    session, component = run.session, run.component
+    requested = {
+        clause
+        for group, why in session.left_out.items()
+        if group in component.groups and group not in session.reported
+        for clause in CLAUSE_ID.findall(why.split(":", 1)[0])
+    }
+    excused = set(found.not_checked) | {d for c in requested for d in component.depends.get(c, ())}
+    return {c: why for c, why in not_checked.items() if c not in excused}
 
 
 def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:

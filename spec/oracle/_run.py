@@ -117,7 +117,7 @@ def prepared(
         cleanup.callback(session.guard.close)
         for group in leave_out:
             if group not in spec_component.groups:
-                known = ", ".join(spec_component.groups) or "none"
+                known = ", ".join(sorted(spec_component.groups)) or "none"
                 raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
             session.left_out[group] = f"{group}: left out on request (--leave-out)"
         cleanup.callback(session.patch())

@@ -27,8 +27,8 @@ from spec.machines._base import Figures, LockstepMachine, run_machine
 from spec.oracle import _repro
 from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._result import Found, failure_entry
-from spec.oracle._session import ConstructorRefused, Recording, Session, _repr, minimize, replay
+from spec.oracle._result import Failure, Found, failure_entry
+from spec.oracle._session import ConstructorRefused, Recording, Replay, Session, _repr, minimize, replay
 from spec.oracle._timeout import CallTimedOut
 
 if TYPE_CHECKING:
@@ -302,15 +302,15 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
                 found.errors.append(late)
                 stop = f"a call did not return within {late.timeout:g} s"
                 break
-            clause = (explained["clauses"] or ["the target's own invariants"])[0]
-            if any(f["clauses"][:1] == explained["clauses"][:1] for f in found.failures):
+            clause = (explained.clauses or ["the target's own invariants"])[0]
+            if any(f.clauses[:1] == explained.clauses[:1] for f in found.failures):
                 stop = f"{clause} failed again through rules outside its group"  # reported once
                 break
             found.failures.append(explained)
             found.errors.append(failure)
             session.reported.add(clause)
             # O2: set the failing clause's group aside and go on looking for the others.
-            aside = next((c for c in explained["clauses"] if c in component.groups), "")
+            aside = next((c for c in explained.clauses if c in component.groups), "")
             stop = _why_stop(budget, clause, aside, session, len(found.failures))
             if stop:
                 break
@@ -342,10 +342,11 @@ def _why_stop(budget: SearchBudget, clause: str, aside: str, session: Session, f
 
 
 def _plus(a: Figures, b: Figures) -> Figures:
-    return Figures(a.examples + b.examples, a.checks + b.checks, a.states | b.states)
+    states, bad = a.states | b.states, a.bad_inputs | b.bad_inputs
+    return Figures(a.examples + b.examples, a.checks + b.checks, states, bad_inputs=bad)
 
 
-def _explain_timeout(session: Session, late: CallTimedOut) -> dict[str, Any]:
+def _explain_timeout(session: Session, late: CallTimedOut) -> Failure:
     """O8: a call that did not return is a FAIL of the clause of the rule that made it: the machine's step
     clause where it names one, else the rule's (``Component.rule_clauses``, its group), else the
     constructor's; the counterexample is the example's calls up to it, the stacks every thread's."""
@@ -374,11 +375,11 @@ def _explain_timeout(session: Session, late: CallTimedOut) -> dict[str, Any]:
             lines = [built, *calls[:-1], f"{calls[-1]}  # did not return"] if calls else [built, *lines]
     message = f"{type(late).__name__}: {late}; no reproduction is written (it would hang)"
     entry = failure_entry([clause] if clause else [], message, max(len(lines) - 1, 1), lines, "")
-    entry["stacks"] = late.stacks
+    entry.stacks = late.stacks
     return entry
 
 
-def _explain_refusal(refused: ConstructorRefused, target_path: str) -> dict[str, Any]:
+def _explain_refusal(refused: ConstructorRefused, target_path: str) -> Failure:
     """O5: a constructor that refuses an argument the spec allows FAILs the constructor clause."""
     repro = _repro.render_refusal_repro(refused.clause, refused.call, target_path)
     message = f"{refused.call} raised {refused.error}; the spec allows these arguments"
@@ -424,7 +425,7 @@ def _minimize_steps(machine: type[LockstepMachine], steps: list[Step], failure: 
     return steps
 
 
-def _explain(session: Session, failure: BaseException, target_path: str) -> dict[str, Any]:
+def _explain(session: Session, failure: BaseException, target_path: str) -> Failure:
     """The clauses, the calls and the reproduction of a failure."""
     if isinstance(failure, ConstructorRefused):
         return _explain_refusal(failure, target_path)
@@ -453,6 +454,34 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> dict
     # The counterexample, replayed once more on a fresh target: the last one built, and it received
     # exactly the calls printed (O1).
     replayed = replay(session, recording, replayed.calls)
-    lines = _repro.render_calls(session, replayed.calls, recording.start)
+    lines = [
+        *_repro.render_opening(session, recording, target_path),
+        *_repro.render_calls(session, replayed.calls, recording.start, _repro.call_notes(replayed)),
+    ]
+    inferred, others = False, list[str]()
+    if "snapshot" in session.component.optional_methods and "snapshot" in session.left_out:
+        clauses, others = _inferred_blame(session.component, replayed, clauses)
+        inferred = True
     repro = _repro.render_repro(session, replayed, recording, target_path, clauses)
-    return failure_entry(clauses, _repro.divergence(session, replayed), len(replayed.calls), lines, repro)
+    message = _repro.divergence(session, replayed)
+    count = len(replayed.calls)
+    return failure_entry(clauses, message, count, lines, repro, inferred=inferred, consistent_with=others)
+
+
+def _inferred_blame(component: Component, replayed: Replay, named: list[str]) -> tuple[list[str], list[str]]:
+    """Without a snapshot() the state is never compared, only answers: the clause to blame is that of the
+    operation whose answer diverged first (the replay's last call), the machine's own clause where it
+    is one of that operation's (the boundary of M2 seen by contains, say); the counterexample is
+    consistent with the clauses of every operation in it too (a contains that does not refresh recency
+    shows as a later contains_all's wrong answer: E4 blamed, E3 among the others).  Returns the clauses
+    to blame and the others, in the component's order."""
+    diverged = component.method_clauses.get(replayed.calls[-1].method, ())
+    if not diverged:
+        return named, []
+    blamed = [next((c for c in named if c in diverged), diverged[0])]
+    blamed += [c for c in named if c in diverged and c not in blamed]
+    order = {c: i for i, c in enumerate(component.clauses)}
+    methods = [m for call in replayed.calls for m in (call.method, *(m for m, _ in call.receiver))]
+    own = {component.method_clauses[m][0] for m in methods if component.method_clauses.get(m)}
+    others = (own | set(named)) - set(blamed)  # each operation's own clause, and what the machine said
+    return blamed, sorted(others, key=lambda c: (order.get(c, len(order)), c))

@@ -233,12 +233,14 @@ class Session:
         """Patched time: also patch the modules of the probe instances' classes; a usage error when no
         module that may read the clock for the target refers to the time at all (it would run on the
         real clock, and the verdict of a TTL would depend on the machine's speed)."""
-        bound = bound_clocks(self.target) if self.time.active else []
+        bound = bound_clocks(self.target) if self.time.active else {}
         if bound:
+            parameter = next(iter(bound))
+            mapping = f'{{"arguments": {{"__init__": {{"clock": "{parameter}"}}}}}}'
             raise OracleUsageError(
-                f"cannot control the time of the target: {', '.join(bound)} binds the real clock at import, "
-                "where patching the module cannot reach it. Let the oracle pass its clock there, e.g. "
-                '--adapter \'{"arguments": {"__init__": {"clock": "timer"}}}\' for a timer= parameter'
+                f"cannot control the time of the target: {', '.join(bound.values())} binds the real clock "
+                "at import, where patching the module cannot reach it. Let the oracle pass its clock "
+                f"there: --adapter '{mapping}'"
             )
         self.time.reach(
             [obj for obj in instances if not isinstance(obj, PerPoolRegistry)],  # the oracle's wrapper
@@ -500,12 +502,20 @@ class Replay:
     got: list[Outcome]
     want: list[Outcome | None]  # None: not compared (no answer in the spec, or the spec answers None)
     divergence: int | None
+    errors: list[str] = field(default_factory=list)  # per call, the target's exception in one line, or ""
 
 
-def _outcome(run: Callable[[], Any], project: Callable[[Any], Any] = lambda value: value) -> Outcome:
+def _outcome(
+    run: Callable[[], Any],
+    project: Callable[[Any], Any] = lambda value: value,
+    errors: list[str] | None = None,
+) -> Outcome:
+    """The answer of ``run`` (an exception is compared by its type; its message goes to ``errors``)."""
     try:
         return ("value", project(run()))
     except Exception as error:  # any exception is an answer to compare, the divergence itself
+        if errors is not None:
+            errors.append(one_line(error))
         return ("raised", type(error).__name__)
 
 
@@ -529,6 +539,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
         )
         got: list[Outcome] = []
         want: list[Outcome | None] = []
+        errors: list[str] = []
         for call in calls:
             if call.now is not None:
                 clock.now = call.now
@@ -545,21 +556,23 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             impl_receiver = _resolve(target, call.receiver)
             reads = clock.reads
             run = partial(TargetProxy._call, impl_receiver, call.method, [], dict(call.bound))
-            actual = _outcome(run) if projection is None else _outcome(run, projection.impl)
+            raised: list[str] = []
+            actual = _outcome(run, projection.impl if projection else lambda value: value, raised)
+            errors.append(raised[0] if raised else "")
             if timed and call.method in component.one_instant and clock.reads - reads > 1:
                 actual, expected = ("clock readings", clock.reads - reads), ("clock readings", 1)
             got.append(actual)
             want.append(expected)
         diverging = [i for i in range(len(calls)) if _diverges(got[i], want[i])]
         if not diverging:
-            return Replay(list(calls), got, want, None)
+            return Replay(list(calls), got, want, None, errors)
         # The last call, when it diverges; else the first that does (the machine failed later, on
         # something it compares its own way): the calls end there.
         end = diverging[-1] if diverging[-1] == len(calls) - 1 else diverging[0]
         for index in diverging:
             if index < end:
                 want[index] = None
-        return Replay(list(calls[: end + 1]), got[: end + 1], want[: end + 1], end)
+        return Replay(list(calls[: end + 1]), got[: end + 1], want[: end + 1], end, errors[: end + 1])
     finally:
         undo()
 

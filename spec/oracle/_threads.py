@@ -52,6 +52,7 @@ from spec.fakes import FakeClock
 from spec.linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
 from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec
 from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
+from spec.oracle._budgets import HISTORIES
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import OracleResult
 from spec.oracle._session import Session, TargetProxy
@@ -70,7 +71,6 @@ __all__ = [
     "worlds",
 ]
 
-HISTORIES = 1000  # the default budget: histories per run
 LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls that still show it)
 SWITCH_AT_A_POINT = 0.5  # the chance that a point inside a call hands over to another thread
 POLL = 0.0002  # seconds between two looks at threads the scheduler neither parked nor saw finish
@@ -968,7 +968,7 @@ def check_threads(
     linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN)."""
     from contextlib import ExitStack
 
-    from spec.oracle._result import failure_entry
+    from spec.oracle._result import Failure, failure_entry, report_fields
     from spec.oracle._run import check, prepared
 
     usage_check(component, threads)
@@ -988,7 +988,7 @@ def check_threads(
             session, world, threads=threads, histories=histories, seed=seed, max_steps=max_steps,
             call_timeout=call_timeout,
         )
-        failures: list[dict[str, Any]] = []
+        failures: list[Failure] = []
         note = also = ""
         if found is not None:
             alone = sequential_replay(session, world, found, max_steps=max_steps, call_timeout=call_timeout)
@@ -1001,9 +1001,9 @@ def check_threads(
                 )
                 if not sequential.passed:
                     sequential.figures["threads_histories"] = figures.histories
-                    sequential.left_out["M7"] = (
-                        f"{world.clause}: not blamed: the calls of the failing threads history made one at a"
-                        " time already diverge, so the class is wrong sequentially (reported above)"
+                    sequential.not_checked[world.clause] = (
+                        "(not blamed: the calls of the failing threads history made one at a time already"
+                        " diverge, so the class is wrong sequentially: reported above)"
                     )
                     return sequential
                 note = " (the same calls one at a time diverge too; the sequential check found no clause)"
@@ -1033,25 +1033,15 @@ def check_threads(
             "unknown": figures.unknown,
             "seconds": figures.seconds,
         }
-        left_out = dict(session.left_out)
-        left_out["sequential"] = (
-            "the sequential clauses: not checked by this run (--threads checks "
-            f"{world.clause}{', M9' if world.batches else ''}; run without --threads for the others)"
-        )
-        result = ThreadsResult(
-            component=spec_component.name,
-            target=target_path,
-            verdict=verdict,
-            seed=seed,
-            figures=covered,
-            time_control=session.describe_time(),
-            left_out=left_out,
-            adapter=session.adapter.as_dict(),
-            declared=dict(session.declared),
-            fs_control="" if session.fs_control.mode == "none" else session.fs_control.describe(),
-            **(failures[0] if failures else {}),
-            failures=failures,
-        )
+        fields, unchecked = report_fields(session, failures)
+        result = ThreadsResult(target=target_path, verdict=verdict, seed=seed, figures=covered, **fields)
+        # O8: what this mode checks is its clause (M9 too, with batches); the others, sequential clauses,
+        # are the sequential run's, which --strict does not count here (as that run does not count M7).
+        batches = world.batches and not all(b in session.left_out for b in world.batches)
+        mine = [world.clause, *(["M9"] if batches else [])]
+        checked = spec_component.checked_clauses(session.declared)
+        one_at_a_time = "(threads run: the sequential clauses; run without --threads for them)"
+        result.not_checked = {c: one_at_a_time for c in checked if c not in mine and c not in unchecked}
         if found is not None:
             result.history = list(found.run.history)
             result.unexplained = _unexplained(found)
@@ -1060,9 +1050,14 @@ def check_threads(
                 f"{figures.unknown} of {figures.histories} histories exhausted the search budget of"
                 f" {max_steps} steps each: not checked, never passed"
             )
+            exhausted = f"({figures.unknown} of {figures.histories} histories exhausted the search budget)"
+            result.not_checked.update(dict.fromkeys(mine, exhausted))
         elif verdict == "PASS":
-            batches = world.batches and not all(b in session.left_out for b in world.batches)
-            result.passed_clauses = [world.clause, *(["M9"] if batches else [])]
+            result.passed_clauses = mine
+        result.strict_gaps = {
+            **unchecked,
+            **{c: why for c, why in result.not_checked.items() if why != one_at_a_time},
+        }
         return result
 
 

@@ -162,19 +162,21 @@ class ClockHolder:
         return self.clock()
 
 
-def bound_clocks(target: Any) -> list[str]:
+def bound_clocks(target: Any) -> dict[str, str]:
     """The parameters of the constructor the oracle calls (a factory, or a class's ``__init__``) whose
     default is a clock of the ``time`` module bound at import (``timer=time.monotonic``): patching the
-    module's names cannot reach them.  (Other clocks kept out of reach show in the count of reads.)"""
+    module's names cannot reach them.  Parameter name -> how the report shows it,
+    ``Cache.__init__(timer=time.monotonic)``.  (Other clocks kept out of reach show in the count of
+    reads.)"""
     clocks = [getattr(time, name) for name in ("monotonic", "time", "perf_counter")]
     function = getattr(target, "__init__", None) if isinstance(target, type) else target
     try:
         parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        return []
+        return {}
     name = getattr(function, "__qualname__", repr(function))
-    return [
-        f"{name}({p.name}=time.{p.default.__name__})"
+    return {
+        p.name: f"{name}({p.name}=time.{p.default.__name__})"
         for p in parameters
         if any(p.default is clock for clock in clocks)
-    ]
+    }

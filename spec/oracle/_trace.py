@@ -32,15 +32,14 @@ from typing import Any
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.linearizability.checker import Operation, Raised, Verdict, check_history
 from spec.linearizability.timed import TimedMetadataCacheSpec
+from spec.oracle._budgets import DEFAULT_MAX_STEPS
 from spec.oracle._components import COMPONENTS
-from spec.oracle._result import OracleResult, failure_entry
+from spec.oracle._result import Failure, OracleResult, failure_entry
 from spec.oracle._trace_format import UNCHECKED, Trace, TraceFormatError, parse_trace
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
 
-# Search steps per part of the trace (a key, a pool, or the whole trace) before the verdict is UNKNOWN.
-DEFAULT_MAX_STEPS = 100_000
 MINIMIZE_CHECKS = 400  # searches spent on making an unexplained set smaller, per failure
 MINIMIZED_FAILURES = 3  # failing parts whose lines are minimized and printed (the others are counted)
 
@@ -353,7 +352,7 @@ def _by_line(operations: Sequence[Operation]) -> list[Operation]:
 
 def _failure(
     trace: Trace, part: _Part, spec: Any, max_steps: int
-) -> tuple[dict[str, Any], list[Operation], list[Operation]]:
+) -> tuple[Failure, list[Operation], list[Operation]]:
     answers, context, complete = minimal_unexplained(part.operations, spec, max_steps)
     lines = _by_line([*answers, *context])
     clauses = _clauses(trace, answers, lines, max_steps)
@@ -452,11 +451,11 @@ def check_trace(
     if failing:
         result.verdict = "FAIL"
         first = result.failures[0]
-        result.clauses, result.message = first["clauses"], first["message"]
+        result.clauses, result.message = first.clauses, first.message
         result.counterexample, result.calls, result.repro = (
-            first["counterexample"],
-            first["calls"],
-            first["repro"],
+            first.counterexample,
+            first.calls,
+            first.repro,
         )
         if len(failing) > MINIMIZED_FAILURES:
             rest = ", ".join(repr(p.key) for p in failing[MINIMIZED_FAILURES:][:10])
@@ -471,7 +470,7 @@ def check_trace(
             f" {worst.verdict.configurations} configurations; the other parts were explained"
         )
         result.context = worst.operations
-    failed = {c for f in result.failures for c in f["clauses"]}
+    failed = {c for f in result.failures for c in f.clauses}
     unsure = {trace.clauses[op.line or 0] for p in unknown for op in p.operations}  # not to their end
     result.passed_clauses = sorted(checked - failed - unsure - set(trace.leave_out))
     result.figures = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Iterable, Sequence
 
-from spec.existence_cache import StorageExistenceCacheSpec, touch, trim
+from spec.existence_cache import StorageExistenceCacheSpec, refuse_bad_input, touch, trim
 
 __all__ = [
     "CORRECT",
@@ -61,22 +61,26 @@ class ExistenceLRUAnswersOnly:
             self.beliefs.popitem(last=False)
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)  # B1 (E1)
         for h in hashes:
             self.touch((pool, h))
         self.trim()
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         if (pool, page_hash) in self.beliefs:
             self.beliefs.move_to_end((pool, page_hash))
             return True
         return False
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         return self.covers_all(pool, hashes)
 
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
+        refuse_bad_input(pool, extra_cover=extra_cover)  # B1 (E5)
         for h in hashes:
             if (pool, h) in self.beliefs:
                 self.beliefs.move_to_end((pool, h))
@@ -85,8 +89,7 @@ class ExistenceLRUAnswersOnly:
         return True
 
     def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        refuse_bad_input(pool, keep_pages, hashes)  # B1 (E6, E8)
         for h in hashes[keep_pages:]:
             self.beliefs.pop((pool, h), None)
 
@@ -109,6 +112,7 @@ class TrimBeforeInsert(TextbookExistenceLRU):
     even when the page is already believed and nothing needed to go."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)  # B1 (E1)
         for h in hashes:
             if self.beliefs and len(self.beliefs) >= self.max_entries:
                 self.beliefs.popitem(last=False)
@@ -121,6 +125,7 @@ class BatchEvictionCountsKnownPages(TextbookExistenceLRU):
     counting already-believed (and repeated) pages as new: the cache drops too many."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)  # B1 (E1)
         chain = list(hashes)
         overflow = len(self.beliefs) + len(chain) - self.max_entries
         for h in chain:
@@ -136,6 +141,7 @@ class ExtraCoverCheckedFirst(TextbookExistenceLRU):
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
+        refuse_bad_input(pool, extra_cover=extra_cover)  # B1 (E5)
         for h in hashes:
             if h in extra_cover:
                 continue
@@ -149,8 +155,7 @@ class InvalidateBeyondOffByOne(TextbookExistenceLRU):
     """E6: ``hashes[keep_pages - 1:]``: the last kept page is invalidated too."""
 
     def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        refuse_bad_input(pool, keep_pages, hashes)  # B1 (E6, E8)
         for h in hashes[max(0, keep_pages - 1) :]:
             self.beliefs.pop((pool, h), None)
 
@@ -160,8 +165,7 @@ class InvalidateBeyondTouchesKeptPages(TextbookExistenceLRU):
     recently used (and come back even when they were not believed)."""
 
     def invalidate_beyond(self, pool: Hashable, hashes: Sequence[Hashable], keep_pages: int) -> None:
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        refuse_bad_input(pool, keep_pages, hashes)  # B1 (E6, E8)
         for h in hashes:
             self.beliefs.pop((pool, h), None)
         self.add(pool, hashes[:keep_pages])
@@ -172,6 +176,7 @@ class ContainsAllTouchesInReverse(TextbookExistenceLRU):
     page ends up most recently used instead of its last."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         chain = list(hashes)
         for i, h in enumerate(chain):
             if (pool, h) not in self.beliefs:
@@ -188,6 +193,7 @@ class ContainsAllSizesTheChain(TextbookExistenceLRU):
     which has no length, raises TypeError."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         size = len(hashes)  # type: ignore[arg-type]
         chain = [h for _, h in zip(range(size), hashes, strict=False)]
         return self.covers_all(pool, chain)
@@ -199,6 +205,7 @@ class TrimmedInLen(ExistenceLRUAnswersOnly):
     step trims it at once and never sees the mistake (O1)."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)  # B1 (E1)
         for h in hashes:
             self.touch((pool, h))
 
@@ -231,6 +238,7 @@ class AddKeepsTheOldPositionOfAKnownPage(StorageExistenceCacheSpec):
     """E2: re-adding a believed page does not make it most recently used (set-style ``add``)."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)  # B1 (E1)
         for h in hashes:
             if (pool, h) not in self.beliefs:
                 self.beliefs = [*self.beliefs, (pool, h)]
@@ -241,6 +249,7 @@ class BoundPerPool(StorageExistenceCacheSpec):
     """E2: each pool is bounded on its own, instead of one global LRU over all pools."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
+        refuse_bad_input(pool)  # B1 (E1)
         for h in hashes:
             self.beliefs = touch(self.beliefs, (pool, h))
         mine = [b for b in self.beliefs if b[0] == pool]
@@ -252,6 +261,7 @@ class ContainsDoesNotTouch(StorageExistenceCacheSpec):
     """E3: a hit answers True but leaves the LRU order alone."""
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         return (pool, page_hash) in self.beliefs
 
 
@@ -259,6 +269,7 @@ class ContainsAllTouchesNothingOnAMiss(StorageExistenceCacheSpec):
     """E4: all-or-nothing: when a page is missing, the believed prefix is not touched either."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         chain = list(hashes)
         if all((pool, h) in self.beliefs for h in chain):
             return super().contains_all(pool, chain)
@@ -269,6 +280,7 @@ class ContainsAllTouchesPastTheFirstMiss(StorageExistenceCacheSpec):
     """E4: every believed page is touched, even those after the first miss."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         answer = True
         for h in hashes:
             if (pool, h) in self.beliefs:
@@ -282,6 +294,7 @@ class ContainsAllReadsTheChainTwice(StorageExistenceCacheSpec):
     """E8: checks the chain, then walks it again to touch: a one-shot generator is empty the second time."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
+        refuse_bad_input(pool)  # B1 (E1)
         if not all((pool, h) in self.beliefs for h in hashes):
             return False
         for h in hashes:
@@ -295,6 +308,7 @@ class ExtraCoverIsAdded(StorageExistenceCacheSpec):
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
+        refuse_bad_input(pool, extra_cover=extra_cover)  # B1 (E5)
         for h in hashes:
             if (pool, h) in self.beliefs or h in extra_cover:
                 self.beliefs = trim(touch(self.beliefs, (pool, h)), self.max_entries)

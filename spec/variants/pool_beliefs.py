@@ -75,8 +75,7 @@ class PoolBeliefsAnswersOnly:
                     del self.inflight[h]
 
     def invalidate_beyond(self, hashes: Sequence[Hashable], keep_pages: int) -> None:
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        e.refuse_bad_input(POOL, keep_pages, hashes)  # B1 (E6, E8)
         for h in hashes[keep_pages:]:
             self.beliefs.pop(h, None)
 
@@ -208,6 +207,7 @@ class SharedBeliefsRegistry(PooledExistenceCacheSpec):
     """P1, P2: every name gets the same pool object, so pools share beliefs and one bound."""
 
     def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
+        hash(name)  # B1 (P1): a name that is not hashable is a TypeError
         return super().pool("shared")
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+import spec._rename
 import tools.build_hooks
 from tools.build_hooks import INSTALLED, RewriteError, own_modules, rewrite_source
 
@@ -153,9 +154,43 @@ def test_every_module_of_spec_is_rewritten_to_the_installed_name() -> None:
     assert f'"from {INSTALLED}.oracle import machine_for"' in repro
 
 
-def test_the_hook_docstring_examples_hold() -> None:
-    result = doctest.testmod(tools.build_hooks)
+def test_the_rewrite_docstring_examples_hold() -> None:
+    result = doctest.testmod(spec._rename)
     assert result.attempted > 0 and result.failed == 0
+    # the build uses the same file (loaded by its path: setuptools imports the hook without the checkout)
+    assert tools.build_hooks.rewrite_source.__code__.co_filename == spec._rename.__file__
+
+
+def test_an_editable_install_loads_hicache_spec_rewritten_beside_a_project_spec(tmp_path: Path) -> None:
+    """``pip install -e`` maps ``hicache_spec`` onto the folder ``spec/``; a project's own ``spec.py``
+    used to capture the modules' ``spec.*`` imports (``'spec' is not a package``).  The same mapping,
+    made by hand here (a path finder for ``hicache_spec`` onto this checkout's folder), must import the
+    oracle whole under its own name, the project's ``spec`` untouched."""
+    (tmp_path / "spec.py").write_text(USER_SPEC)
+    (tmp_path / "editable_like.py").write_text(
+        "import importlib.util, sys\n"
+        f"init = {str(SPEC / '__init__.py')!r}\n"
+        f"found = importlib.util.spec_from_file_location({INSTALLED!r}, init,"
+        f" submodule_search_locations=[{str(SPEC)!r}])\n"
+        "module = importlib.util.module_from_spec(found)\n"
+        f"sys.modules[{INSTALLED!r}] = module\n"
+        "found.loader.exec_module(module)\n"
+    )
+    code = (
+        "import editable_like, spec, sys\n"
+        "from hicache_spec.oracle import check\n"
+        "result = check('metadata-cache', 'hicache.metadata_cache:MetadataCache', max_examples=3, steps=3)\n"
+        "assert result.verdict == 'PASS', result.summary()\n"
+        "assert spec.WHOSE.startswith('the project'), spec.__file__\n"
+        "assert [m for m in sys.modules if m.startswith('spec.')] == [], sorted(sys.modules)\n"
+        "print(sys.modules['hicache_spec.oracle._run'].__file__)\n"
+    )
+    env = {**_clean_env(), "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(SPEC / "oracle" / "_run.py")  # the checkout's file, live
 
 
 def test_the_console_script_names_the_installed_package() -> None:
@@ -179,10 +214,10 @@ def _copy_sources(to: Path) -> Path:
     return to
 
 
-def _link_runtime(to: Path) -> Path:
-    """A folder holding links to the installed files of RUNTIME's distributions, and nothing else."""
+def _link_runtime(to: Path, names: tuple[str, ...] = RUNTIME) -> Path:
+    """A folder holding links to the installed files of ``names``' distributions, and nothing else."""
     to.mkdir()
-    for name in RUNTIME:
+    for name in names:
         try:
             dist = importlib.metadata.distribution(name)
         except importlib.metadata.PackageNotFoundError:

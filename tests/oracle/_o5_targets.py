@@ -14,6 +14,7 @@ __all__ = [
     "ClockInAClassAttribute",
     "ContainsTakesTwo",
     "NamedMonotonic",
+    "NowBoundAtImport",
     "RefusesZero",
     "TimerBoundAtImport",
 ]
@@ -93,3 +94,10 @@ class ExclusiveAndLenCountsExpired(TextbookHardTTL):
 
     def __len__(self) -> int:
         return len(self.births)
+
+
+class NowBoundAtImport(_TTLSet):
+    """Reads ``now``, whose default ``time.monotonic`` was bound when this module was imported."""
+
+    def __init__(self, ttl_seconds: float, now: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(ttl_seconds, now)

@@ -34,9 +34,10 @@ from hicache import (
 from hicache.file_evictor import LRUFileEvictor
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.metadata_cache import MetadataCacheSpec
+from spec.oracle._result import Failure
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
-__all__ = ["ALSO_NAMED", "CORRECT", "SEEDS", "SLOW", "WRONG", "Variant"]
+__all__ = ["ALSO_NAMED", "CORRECT", "SEEDS", "SLOW", "WRONG", "Variant", "named_first"]
 
 
 class Variant(NamedTuple):
@@ -163,3 +164,10 @@ SEEDS: dict[str, int] = {}
 # examples, measured): run under ``make verify`` only (and by test_default_budget.py there, at the default
 # budget without a snapshot).
 SLOW: frozenset[str] = frozenset({"CoveredStopsAtInflight", "InvalidateBeyondOffByOne"})
+
+
+def named_first(failure: Failure) -> set[str]:
+    """The clause a failure names first.  Without a snapshot() the blame is inferred (issue 23): the
+    clause of the operation whose answer diverged, with the others the counterexample is consistent with
+    listed; such a failure names each of them."""
+    return {*failure.clauses[:1], *failure.consistent_with} if failure.inferred else set(failure.clauses[:1])

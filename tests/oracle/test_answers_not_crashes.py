@@ -57,6 +57,8 @@ def test_a_method_with_another_signature_is_a_usage_error_naming_it(
     ("target", "says"),
     [
         ("TimerBoundAtImport", "TimerBoundAtImport.__init__(timer=time.monotonic) binds the real clock"),
+        ("NowBoundAtImport", "NowBoundAtImport.__init__(now=time.monotonic) binds the real clock"),
+        ("NowBoundAtImport", """--adapter '{"arguments": {"__init__": {"clock": "now"}}}'"""),
         ("ClockInAClassAttribute", "the target never read the clock the oracle controls"),
     ],
 )
@@ -87,3 +89,13 @@ def test_an_injected_clock_counts_the_targets_reads_too() -> None:
     assert result.passed, result.summary()
     assert result.time_control == "injected: the fake clock is passed as timer="
     assert result.figures["clock_reads"] > 0
+
+
+@pytest.mark.clauses("O4", "M2")
+def test_the_adapter_the_bound_clock_error_suggests_is_one_that_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["metadata-cache", f"{TARGETS}:NowBoundAtImport", *SMALL]) == 2
+    suggested = capsys.readouterr().err.rsplit("--adapter ", 1)[1].strip().strip("'")
+    assert main(["metadata-cache", f"{TARGETS}:NowBoundAtImport", *SMALL, "--adapter", suggested]) == 0
+    assert "time: injected: the fake clock is passed as now=" in capsys.readouterr().out

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from spec.oracle import check
-from tests.oracle.catalogue import ALSO_NAMED, CORRECT, SEEDS, SLOW, WRONG, Variant
+from tests.oracle.catalogue import ALSO_NAMED, CORRECT, SEEDS, SLOW, WRONG, Variant, named_first
 
 MAX_CALLS = 8
 STEPS = 15
@@ -56,7 +56,7 @@ def test_every_catalogued_wrong_variant_is_caught_with_a_short_counterexample(
     assert result.verdict == "FAIL", f"{variant.name} slipped through: {result.summary()}"
     assert 1 <= result.calls <= MAX_CALLS, result.summary()
     breaks = {variant.clause} | ALSO_NAMED.get(variant.name, frozenset())
-    assert result.clauses[:1] and result.clauses[0] in breaks, result.summary()
+    assert named_first(result.failures[0]) & breaks, result.summary()  # among an inferred blame's
     assert result.repro, "a failure comes with a reproduction file"
 
 

@@ -47,7 +47,11 @@ def test_json_report_carries_verdict_clauses_counterexample_and_figures(
     assert report["verdict"] == "FAIL"
     assert report["seed"] == 0
     assert report["clauses"][0] == "M2"
-    assert report["calls"] == len([c for c in report["counterexample"] if not c.startswith("clock.")])
+    opening = ("clock = FakeClock(", "cache = BoundaryExclusive(")  # the clock's start, the construction
+    assert report["counterexample"][0].startswith(opening[0]), report["counterexample"]
+    assert report["counterexample"][1].startswith(opening[1]), report["counterexample"]
+    calls = [c for c in report["counterexample"][2:] if not c.startswith("clock.")]
+    assert report["calls"] == len(calls)
     assert set(report["figures"]) == {"examples", "steps", "distinct_states", "seconds", "clock_reads"}
 
 
@@ -163,8 +167,9 @@ def test_the_console_script_without_hypothesis_says_which_extra_to_install(
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "hypothesis" else real(name, *a)
     )
-    assert oracle_entry.main(["--list"]) == 2
-    assert "pip install 'hicache-reference[oracle]'" in capsys.readouterr().err
+    assert oracle_entry.main(["metadata-cache", f"{VARIANTS}:TextbookHardTTL"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install hypothesis pytest" in err and "[oracle]'" in err, err
 
 
 def test_the_console_script_runs_the_oracle(capsys: pytest.CaptureFixture[str]) -> None:

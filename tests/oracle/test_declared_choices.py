@@ -24,6 +24,7 @@ from spec.oracle import OracleResult, check
 from spec.oracle.__main__ import main
 from spec.variants.existence_cache import TextbookExistenceLRU
 from spec.variants.metadata_cache import TextbookHardTTL
+from tests.oracle.catalogue import named_first
 
 EXAMPLES, STEPS = 200, 15  # the machine reaches the sequences these need in tens of examples
 SEARCH = "an oracle search under a declared design choice"
@@ -80,7 +81,10 @@ class RecencyRefreshesOnHit(RecencyHardTTL):
 
 
 def first_clauses(result: OracleResult) -> set[str]:
-    return {f["clauses"][0] for f in result.failures}
+    """The clause each failure names first; these targets have no snapshot(), so the oracle blames the
+    clause of the operation whose answer diverged and lists the others it is consistent with (issue 23):
+    a failure inferred that way counts for each of them."""
+    return {clause for failure in result.failures for clause in named_first(failure)}
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M6")
@@ -100,8 +104,8 @@ def test_the_same_cache_fails_m6_with_birth_order_declared_and_only_m6() -> None
     result = check("metadata-cache", RecencyHardTTL, max_examples=EXAMPLES, steps=STEPS)
     assert result.verdict == "FAIL", result.summary()
     assert result.declared == {"eviction": "birth"}
-    assert first_clauses(result) == {"M6"}, result.summary()
-    assert "M3" in result.passed_clauses, result.summary()
+    assert "M6" in first_clauses(result), result.summary()
+    assert "M3" not in [f.clauses[0] for f in result.failures], result.summary()
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M3")
@@ -111,7 +115,8 @@ def test_the_stale_birth_recency_cache_fails_m3_alone_with_lru_declared() -> Non
         "metadata-cache", RecencyStaleBirth, declare={"eviction": "lru"}, max_examples=EXAMPLES, steps=STEPS
     )
     assert result.verdict == "FAIL", result.summary()
-    assert [f["clauses"][0] for f in result.failures] == ["M3"], result.summary()
+    assert "M3" in first_clauses(result), result.summary()
+    assert "M6" not in [f.clauses[0] for f in result.failures], result.summary()
     assert result.failures[0]["calls"] <= 4, result.summary()
     assert "M6" in result.passed_clauses, result.summary()
 
@@ -122,7 +127,7 @@ def test_the_stale_birth_recency_cache_fails_m3_with_birth_order_declared_too() 
     # Two failures in one run: M6 is looked for with M3 set aside (O2), so this one runs longer.
     result = check("metadata-cache", RecencyStaleBirth, max_examples=3 * EXAMPLES, steps=STEPS)
     assert result.verdict == "FAIL", result.summary()
-    assert first_clauses(result) == {"M3", "M6"}, result.summary()
+    assert {"M3", "M6"} <= first_clauses(result), result.summary()
 
 
 @pytest.mark.clauses("O3", "M6-lru", "M3")
@@ -148,7 +153,7 @@ def test_a_birth_ordered_cache_declared_lru_fails_m6() -> None:
         "metadata-cache", TextbookHardTTL, declare={"eviction": "lru"}, max_examples=EXAMPLES, steps=STEPS
     )
     assert result.verdict == "FAIL", result.summary()
-    assert first_clauses(result) == {"M6"}, result.summary()
+    assert "M6" in first_clauses(result), result.summary()
 
 
 @pytest.mark.clauses("M6-lru")

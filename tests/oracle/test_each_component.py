@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 
 from spec.oracle import check
-from tests.oracle.catalogue import ALSO_NAMED, CORRECT, WRONG, Variant
+from tests.oracle.catalogue import ALSO_NAMED, CORRECT, WRONG, Variant, named_first
 
 STEPS = 15
 PASS_EXAMPLES = 30
@@ -54,7 +54,7 @@ def test_a_catalogued_mistake_of_each_component_fails_with_its_clause_and_a_repr
     assert result.verdict == "FAIL", f"{variant.name} slipped through: {result.summary()}"
     assert 1 <= result.calls <= 8, result.summary()
     breaks = {variant.clause} | ALSO_NAMED.get(variant.name, frozenset())
-    assert result.clauses[:1] and result.clauses[0] in breaks, result.summary()
+    assert named_first(result.failures[0]) & breaks, result.summary()  # among an inferred blame's
     assert result.counterexample and result.repro, "a failure comes with its steps and a reproduction file"
 
 

@@ -91,8 +91,8 @@ def test_the_engine_release_evictor_fails_v5_and_v6_on_the_interposed_fake_files
     assert "called after its file was unlinked" in v6 or "V6: on_evict" in v6, first["V6"]
     assert any("unremovable" in step for step in first["V5"]["counterexample"]), first["V5"]
     assert "machine_for('file-evictor'" in first["V5"]["repro"] and "'own': 'counted'" in first["V5"]["repro"]
-    assert result.fs_control.startswith("interposed:"), result.fs_control
-    assert f"in module {MODULE_NAME}" in result.fs_control and "os.remove" in result.fs_control
+    assert str(result.fs_control).startswith("interposed:"), result.fs_control
+    assert f"in module {MODULE_NAME}" in str(result.fs_control) and "os.remove" in str(result.fs_control)
     assert result.figures["fs_calls"] > 0
     assert "S7" not in result.passed_clauses or "V5" not in result.left_out, "S7 needs V5's rules"
 

@@ -156,7 +156,10 @@ def test_the_calls_the_target_received_are_the_printed_steps(
     recorder = Recorder(make, pools)
     result = check(component, recorder, max_examples=500, steps=20, every_clause=False)
     assert result.verdict == "FAIL", result.summary()
-    printed = [line for line in result.counterexample if not line.startswith("clock.now = ")]
+    # the calls, without the opening (the clock's start, the construction) nor the clock moves and notes
+    opening = ("clock = FakeClock(", "cache = ")
+    calls = [line for line in result.counterexample if not line.startswith(("clock.now = ", *opening))]
+    printed = [line.split("  # ", 1)[0] for line in calls]
     assert len(printed) == result.calls
     assert recorder.logs[-1] == [call for line in printed for call in _expected(line)], result.summary()
 
@@ -194,10 +197,12 @@ def test_without_a_snapshot_the_target_receives_only_the_steps_calls(
 
 @pytest.mark.clauses("O1", "M3")
 @pytest.mark.slow("an oracle search at the default budget")
-def test_the_engines_lazy_purge_stale_birth_fails_on_m3_at_the_default_budget() -> None:
+def test_the_engines_lazy_purge_stale_birth_fails_with_m3_among_its_clauses_at_the_default_budget() -> None:
     """The seed's shape: ``contains`` purges, ``add`` keeps an expired entry's birth.  An oracle that
     called ``contains`` on every key after each step purged the entry before the re-add and passed it."""
     result = check("metadata-cache", oracle_m.LazyPurgeStaleBirth)
     assert result.verdict == "FAIL", result.summary()
-    assert result.clauses[0] == "M3", result.summary()
+    # Without a snapshot the blame is the diverging contains' (issue 23), M3 among the others it fits.
+    first = result.failures[0]
+    assert first.inferred and "M3" in first.consistent_with, result.summary()
     assert result.calls <= 4, result.summary()

@@ -59,7 +59,7 @@ def test_the_docs_example_passes_and_the_race_fails_naming_the_lines_no_order_ex
     assert report["verdict"] == "FAIL" and report["clauses"] == ["M4"]
     assert [line.split(":")[0] for line in report["counterexample"]] == ["line 4", "line 6"]
     assert "line(s) 6 after the calls on line(s) 4" in report["message"]
-    assert "M7" not in report["passed"], "a trace with an unexplained answer does not show atomicity"
+    assert "M7" not in report["passed_clauses"], "a trace with an unexplained answer does not show atomicity"
 
 
 def test_the_report_has_the_shape_of_the_other_modes(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_an_exhausted_budget_is_unknown_exit_3_with_what_it_tried(
     path = write(tmp_path, bounded, *calls, call(8, "contains", ["x"], 0, 10, True))
     assert main(["metadata-cache", "--trace", path, "--max-steps", "50", "--json"]) == 3
     report = json.loads(capsys.readouterr().out)
-    assert report["verdict"] == "UNKNOWN" and report["passed"] == []
+    assert report["verdict"] == "UNKNOWN" and report["passed_clauses"] == []
     assert "after 50 steps" in report["message"] and "9 calls" in report["message"]
     assert main(["metadata-cache", "--trace", path]) == 1  # the default budget refutes it
 

@@ -46,7 +46,7 @@ def test_an_awk_trace_passes_when_correct_and_fails_on_a_sliding_ttl(
     assert len(correct.read_text().splitlines()) == 1 + 600 + 3
     status, report, _ = _oracle(correct, capsys)
     assert status == 0 and report["verdict"] == "PASS" and report["figures"]["threads"] == 3
-    assert {"M3", "M4", "M5", "M7"} <= set(report["passed"])
+    assert {"M3", "M4", "M5", "M7"} <= set(report["passed_clauses"])
     status, report, _ = _oracle(sliding, capsys)
     assert status == 1 and report["verdict"] == "FAIL"
     assert all(f["clauses"][:2] == ["M3", "M4"] for f in report["failures"])
