@@ -174,6 +174,7 @@ def test_a_repro_path_that_cannot_be_written_is_a_usage_error_before_the_run(
     assert captured.out == "" and captured.err.count("\n") == 1 and f"--repro {path}" in captured.err
 
 
+@pytest.mark.slow("an oracle search of up to 600 examples for two failing clauses, about 4 s")
 @pytest.mark.clauses("O2", "M2", "M5")
 def test_a_repro_directory_receives_one_file_per_failing_clause(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
