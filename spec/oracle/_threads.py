@@ -57,7 +57,12 @@ from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import OracleResult
 from spec.oracle._session import Session, TargetProxy
 from spec.oracle._time import restore, time_modules
-from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, stop_thread  # the sequential runs' call guard's
+from spec.oracle._timeout import (  # the sequential runs' call guard's
+    CALL_TIMEOUT,
+    CallGuard,
+    current_frames,
+    stop_thread,
+)
 
 __all__ = [
     "CALL_TIMEOUT",
@@ -167,7 +172,7 @@ class Scheduler:
 
     def _settled(self, looks: dict[int, tuple[int, int, int]]) -> bool:
         """Whether every worker is parked, finished or blocked (lock held: the workers are not running)."""
-        frames = sys._current_frames()
+        frames = current_frames()
         settled = True
         for index in range(self.workers):
             if index in self.done or index in self.parked:
@@ -520,7 +525,7 @@ def _answer(name: str, result: Any) -> Any:
 
 
 def _stacks(threads: Mapping[int, threading.Thread]) -> str:
-    frames = sys._current_frames()
+    frames = current_frames()
     parts = []
     for index, thread in sorted(threads.items()):
         frame = frames.get(thread.ident or -1)

@@ -12,11 +12,13 @@ reuses.  The default, :data:`CALL_TIMEOUT`, is far above any correct call, even 
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 import threading
 import traceback
 import weakref
 from collections.abc import Callable, Mapping
+from types import FrameType
 from typing import Any, TypeVar, cast
 
 __all__ = ["CALL_TIMEOUT", "CallGuard", "CallTimedOut", "stop_thread", "thread_stacks"]
@@ -45,12 +47,25 @@ class _StopCall(BaseException):
     """Raised asynchronously in an abandoned worker: a spinning call stops at its next bytecode."""
 
 
+def current_frames() -> dict[int, FrameType]:
+    """``sys._current_frames()`` with the garbage collector off: CPython before 3.12 holds its thread-list
+    lock while it builds the dict, and a collection started there can run a finalizer that needs the same
+    lock, a deadlock (CPython gh-106883) that hung a --threads run once."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames()
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def thread_stacks(names: Mapping[int, str] | None = None) -> str:
     """Every thread's stack now (``sys._current_frames``), most recent call last, each headed by its name
     (``names``: thread ident -> a name of the caller's, e.g. ``"t1"``; else the thread's own)."""
     own = {thread.ident: thread.name for thread in threading.enumerate()}
     parts = []
-    for ident, frame in sorted(sys._current_frames().items()):
+    for ident, frame in sorted(current_frames().items()):
         name = (names or {}).get(ident) or own.get(ident, "?")
         stack = "".join(traceback.format_stack(frame))
         parts.append(f"thread {name} ({ident}), most recent call last:\n{stack}")
