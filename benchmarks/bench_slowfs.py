@@ -44,6 +44,7 @@ PREFIXES = 8  # distinct stored prefixes (system prompts, shared documents) the 
 SCAN_FILES = (10_000, 100_000)
 THREADS = (1, 4)
 REPEATS = 5  # of each miss-path run, interleaved; the median is reported
+MISS_SECONDS = 0.08  # rounds of a miss-path run = this over the latency (at least 80)
 VALUE = b"v" * 4096
 
 
@@ -199,9 +200,12 @@ def measure(quick: bool) -> dict[str, Any]:
             for files in scan_sizes:
                 out["scan"][f"{ms:g} {files}"] = scan(root, latency, files)
             runs: dict[int, list[tuple[float, int, float]]] = {t: [] for t in THREADS}
+            # At a small latency, 80 rounds last a fifth of a second and the figure swings by a fifth
+            # (2.99-3.74x at 0.2 ms in three idle runs); 400 rounds hold it within 2% (3.71-3.77x).
+            calls = rounds if quick else max(rounds, round(MISS_SECONDS / latency))
             for repeat in range(REPEATS):  # interleaved: a busy spell of the machine hits both sides
                 for threads in THREADS:
-                    runs[threads].append(miss_path(root, latency, threads, rounds, repeat))
+                    runs[threads].append(miss_path(root, latency, threads, calls, repeat))
             for threads, results in runs.items():
                 ops, cpu = (statistics.median(r[i] for r in results) for i in (0, 2))
                 out["miss"][f"{ms:g} {threads}"] = (ops, sum(r[1] for r in results), cpu)
@@ -254,7 +258,8 @@ def render(figures: dict[str, Any], quick: bool) -> str:
     load = figures.get("load", [0.0])
     lines += [
         "",
-        f"Medians of {REPEATS} interleaved runs of each.  A sleep takes longer than asked (the timer's"
+        f"Medians of {REPEATS} interleaved runs of each, each run at least {MISS_SECONDS:g} s of"
+        " slept latency per thread (400 rounds of the three calls at 0.2 ms, 80 above).  A sleep takes longer than asked (the timer's"
         " slack and the machine's load): the first column says how long one took in this run.  No"
         " filesystem call runs under the store's lock at any latency; where a call's latency is small"
         " against the CPU time per operation (the store's and the real disk calls' behind the port, last"
