@@ -74,8 +74,7 @@ import weakref
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import groupby, islice
-from operator import eq
+from itertools import islice
 from typing import Any, TypeVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
@@ -1012,9 +1011,10 @@ class HiCacheFile:
         """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1).
 
         The listing is streamed, never held: each page found leaves its key (kept: it is the evictor's
-        key), its size and its modification time in parallel arrays, and the order oldest first is an
-        array of indices (ties by name, F8), so the peak is the evictor's own entries plus about 50
-        bytes a page while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the two levels
+        key), its size (one int object per distinct size) and its modification time in parallel arrays,
+        and the order oldest first (ties by name, F8) is a list of indices, dropped once the keys and
+        sizes are put in that order, so the peak is the evictor's own entries plus under 100 bytes a page
+        while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the two levels
         of subdirectories are walked, each checked as it is met.
         """
         found = _Found()
@@ -1038,16 +1038,18 @@ class HiCacheFile:
                 self._namespace,
                 self._directory,
             )
-        keys, sizes = found.keys, found.sizes
-        order = _oldest_first(keys, found.mtimes, self._suffix)
-        del found
-        shared: dict[int, int] = {}  # one int object per distinct size, held by every page of that size
-        sized = map(shared.setdefault, map(sizes.__getitem__, order), map(sizes.__getitem__, order))
+        order = _oldest_first(found.keys, found.mtimes, self._suffix)
+        keys = list(map(found.keys.__getitem__, order))
+        sizes = list(map(found.sizes.__getitem__, order))
+        del order
         with self._lock:
-            self._evictor.adopt_many(zip(map(keys.__getitem__, order), sized, strict=True), sum(sizes))
+            self._evictor.adopt_many(zip(keys, sizes, strict=True), sum(sizes))
+            del keys, sizes
             if self._beliefs is not None:
-                self._beliefs.add_many(map(keys.__getitem__, order))
-            del keys, sizes, order
+                # All born now, so in the listing's order: the keys' objects are met in the order they
+                # were made (at a million pages, far apart in memory in any other order).
+                self._beliefs.add_many(found.keys)
+            del found
             if not self._evictor.evict():  # ends the removal its evictions opened
                 logger.warning(
                     "file store: %r is over its limits; nothing more can be evicted", self._directory
@@ -1066,6 +1068,7 @@ class HiCacheFile:
         skipped); None in the flat directory.  True when the fanout marker of this namespace was met."""
         key_of, is_page = self._key_of, self._is_page_entry
         add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
+        share = found.shared.setdefault
         skipped = found.skipped
         marker = os.path.basename(self.layout_marker)
         met = False
@@ -1082,7 +1085,8 @@ class HiCacheFile:
             elif is_page(entry):
                 add_key(key)
                 add_mtime(entry.mtime)
-                add_size(entry.size)
+                size = entry.size
+                add_size(share(size, size))
             else:
                 kind = entry.kind if entry.kind != "file" else "file of another user"
                 skipped[kind] = skipped.get(kind, 0) + 1
@@ -1161,49 +1165,38 @@ class HiCacheFile:
 class _Found:
     """The pages a start-up listing found, in parallel arrays (F8)."""
 
-    __slots__ = ("keys", "mtimes", "sizes", "skipped")
+    __slots__ = ("keys", "mtimes", "shared", "sizes", "skipped")
 
     def __init__(self) -> None:
         self.keys: list[str] = []
         self.mtimes = array("d")
-        self.sizes = array("q")
+        self.sizes: list[int] = []  # one int object per distinct size, held by every page of that size
+        self.shared: dict[int, int] = {}
         self.skipped: dict[str, int] = {}
 
 
-def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> array[int]:
-    """The indices of ``keys`` oldest modification time first, ties by file name (F8), as a compact array.
+def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> list[int]:
+    """The indices of ``keys`` oldest modification time first, ties by file name (F8).
 
-    One sort of the indices by time (its key function and comparisons run in C); then each run of equal
-    times is put in name order (``_by_name``), a step per run, not per page.
+    Two sorts of the indices, each with its key function and comparisons in C: by name, then (stable) by
+    time, so each run of equal times keeps the name order.  The order of the names is the order of the
+    keys themselves when no key is escaped and none is a proper prefix of another (the common case: keys
+    of one length, nothing escaped); otherwise each name is made and compared.
     """
-    order = sorted(range(len(keys)), key=mtimes.__getitem__)  # stable: a tie keeps the listing's order
-    times = list(map(mtimes.__getitem__, order))
-    if any(map(eq, times, islice(times, 1, None))):
-        position = 0
-        for _time, run in groupby(times):
-            length = len(list(run))
-            if length > 1:
-                order[position : position + length] = _by_name(
-                    order[position : position + length], keys, suffix
-                )
-            position += length
-    return array("q", order)
-
-
-def _by_name(run: list[int], keys: list[str], suffix: str) -> list[int]:
-    """The indices ``run`` in the order of their keys' file names (F8's ties).  That is the order of the
-    keys themselves when no key is escaped and none is a prefix of another (the common case: one C-level
-    sort); otherwise each name is made and compared."""
-    ordered = sorted(run, key=keys.__getitem__)
-    sorted_keys = list(map(keys.__getitem__, ordered))
-    joined = "".join(sorted_keys)
-    if (
-        "%" in joined
-        or NAMESPACE_MARK in joined
-        or any(map(str.startswith, islice(sorted_keys, 1, None), sorted_keys))
-    ):
-        return sorted(run, key=lambda i: escape_key(keys[i]) + suffix)
-    return ordered
+    joined = "".join(keys)
+    plain = "%" not in joined and NAMESPACE_MARK not in joined
+    del joined
+    order: list[int] = []
+    if plain:
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        if keys and min(map(len, keys)) != max(map(len, keys)):
+            sorted_keys = list(map(keys.__getitem__, order))
+            plain = not any(map(str.startswith, islice(sorted_keys, 1, None), sorted_keys))
+            del sorted_keys
+    if not plain:
+        order = sorted(range(len(keys)), key=lambda i: escape_key(keys[i]) + suffix)
+    order.sort(key=mtimes.__getitem__)
+    return order
 
 
 def _user_name(uid: int) -> str:
