@@ -15,10 +15,11 @@ import os
 import posixpath
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Set
 
 __all__ = [
     "Entry",
+    "Listing",
     "cap_pass",
     "fanout_place",
     "file_name",
@@ -31,6 +32,8 @@ __all__ = [
     "pages",
     "renewed",
     "same_file",
+    "scan_adopts",
+    "scan_listing",
     "space_pass",
     "stale_temps",
     "total",
@@ -151,6 +154,55 @@ def stale_temps(
         for path, (_data, mtime) in list(files.items())
         if now - mtime > max_age and _temp_place(path, layout)
     ]
+
+
+def scan_listing(paths: Iterable[str]) -> list[str]:
+    """F8-bg: the nodes a flat store's background scan reads, in the order of the listing that began
+    when it was built (the fake filesystem's: by name): those in the directory itself.
+
+    post: __return__ == sorted(__return__)
+    post: not any("/" in p for p in __return__)
+    """
+    return sorted(p for p in paths if "/" not in p)
+
+
+class Listing:
+    """F8, F8-bg: a store's start-up listing as its scan reads it: the directory's files as the listing saw
+    them (``files``, path -> (bytes, mtime)), its nodes not read yet, in order (``left``; None once the
+    scan has ended), the paths the store removed or found missing since it began (``gone``: such a page
+    is not adopted from it) and the filesystem's clock when it began (``now``, the temp-file sweep's).
+    (The one stateful helper here: the store's model holds one.)"""
+
+    def __init__(self, files: Mapping[str, tuple[bytes, float]], nodes: list[str] | None, now: float) -> None:
+        self.files, self.left, self.now = dict(files), nodes, now
+        self.gone: set[str] = set()
+
+    def batch(self, size: int) -> dict[str, tuple[bytes, float]] | None:
+        """The files among the next ``size`` nodes (None: the scan had ended); fewer than ``size`` nodes
+        left ends it."""
+        if self.left is None:
+            return None
+        batch, rest = self.left[:size], self.left[size:]
+        self.left = rest if len(batch) == size else None
+        return {n: self.files[n] for n in batch if n in self.files}
+
+
+def scan_adopts(
+    lru: list[Entry], listed: Mapping[str, tuple[bytes, float]], ns: str, layout: str, gone: Set[str]
+) -> list[Entry]:
+    """F8, F8-bg: the entries a batch of the start-up listing adopts: the pages of ``ns`` in ``listed``
+    (path -> (bytes, mtime), as the listing saw them) whose key is not tracked in ``lru`` and whose path is
+    not in ``gone`` (removed or found missing by the store since the scan began), oldest first (ties by
+    name); the store puts them before every entry of ``lru``, as the least recently used.
+
+    pre: layout in ("flat", "fanout")
+    post: not any(e[0] == x[0] for e in __return__ for x in lru)
+    post: len({e[0] for e in __return__}) == len(__return__)
+    post: not any(e[2] for e in __return__)
+    """
+    tracked = {e[0] for e in lru}
+    found = pages(listed, ns, layout)
+    return [(k, size, False) for _m, n, k, size in found if k not in tracked and n not in gone]
 
 
 def _temp_place(path: str, layout: str) -> bool:
