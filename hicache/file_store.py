@@ -1179,22 +1179,28 @@ class HiCacheFile:
             return False
         found = _Found()
         want = self._scan_batch
-        try:
-            while want > 0:
-                if scan.listing is None:
-                    listing = next(scan.listings, None)
-                    if listing is None:
-                        break
-                    scan.listing = (listing[0], iter(listing[1]), listing[2])
-                where, entries, place = scan.listing
-                batch = list(islice(entries, want))
-                if len(batch) < want:
-                    scan.listing = None
-                want -= len(batch)
-                self._scan(where, batch, found, scan.now, place)
-        except OSError as exc:
-            # EIO, ESTALE...: the listing cannot be read on; the pages adopted so far stay.
-            logger.warning("file store: cannot list %r on; the start-up scan ends: %s", self._directory, exc)
+        failed = False
+        while want > 0 and not failed:
+            if scan.listing is None:
+                listing = next(scan.listings, None)
+                if listing is None:
+                    break
+                scan.listing = (listing[0], iter(listing[1]), listing[2])
+            where, entries, place = scan.listing
+            batch: list[DirEntry] = []
+            try:
+                for entry in islice(entries, want):
+                    batch.append(entry)
+            except OSError as exc:
+                # EIO, ESTALE...: the listing cannot be read on; what it gave, and what was adopted, stay.
+                logger.warning("file store: cannot list %r on; the start-up scan ends: %s", where, exc)
+                failed = True
+                scan.listings = iter(())
+            if failed or len(batch) < want:
+                scan.listing = None
+            want -= len(batch)
+            self._scan(where, batch, found, scan.now, place)
+        if failed:
             want = 1
         for kind, count in found.skipped.items():
             scan.skipped[kind] = scan.skipped.get(kind, 0) + count
