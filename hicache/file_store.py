@@ -73,7 +73,7 @@ import time
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSet, Sequence
 from itertools import chain, islice
 from typing import Any, TypeVar
 
@@ -267,7 +267,7 @@ class HiCacheFile:
         self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
         # F8-bg: the keys whose files this store removed or found missing since its background scan
         # began (None: no scan under way); the scan's state; set once start-up is complete.
-        self._scan_gone: set[str] | None = None
+        self._scan_gone: MutableSet[str] | None = None
         self._scanning: _Scan | None = None
         self._started = threading.Event()
         self._lock_namespace()

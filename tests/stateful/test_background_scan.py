@@ -11,10 +11,9 @@ scan, one counts a page written during the scan twice) must fail it: by search, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
-from hypothesis import Phase, settings
+from hypothesis import settings
 
 from hicache import HiCacheFile
 from spec.machines import run_machine
@@ -22,6 +21,7 @@ from spec.machines.file_store import BackgroundScanMachine
 from spec.variants.file_store import WRONG_BACKGROUND_SCAN
 from tests.stateful import SELF_CHECK
 from tests.stateful.model_targets import BackgroundScanModelStoreMachine
+from tests.stateful.test_file_store_machine import FIND, Pinned, run_pinned
 
 CLAUSES = ("F8-bg", "F8", "F3", "F4", "F6", "F7", "V3", "V5", "V6", "C1", "C3", "C4")
 
@@ -48,16 +48,13 @@ def test_the_model_scanning_in_the_background_conforms_to_its_own_machine() -> N
 @pytest.mark.parametrize("name", list(WRONG_BACKGROUND_SCAN))
 def test_the_machine_catches_each_wrong_background_scan(name: str) -> None:
     variant, _clause = WRONG_BACKGROUND_SCAN[name]
-    budget = settings(
-        settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
-    )
     with pytest.raises(AssertionError):
-        run_machine(BackgroundScanMachine.over(variant), budget)
+        run_machine(BackgroundScanMachine.over(variant), FIND)
 
 
 # Pinned runs: three pages found (the listing's two batches: a and b, then c), no cap, beliefs on; the
 # store changes c before the scan reaches it.
-FOUND: dict[str, Any] = {
+FOUND: dict[str, object] = {
     "cap": 0,
     "ratio": 1.0,
     "min_free": 0,
@@ -66,36 +63,29 @@ FOUND: dict[str, Any] = {
     "ttl": -1,
     "found": (("a", b"xy"), ("b", b"abc"), ("c", b"Q")),
 }
-PINNED: dict[str, list[tuple[str, dict[str, Any]]]] = {
-    "scan re-adopts a page removed during the scan": [
-        ("scan_step", {}),
-        ("delete", {"key": "c"}),
-        ("scan_step", {}),
-    ],
-    "scan counts a page written during the scan twice": [
-        ("delete", {"key": "c"}),
-        ("set", {"key": "c", "value": b"12345"}),
-        ("scan_step", {}),
-        ("scan_step", {}),
-    ],
+PINNED: Pinned = {
+    "scan re-adopts a page removed during the scan": (
+        FOUND,
+        [("scan_step", {}), ("delete", {"key": "c"}), ("scan_step", {})],
+    ),
+    "scan counts a page written during the scan twice": (
+        FOUND,
+        [
+            ("delete", {"key": "c"}),
+            ("set", {"key": "c", "value": b"12345"}),
+            ("scan_step", {}),
+            ("scan_step", {}),
+        ],
+    ),
 }
-
-
-def run_pinned(machine_class: type[BackgroundScanMachine], name: str) -> None:
-    machine: Any = machine_class()
-    machine.build(**FOUND)
-    machine.check_step()
-    for rule_name, kwargs in PINNED[name]:
-        getattr(machine, rule_name)(**kwargs)
-        machine.check_step()
 
 
 @pytest.mark.clauses("F8-bg", "C3")
 @pytest.mark.parametrize("name", list(PINNED))
 def test_a_pinned_run_exposes_each_wrong_background_scan_and_passes_on_production(name: str) -> None:
-    run_pinned(BackgroundScanMachine.over(HiCacheFile), name)
+    run_pinned(BackgroundScanMachine.over(HiCacheFile), name, PINNED)
     with pytest.raises(AssertionError, match="C3"):
-        run_pinned(BackgroundScanMachine.over(WRONG_BACKGROUND_SCAN[name][0]), name)
+        run_pinned(BackgroundScanMachine.over(WRONG_BACKGROUND_SCAN[name][0]), name, PINNED)
 
 
 def test_every_wrong_background_scan_has_a_pinned_run() -> None:
