@@ -124,9 +124,11 @@ class MetadataCache:
         # Births in birth order.  Reclaiming (a TTL) and the bound pop its oldest end, which an OrderedDict
         # does in O(1); with neither, nothing is ever popped from that end, and a plain dict keeps the same
         # order (insertion; a restarted key is re-inserted) for a third of the time and memory per key
-        # (a store's beliefs born at start-up, F8).
-        self._births: dict[Hashable, float] = (
-            {} if self._ttl < 0 and self._max_entries is None else OrderedDict()
+        # (a store's beliefs born at start-up, F8).  Typed as the OrderedDict it is where that end is popped.
+        self._births: OrderedDict[Hashable, float] = (
+            cast("OrderedDict[Hashable, float]", {})
+            if self._ttl < 0 and self._max_entries is None
+            else OrderedDict()
         )
         # M6-lru: the same keys and births, least recently used first (None under "birth").
         self._recency: OrderedDict[Hashable, float] | None = OrderedDict() if eviction == "lru" else None
@@ -380,7 +382,7 @@ class MetadataCache:
         bound, recency = self._max_entries, self._recency
         if bound is not None and len(births) >= bound:
             if recency is None:
-                cast("OrderedDict[Hashable, float]", births).popitem(last=False)  # the oldest birth
+                births.popitem(last=False)  # oldest birth: it would expire first
             else:
                 del births[recency.popitem(last=False)[0]]  # the least recently used
             if self._counting:
@@ -399,7 +401,7 @@ class MetadataCache:
             oldest = next(iter(births.values()))
             if now - oldest <= ttl:
                 return
-            key, _ = cast("OrderedDict[Hashable, float]", births).popitem(last=False)  # a TTL: ordered
+            key, _ = births.popitem(last=False)
             if recency is not None:
                 del recency[key]
             if self._counting:

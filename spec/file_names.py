@@ -1,9 +1,10 @@
 """Pure functions of the file-store model that carry PEP 316 contracts (docs/SEMANTICS.md F1, F8, V2-V6, C3).
 
 Two kinds: the names (F1: a key's file and back, two stores naming one file; F8: a temp file, the pages
-of a directory listing oldest first, the stale temps), and the evictor's passes over its entries (V2:
-their total; V4, C5: an entry made the most recent, or put in flight or out of it, in place; V3, V5: the
-victims a cap or a free-space floor picks).  CrossHair checks each one with a ``post:`` alone
+of a directory listing oldest first, the stale temps; F8-bg: the start-up listing a background scan reads,
+:class:`Listing`, the one stateful helper, and what a batch of it adopts), and the evictor's passes over its
+entries (V2: their total; V4, C5: an entry made the most recent, or put in flight or out of it, in place;
+V3, V5: the victims a cap or a free-space floor picks).  CrossHair checks each one with a ``post:`` alone
 (``tests/contracts``); :class:`spec.file_store.FileStoreModel` and :class:`spec.file_evictor.EvictorModel`
 apply them, one operation at a time.
 """
@@ -193,12 +194,8 @@ def scan_adopts(
     """F8, F8-bg: the entries a batch of the start-up listing adopts: the pages of ``ns`` in ``listed``
     (path -> (bytes, mtime), as the listing saw them) whose key is not tracked in ``lru`` and whose path is
     not in ``gone`` (removed or found missing by the store since the scan began), oldest first (ties by
-    name); the store puts them before every entry of ``lru``, as the least recently used.
-
-    pre: layout in ("flat", "fanout")
-    post: not any(e[0] == x[0] for e in __return__ for x in lru)
-    post: len({e[0] for e in __return__}) == len(__return__)
-    post: not any(e[2] for e in __return__)
+    name); the store puts them before every entry of ``lru``, as the least recently used.  (No contract,
+    as :func:`pages` has none: CrossHair cannot build its listing; the machines check it.)
     """
     tracked = {e[0] for e in lru}
     found = pages(listed, ns, layout)

@@ -26,7 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from hicache.metadata_cache import MetadataCache
 from spec.fakes import meeting_point
@@ -451,7 +451,7 @@ class EvictsTheNewest(MetadataCache):
             if key in self._births:
                 return
             if self._max_entries is not None and len(self._births) >= self._max_entries:
-                cast("OrderedDict[Hashable, float]", self._births).popitem(last=True)  # a bound: ordered
+                self._births.popitem(last=True)
                 if self._counting:  # M8 kept: the one mistake is the victim
                     self._evictions += 1
             self._births[key] = now
@@ -521,7 +521,7 @@ class RacyMetadataCache(_Scheduled):
             births = self._births
             births.pop(key, None)  # acting on a stale check: restarts a lifetime that just began
             if self._max_entries is not None and len(births) >= self._max_entries:
-                cast("OrderedDict[Hashable, float]", births).popitem(last=False)  # a bound: ordered
+                births.popitem(last=False)
                 self._evictions += 1
             births[key] = self._clock()
 
@@ -609,7 +609,7 @@ class UnlockedCheckThenAdd(MetadataCache):
             births, recency = self._births, self._recency
             if full and births:
                 if recency is None:
-                    cast("OrderedDict[Hashable, float]", births).popitem(last=False)  # a bound: ordered
+                    births.popitem(last=False)
                 else:
                     del births[recency.popitem(last=False)[0]]
                 if self._counting:
