@@ -266,7 +266,8 @@ class ScanCountsWrittenPagesTwice(HiCacheFile):
 
     def _adopt_scanned(self, scan: Any, found: Any) -> None:
         with self._lock:
-            tracked = [size for key, size in zip(found.keys, found.sizes, strict=True) if key in self._evictor]
+            listed = zip(found.keys, found.sizes, strict=True)
+            tracked = [size for key, size in listed if key in self._evictor]
             super()._adopt_scanned(scan, found)
             self._evictor._total += sum(tracked)
 
