@@ -19,6 +19,7 @@ Settings (``extra_config`` key, environment variable, default):
 ``max_value_size`` (bytes, size)  ``HICACHE_FILE_MAX_VALUE_SIZE``         see below
 ``metadata_eviction``             ``HICACHE_FILE_METADATA_EVICTION``      ``birth``
 ``layout``                        ``HICACHE_FILE_LAYOUT``                 ``flat``
+``startup_scan``                  ``HICACHE_FILE_STARTUP_SCAN``           ``blocking``
 ================================  ======================================  ==============
 
 ``shared_group`` (S1, S2): a group name or a numeric gid (an int, or a string
@@ -31,7 +32,10 @@ cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).  ``metadata_eviction``
 or ``lru`` (case-insensitive, surrounding blanks ignored).  ``layout`` (F1-fanout):
 ``flat`` (every page in the directory itself, the engine's format) or
 ``fanout`` (two levels of 256 subdirectories by a hash of the file name),
-case-insensitive, surrounding blanks ignored.
+case-insensitive, surrounding blanks ignored.  ``startup_scan`` (F8, F8-bg):
+``blocking`` (the constructor lists the directory and adopts every page before
+it returns) or ``background`` (it returns once the listing has begun; a daemon
+thread adopts the pages in batches), case-insensitive, surrounding blanks ignored.
 
 Decisions (each one pinned by a test in ``tests/unit/test_file_config.py``):
 
@@ -80,6 +84,7 @@ __all__ = [
     "DEFAULT_STORAGE_DIR",
     "ENV_PREFIX",
     "LAYOUTS",
+    "STARTUP_SCANS",
     "FileStoreConfig",
     "load_file_config",
     "parse_size",
@@ -103,9 +108,11 @@ _SETTINGS: dict[str, str] = {
     "max_value_size": "MAX_VALUE_SIZE",
     "metadata_eviction": "METADATA_EVICTION",
     "layout": "LAYOUT",
+    "startup_scan": "STARTUP_SCAN",
 }
 _EVICTIONS = ("birth", "lru")  # hicache.metadata_cache.EVICTIONS, without importing the cache here
 LAYOUTS = ("flat", "fanout")  # F1-fanout
+STARTUP_SCANS = ("blocking", "background")  # F8, F8-bg
 
 _UNITS: dict[str, int] = {
     "": 1,
@@ -145,6 +152,7 @@ class FileStoreConfig:
     max_value_size: int = 0  # S4; 0: the default (see effective_max_value_size)
     metadata_eviction: str = "birth"  # M6 ("birth") or M6-lru ("lru")
     layout: str = "flat"  # F1-fanout: "flat" (the engine's format) or "fanout"
+    startup_scan: str = "blocking"  # F8 ("blocking") or F8-bg ("background")
 
     @property
     def effective_max_value_size(self) -> int:
@@ -192,6 +200,13 @@ class FileStoreConfig:
             raise TypeError(f"layout must be a str, 'flat' or 'fanout', got {kind} {shown(self.layout)}")
         if self.layout not in LAYOUTS:
             raise ValueError(f"layout must be 'flat' or 'fanout', got {shown(self.layout)}")
+        if not isinstance(self.startup_scan, str):
+            given = f"{type(self.startup_scan).__name__} {shown(self.startup_scan)}"
+            raise TypeError(f"startup_scan must be a str, 'blocking' or 'background', got {given}")
+        if self.startup_scan not in STARTUP_SCANS:
+            raise ValueError(
+                f"startup_scan must be 'blocking' or 'background', got {shown(self.startup_scan)}"
+            )
         for name in ("eviction_ratio", "metadata_ttl", "temp_max_age"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -291,6 +306,9 @@ def load_file_config(
     layout = "flat"
     if (found := pick("layout")) is not None:
         layout = _parse_word(*found, LAYOUTS)
+    startup_scan = "blocking"
+    if (found := pick("startup_scan")) is not None:
+        startup_scan = _parse_word(*found, STARTUP_SCANS)
     return FileStoreConfig(
         storage_dir=storage_dir,
         max_size=sizes["max_size"],
@@ -303,6 +321,7 @@ def load_file_config(
         max_value_size=sizes["max_value_size"],
         metadata_eviction=metadata_eviction,
         layout=layout,
+        startup_scan=startup_scan,
     )
 
 
@@ -378,7 +397,8 @@ def _parse_number(setting: str, value: object) -> float:
 
 
 def _parse_word(setting: str, value: object, words: tuple[str, str]) -> str:
-    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``),
+    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``, F8-bg's
+    ``blocking`` or ``background``),
     case-insensitive, surrounding blanks ignored."""
     choices = f"{words[0]!r} or {words[1]!r}"
     if not isinstance(value, str):

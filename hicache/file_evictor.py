@@ -9,10 +9,11 @@ Internal invariants (``check_invariants`` asserts them):
 
 * ``_entries`` maps key -> ``_Entry(size, writers, published, seen, resting_until)``, least
   recently used first; ``_total`` is the sum of the sizes (C3).  A page adopted in bulk at
-  start-up (``adopt_many``) is held compactly as its bare ``int`` size (the caller shares one
-  object per distinct size): it stands for ``_Entry(size, 0)`` with ``seen`` the bulk's
-  publication (``_bulk_seen``), and becomes an ``_Entry`` in place (same position) the first time anything
-  but its recency or removal changes (``_entry``).  So a million pages found at start-up cost an
+  start-up (``adopt_many``; ``adopt_least_recent``, a background scan's batches) is held compactly
+  as its bare ``int`` size (the caller shares one object per distinct size): it stands for
+  ``_Entry(size, 0)`` with ``seen`` the bulk's publication (``_bulk_seen``), and becomes an
+  ``_Entry`` in place (same position) the first time anything but its recency or removal changes
+  (``_entry``).  So a million pages found at start-up cost an
   ``OrderedDict`` slot and their key each, no object of their own.  ``writers``
   counts the reserved writes of the key not committed or aborted yet; an entry
   with ``writers > 0`` is in flight and eviction never picks it (V5).
@@ -74,7 +75,7 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from hicache._validate import check_int, shown
@@ -450,6 +451,30 @@ class LRUFileEvictor:
                 entries[key] = size
                 added += size
             self._total += added
+
+    def adopt_least_recent(self, found: Sequence[tuple[str, int]]) -> list[str]:
+        """F8-bg: adopt every (key, size) of ``found`` not tracked yet as the least recently used entries,
+        in the order given (its first is then the least recently used of all), before every entry tracked
+        so far.  Held compactly, with the publication of the last ``adopt_many`` (a background scan calls
+        ``adopt_many(())`` once, when its listing begins: the pages it adopts are as old as that).  A key
+        tracked already keeps its entry and its place.  No ``stat``.  Answers the keys adopted, in order.
+        O(len).
+        """
+        with self._lock:
+            entries = self._entries
+            move = entries.move_to_end
+            adopted: list[str] = []
+            added = 0
+            for key, size in reversed(found):
+                if key in entries:
+                    continue
+                entries[key] = size
+                move(key, last=False)
+                adopted.append(key)
+                added += size
+            self._total += added
+            adopted.reverse()
+            return adopted
 
     def discard(self, key: str) -> bool:
         """Drop the committed entry of a file that is gone, giving its bytes back (F4).  O(1).

@@ -73,9 +73,8 @@ import time
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import groupby, islice
-from operator import eq
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSet, Sequence
+from itertools import chain, islice
 from typing import Any, TypeVar
 
 from hicache.file_config import FileStoreConfig, load_file_config
@@ -261,13 +260,22 @@ class HiCacheFile:
             max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
             eviction_ratio=config.eviction_ratio,
-            on_evict=None if self._beliefs is None else self._beliefs.remove,  # V6: the belief goes first
+            on_evict=self._on_evict(config.startup_scan == "background"),  # V6: the belief goes first
             lock=self._lock,
             accept=self._is_page,
         )
         self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
+        # F8-bg: the keys whose files this store removed or found missing since its background scan
+        # began (None: no scan under way); the scan's state; set once start-up is complete.
+        self._scan_gone: MutableSet[str] | None = None
+        self._scanning: _Scan | None = None
+        self._started = threading.Event()
         self._lock_namespace()
-        self._start()
+        if config.startup_scan == "background":
+            self._begin_scan()
+        else:
+            self._start()
+            self._started.set()
 
     # -- introspection -------------------------------------------------------
 
@@ -304,6 +312,24 @@ class HiCacheFile:
         """F1-fanout: the file a fanout store keeps in the directory, ``.hicache<namespace>.fanout``, by
         which a flat store knows that this namespace's pages are in subdirectories."""
         return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        """F8-bg: wait (at most ``timeout`` seconds; None: as long as it takes) until start-up is complete,
+        the background scan ended; True when it is.  Under ``startup_scan="blocking"`` True at once."""
+        return self._started.wait(timeout)
+
+    def close(self) -> None:
+        """F8-bg: stop the background scan after the batch under way and wait for its thread.  The pages it
+        has not adopted stay unknown until a probe finds them; the store stays usable.  Idempotent;
+        nothing to do under ``startup_scan="blocking"``."""
+        scan = self._scanning
+        if scan is None:
+            return
+        scan.stop = True
+        thread = scan.thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        self._end_scan(scan)
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
@@ -381,6 +407,7 @@ class HiCacheFile:
                     # EPERM/EBUSY/EISDIR/EIO...: the file stays, and so does its accounting.
                     logger.warning("file store: cannot delete %r: %s", path, exc)
                     return False
+                self._note_gone(key)
                 self._evictor.discard(key)
                 return True
             finally:
@@ -407,8 +434,9 @@ class HiCacheFile:
                 for where, entry, key in found:
                     try:
                         self._fs.unlink(os.path.join(where, entry.name))  # never follows (S3)
+                        self._note_gone(key)
                     except FileNotFoundError:
-                        pass  # removed meanwhile by someone else: gone all the same
+                        self._note_gone(key)  # removed meanwhile by someone else: gone all the same
                     except OSError as exc:
                         # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
                         logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
@@ -849,8 +877,30 @@ class HiCacheFile:
         the miss is older than that file, which stays believed and tracked (C3, C5).
         """
         with self._lock:
+            self._note_gone(key)
             if self._evictor.forget_missing(key, published) and self._beliefs is not None:
                 self._beliefs.remove(key)
+
+    def _note_gone(self, key: str) -> None:
+        """F8-bg: while a background scan runs, the key whose file this store removed or found missing: the
+        scan never adopts it from its (older) listing (lock held)."""
+        gone = self._scan_gone
+        if gone is not None:
+            gone.add(key)
+
+    def _on_evict(self, background: bool) -> Callable[[str], object] | None:
+        """V6: what the evictor calls for each victim before its unlink: its belief goes; F8-bg: and, while
+        the scan runs, its key is noted gone (``_note_gone``)."""
+        beliefs = self._beliefs
+        if not background:
+            return None if beliefs is None else beliefs.remove
+
+        def evicted(key: str) -> None:
+            if beliefs is not None:
+                beliefs.remove(key)
+            self._note_gone(key)
+
+        return evicted
 
     def _remove_temp(self, temp: str) -> None:
         try:
@@ -1012,9 +1062,10 @@ class HiCacheFile:
         """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1).
 
         The listing is streamed, never held: each page found leaves its key (kept: it is the evictor's
-        key), its size and its modification time in parallel arrays, and the order oldest first is an
-        array of indices (ties by name, F8), so the peak is the evictor's own entries plus about 50
-        bytes a page while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the two levels
+        key), its size (one int object per distinct size) and its modification time in parallel arrays,
+        and the order oldest first (ties by name, F8) is a list of indices, dropped once the keys and
+        sizes are put in that order, so the peak is the evictor's own entries plus under 100 bytes a page
+        while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the two levels
         of subdirectories are walked, each checked as it is met.
         """
         found = _Found()
@@ -1029,7 +1080,26 @@ class HiCacheFile:
                 " 'flat' (setting layout, HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the"
                 " marker once no page of the namespace is left in its subdirectories"
             )
-        for kind, count in sorted(found.skipped.items()):
+        self._warn_skipped(found.skipped)
+        order = _oldest_first(found.keys, found.mtimes, self._suffix)
+        keys = list(map(found.keys.__getitem__, order))
+        sizes = list(map(found.sizes.__getitem__, order))
+        del order
+        with self._lock:
+            self._evictor.adopt_many(zip(keys, sizes, strict=True), sum(sizes))
+            del keys, sizes
+            if self._beliefs is not None:
+                # All born now, so in the listing's order: the keys' objects are met in the order they
+                # were made (at a million pages, far apart in memory in any other order).
+                self._beliefs.add_many(found.keys)
+            del found
+            if not self._evictor.evict():  # ends the removal its evictions opened
+                logger.warning(
+                    "file store: %r is over its limits; nothing more can be evicted", self._directory
+                )
+
+    def _warn_skipped(self, skipped: dict[str, int]) -> None:
+        for kind, count in sorted(skipped.items()):
             # S3: one line per kind, never one per node.
             logger.warning(
                 "file store: %d %s node(s) named like pages of namespace %r in %r: not pages, skipped",
@@ -1038,20 +1108,148 @@ class HiCacheFile:
                 self._namespace,
                 self._directory,
             )
+
+    # -- F8-bg: the start-up scan in the background -----------------------------
+
+    _scan_batch: int = 4096  # F8-bg: listing entries per batch (a test's subclass may take fewer)
+    _scan_thread: bool = True  # F8-bg: False (a test's subclass): no thread, the test calls _scan_step
+
+    def _begin_scan(self) -> None:
+        """F8-bg: begin the listing (a directory that cannot be listed raises ``OSError`` here), tell the
+        layouts apart (F1-fanout), then leave the rest to ``_scan_step``, on a daemon thread."""
+        fs, directory = self._fs, self._directory
+        now = fs.now()
+        listings: Iterator[tuple[str, Iterator[DirEntry] | list[DirEntry], tuple[str, str] | None]]
+        if self._fanout:
+            listings = self._fanout_leaves(self._fanout_top(fs.scandir(directory), now))
+        else:
+            self._refuse_a_fanout_marker()
+            top = iter(fs.scandir(directory))
+            first = next(top, None)  # the listing has begun: opened, its first entry read
+            entries = top if first is None else chain((first,), top)
+            listings = iter(((directory, entries, None),))
+        with self._lock:
+            self._evictor.adopt_many(())  # the publication every page the scan adopts is held with (F4)
+            self._scan_gone = set()
+            self._scanning = scan = _Scan(listings, now)
+        if self._scan_thread:
+            scan.thread = threading.Thread(
+                target=self._scan_in_background, name=f"hicache-scan{self._namespace}", daemon=True
+            )
+            scan.thread.start()
+
+    def _refuse_a_fanout_marker(self) -> None:
+        """F1-fanout, F8-bg: a flat store refuses a directory holding its namespace's fanout marker (one
+        ``stat``: the listing is read later)."""
+        try:
+            self._fs.stat(self.layout_marker)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            # EACCES, EIO...: the marker cannot be looked for; the layouts are not told apart (logged).
+            logger.warning("file store: cannot look for the layout marker %r: %s", self.layout_marker, exc)
+            return
+        raise ValueError(
+            f"namespace {self._namespace!r} of storage directory {self._directory} was written with"
+            f" layout 'fanout' (its marker {self.layout_marker} is there), but this store's layout is"
+            " 'flat' (setting layout, HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the"
+            " marker once no page of the namespace is left in its subdirectories"
+        )
+
+    def _scan_in_background(self) -> None:
+        try:
+            while self._scan_step():
+                pass
+        except Exception:  # a bug, not I/O (which each step answers): the scan ends, the store serves on
+            logger.exception(
+                "file store: the start-up scan of %r failed; the pages it has not adopted stay unknown"
+                " until a probe finds them",
+                self._directory,
+            )
+            scan = self._scanning
+            if scan is not None:
+                self._end_scan(scan)
+
+    def _scan_step(self) -> bool:
+        """F8-bg: one batch of the background scan: up to ``_scan_batch`` entries of the listing read and
+        their old temp files removed (outside the lock), then their pages adopted (``_adopt_scanned``).
+        True while the listing has more; False once the scan has ended (this step ended it, or it had)."""
+        scan = self._scanning
+        if scan is None or scan.stop:
+            return False
+        found = _Found()
+        want = self._scan_batch
+        failed = False
+        while want > 0 and not failed:
+            if scan.listing is None:
+                listing = next(scan.listings, None)
+                if listing is None:
+                    break
+                scan.listing = (listing[0], iter(listing[1]), listing[2])
+            where, entries, place = scan.listing
+            batch: list[DirEntry] = []
+            try:
+                for entry in islice(entries, want):
+                    batch.append(entry)
+            except OSError as exc:
+                # EIO, ESTALE...: the listing cannot be read on; what it gave, and what was adopted, stay.
+                logger.warning("file store: cannot list %r on; the start-up scan ends: %s", where, exc)
+                failed = True
+                scan.listings = iter(())
+            if failed or len(batch) < want:
+                scan.listing = None
+            want -= len(batch)
+            self._scan(where, batch, found, scan.now, place)
+        if failed:
+            want = 1
+        for kind, count in found.skipped.items():
+            scan.skipped[kind] = scan.skipped.get(kind, 0) + count
+        self._adopt_scanned(scan, found)
+        if want > 0:
+            self._end_scan(scan)
+            return False
+        return True
+
+    def _adopt_scanned(self, scan: _Scan, found: _Found) -> None:
+        """F8-bg: a batch's pages, oldest first (ties by name), adopted as the least recently used entries,
+        each believed; a key tracked already or noted gone is not adopted; then the limits enforced on
+        what is known (a warning, once, when they cannot be met)."""
         keys, sizes = found.keys, found.sizes
         order = _oldest_first(keys, found.mtimes, self._suffix)
-        del found
-        shared: dict[int, int] = {}  # one int object per distinct size, held by every page of that size
-        sized = map(shared.setdefault, map(sizes.__getitem__, order), map(sizes.__getitem__, order))
         with self._lock:
-            self._evictor.adopt_many(zip(map(keys.__getitem__, order), sized, strict=True), sum(sizes))
-            if self._beliefs is not None:
-                self._beliefs.add_many(map(keys.__getitem__, order))
-            del keys, sizes, order
-            if not self._evictor.evict():  # ends the removal its evictions opened
+            gone = self._scan_gone
+            if gone is None:
+                return  # the scan was stopped meanwhile (close)
+            pairs = [(keys[i], sizes[i]) for i in order if keys[i] not in gone]
+            adopted = self._evictor.adopt_least_recent(pairs)
+            if self._beliefs is not None and adopted:
+                self._beliefs.add_many(adopted)
+            if self._evictor.enabled and not self._evictor.evict() and not scan.warned:
+                scan.warned = True
                 logger.warning(
-                    "file store: %r is over its limits; nothing more can be evicted", self._directory
+                    "file store: %r is over its limits and nothing more of what is known can be evicted;"
+                    " the start-up scan goes on (the namespace may exceed the cap by the bytes not scanned)",
+                    self._directory,
                 )
+
+    def _end_scan(self, scan: _Scan) -> None:
+        """F8-bg: the scan is over (ended or stopped): nothing more is noted gone, its S3 warnings are
+        logged, start-up is complete."""
+        with self._lock:
+            if self._scanning is not scan:
+                return
+            self._scanning = None
+            self._scan_gone = None
+        closing = getattr(scan.listings, "close", None)
+        if closing is not None:
+            closing()  # a listing stopped midway lets go of its directory now
+        listing = scan.listing
+        if listing is not None:
+            closing = getattr(listing[1], "close", None)
+            if closing is not None:
+                closing()
+        self._warn_skipped(scan.skipped)
+        self._started.set()
 
     def _scan(
         self,
@@ -1066,6 +1264,7 @@ class HiCacheFile:
         skipped); None in the flat directory.  True when the fanout marker of this namespace was met."""
         key_of, is_page = self._key_of, self._is_page_entry
         add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
+        share = found.shared.setdefault
         skipped = found.skipped
         marker = os.path.basename(self.layout_marker)
         met = False
@@ -1082,7 +1281,8 @@ class HiCacheFile:
             elif is_page(entry):
                 add_key(key)
                 add_mtime(entry.mtime)
-                add_size(entry.size)
+                size = entry.size
+                add_size(share(size, size))
             else:
                 kind = entry.kind if entry.kind != "file" else "file of another user"
                 skipped[kind] = skipped.get(kind, 0) + 1
@@ -1094,8 +1294,14 @@ class HiCacheFile:
             self._remove_temp(os.path.join(where, entry.name))
 
     def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
-        """F1-fanout: the directory itself (its old temp files; a page of this namespace there is the flat
-        layout: refused), then every trusted subdirectory of both levels."""
+        """F1-fanout: the directory itself (``_fanout_top``), then every trusted subdirectory of both
+        levels (``_fanout_leaves``)."""
+        for where, entries, place in self._fanout_leaves(self._fanout_top(top, now)):
+            self._scan(where, entries, found, now, place)
+
+    def _fanout_top(self, top: Iterable[DirEntry], now: float) -> list[DirEntry]:
+        """F1-fanout: the directory itself: its old temp files removed, a page of this namespace there
+        refused (the flat layout), the marker made when missing; answers its first-level subdirectories."""
         directory, key_of = self._directory, self._key_of
         first: list[DirEntry] = []
         flat_pages = 0
@@ -1119,6 +1325,16 @@ class HiCacheFile:
             )
         if not marked:
             self._mark_fanout()
+        return first
+
+    def _fanout_leaves(
+        self, first: Iterable[DirEntry]
+    ) -> Iterator[tuple[str, list[DirEntry], tuple[str, str]]]:
+        """F1-fanout: (path, its listing, its place) of every trusted subdirectory of the second level under
+        the trusted ones of ``first``, each checked as it is met and marked ready.  A leaf's listing is
+        read whole (a few hundred entries even at millions of pages), so that a failure to list anything
+        under a first-level subdirectory is met here: logged, and the rest of it skipped."""
+        directory = self._directory
         for level1 in first:
             if not self._trusted_subdir(directory, level1):
                 continue
@@ -1132,7 +1348,7 @@ class HiCacheFile:
                         continue
                     path2 = os.path.join(path1, level2.name)
                     self._ready[256 + _HEX_INDEX[level1.name] * 256 + _HEX_INDEX[level2.name]] = 1
-                    self._scan(path2, self._fs.scandir(path2), found, now, (level1.name, level2.name))
+                    yield path2, list(self._fs.scandir(path2)), (level1.name, level2.name)
             except OSError as exc:
                 # EACCES, EIO...: the pages under it stay unknown (not counted, not evicted) until a restart.
                 logger.warning("file store: cannot list the fanout subdirectory %r: %s", path1, exc)
@@ -1158,52 +1374,62 @@ class HiCacheFile:
             logger.warning("file store: cannot make the layout marker %r: %s", self.layout_marker, exc)
 
 
+class _Scan:
+    """The state of a background scan (F8-bg): the listings left (each a directory, its entries and its
+    fanout place), the one being read, the filesystem's clock when it began (the temp-file sweep's), the
+    S3 counts so far, whether the over-the-limits warning was given, its thread and its stop flag."""
+
+    __slots__ = ("listing", "listings", "now", "skipped", "stop", "thread", "warned")
+
+    def __init__(
+        self,
+        listings: Iterator[tuple[str, Iterator[DirEntry] | list[DirEntry], tuple[str, str] | None]],
+        now: float,
+    ) -> None:
+        self.listings = listings
+        self.listing: tuple[str, Iterator[DirEntry], tuple[str, str] | None] | None = None
+        self.now = now
+        self.skipped: dict[str, int] = {}
+        self.warned = False
+        self.stop = False
+        self.thread: threading.Thread | None = None
+
+
 class _Found:
     """The pages a start-up listing found, in parallel arrays (F8)."""
 
-    __slots__ = ("keys", "mtimes", "sizes", "skipped")
+    __slots__ = ("keys", "mtimes", "shared", "sizes", "skipped")
 
     def __init__(self) -> None:
         self.keys: list[str] = []
         self.mtimes = array("d")
-        self.sizes = array("q")
+        self.sizes: list[int] = []  # one int object per distinct size, held by every page of that size
+        self.shared: dict[int, int] = {}
         self.skipped: dict[str, int] = {}
 
 
-def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> array[int]:
-    """The indices of ``keys`` oldest modification time first, ties by file name (F8), as a compact array.
+def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> list[int]:
+    """The indices of ``keys`` oldest modification time first, ties by file name (F8).
 
-    One sort of the indices by time (its key function and comparisons run in C); then each run of equal
-    times is put in name order (``_by_name``), a step per run, not per page.
+    Two sorts of the indices, each with its key function and comparisons in C: by name, then (stable) by
+    time, so each run of equal times keeps the name order.  The order of the names is the order of the
+    keys themselves when no key is escaped and none is a proper prefix of another (the common case: keys
+    of one length, nothing escaped); otherwise each name is made and compared.
     """
-    order = sorted(range(len(keys)), key=mtimes.__getitem__)  # stable: a tie keeps the listing's order
-    times = list(map(mtimes.__getitem__, order))
-    if any(map(eq, times, islice(times, 1, None))):
-        position = 0
-        for _time, run in groupby(times):
-            length = len(list(run))
-            if length > 1:
-                order[position : position + length] = _by_name(
-                    order[position : position + length], keys, suffix
-                )
-            position += length
-    return array("q", order)
-
-
-def _by_name(run: list[int], keys: list[str], suffix: str) -> list[int]:
-    """The indices ``run`` in the order of their keys' file names (F8's ties).  That is the order of the
-    keys themselves when no key is escaped and none is a prefix of another (the common case: one C-level
-    sort); otherwise each name is made and compared."""
-    ordered = sorted(run, key=keys.__getitem__)
-    sorted_keys = list(map(keys.__getitem__, ordered))
-    joined = "".join(sorted_keys)
-    if (
-        "%" in joined
-        or NAMESPACE_MARK in joined
-        or any(map(str.startswith, islice(sorted_keys, 1, None), sorted_keys))
-    ):
-        return sorted(run, key=lambda i: escape_key(keys[i]) + suffix)
-    return ordered
+    joined = "".join(keys)
+    plain = "%" not in joined and NAMESPACE_MARK not in joined
+    del joined
+    order: list[int] = []
+    if plain:
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        if keys and min(map(len, keys)) != max(map(len, keys)):
+            sorted_keys = list(map(keys.__getitem__, order))
+            plain = not any(map(str.startswith, islice(sorted_keys, 1, None), sorted_keys))
+            del sorted_keys
+    if not plain:
+        order = sorted(range(len(keys)), key=lambda i: escape_key(keys[i]) + suffix)
+    order.sort(key=mtimes.__getitem__)
+    return order
 
 
 def _user_name(uid: int) -> str:

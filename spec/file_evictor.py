@@ -21,12 +21,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 from spec.file_names import Entry, cap_pass, flagged, renewed, space_pass, total
 
-__all__ = ["RETRY_UNREMOVABLE_AFTER", "EvictorModel"]
+__all__ = ["RETRY_UNREMOVABLE_AFTER", "EvictorModel", "Faults"]
 
 RETRY_UNREMOVABLE_AFTER = 30.0  # S7: seconds a victim that could not be unlinked is left alone
+
+
+class Faults(Protocol):
+    """The world's faults as the store's model reads them (:class:`spec.fake_fs.FaultLedger` is one)."""
+
+    def take(self, op: str, reader: str) -> int | None: ...  # write, replace, read, short: the errno
+
+    def stuck(self, path: str) -> bool: ...  # the unlink of ``path`` fails
 
 
 class EvictorModel:

@@ -1,9 +1,10 @@
 """Pure functions of the file-store model that carry PEP 316 contracts (docs/SEMANTICS.md F1, F8, V2-V6, C3).
 
 Two kinds: the names (F1: a key's file and back, two stores naming one file; F8: a temp file, the pages
-of a directory listing oldest first, the stale temps), and the evictor's passes over its entries (V2:
-their total; V4, C5: an entry made the most recent, or put in flight or out of it, in place; V3, V5: the
-victims a cap or a free-space floor picks).  CrossHair checks each one with a ``post:`` alone
+of a directory listing oldest first, the stale temps; F8-bg: the start-up listing a background scan reads,
+:class:`Listing`, the one stateful helper, and what a batch of it adopts), and the evictor's passes over its
+entries (V2: their total; V4, C5: an entry made the most recent, or put in flight or out of it, in place;
+V3, V5: the victims a cap or a free-space floor picks).  CrossHair checks each one with a ``post:`` alone
 (``tests/contracts``); :class:`spec.file_store.FileStoreModel` and :class:`spec.file_evictor.EvictorModel`
 apply them, one operation at a time.
 """
@@ -15,10 +16,11 @@ import os
 import posixpath
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Set
 
 __all__ = [
     "Entry",
+    "Listing",
     "cap_pass",
     "fanout_place",
     "file_name",
@@ -31,6 +33,8 @@ __all__ = [
     "pages",
     "renewed",
     "same_file",
+    "scan_adopts",
+    "scan_listing",
     "space_pass",
     "stale_temps",
     "total",
@@ -151,6 +155,51 @@ def stale_temps(
         for path, (_data, mtime) in list(files.items())
         if now - mtime > max_age and _temp_place(path, layout)
     ]
+
+
+def scan_listing(paths: Iterable[str]) -> list[str]:
+    """F8-bg: the nodes a flat store's background scan reads, in the order of the listing that began
+    when it was built (the fake filesystem's: by name): those in the directory itself.
+
+    post: __return__ == sorted(__return__)
+    post: not any("/" in p for p in __return__)
+    """
+    return sorted(p for p in paths if "/" not in p)
+
+
+class Listing:
+    """F8, F8-bg: a store's start-up listing as its scan reads it: the directory's files as the listing saw
+    them (``files``, path -> (bytes, mtime)), its nodes not read yet, in order (``left``; None once the
+    scan has ended), the paths the store removed or found missing since it began (``gone``: such a page
+    is not adopted from it) and the filesystem's clock when it began (``now``, the temp-file sweep's).
+    (The one stateful helper here: the store's model holds one.)"""
+
+    def __init__(self, files: Mapping[str, tuple[bytes, float]], nodes: list[str] | None, now: float) -> None:
+        self.files, self.left, self.now = dict(files), nodes, now
+        self.gone: set[str] = set()
+
+    def batch(self, size: int) -> dict[str, tuple[bytes, float]] | None:
+        """The files among the next ``size`` nodes (None: the scan had ended); fewer than ``size`` nodes
+        left ends it."""
+        if self.left is None:
+            return None
+        batch, rest = self.left[:size], self.left[size:]
+        self.left = rest if len(batch) == size else None
+        return {n: self.files[n] for n in batch if n in self.files}
+
+
+def scan_adopts(
+    lru: list[Entry], listed: Mapping[str, tuple[bytes, float]], ns: str, layout: str, gone: Set[str]
+) -> list[Entry]:
+    """F8, F8-bg: the entries a batch of the start-up listing adopts: the pages of ``ns`` in ``listed``
+    (path -> (bytes, mtime), as the listing saw them) whose key is not tracked in ``lru`` and whose path is
+    not in ``gone`` (removed or found missing by the store since the scan began), oldest first (ties by
+    name); the store puts them before every entry of ``lru``, as the least recently used.  (No contract,
+    as :func:`pages` has none: CrossHair cannot build its listing; the machines check it.)
+    """
+    tracked = {e[0] for e in lru}
+    found = pages(listed, ns, layout)
+    return [(k, size, False) for _m, n, k, size in found if k not in tracked and n not in gone]
 
 
 def _temp_place(path: str, layout: str) -> bool:

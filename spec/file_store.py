@@ -1,24 +1,18 @@
 """Executable model of the file store and its evictor (docs/SEMANTICS.md F1-F8, V1-V6, C1-C4).
 
-The state: the directory (``files``, name -> (bytes, mtime), every file of it, this namespace's or not;
-``planted``, the nodes named like files that are not pages, S3), the evictor's entries (inherited from
-:class:`spec.file_evictor.EvictorModel`) and ``beliefs`` (key -> birth, :mod:`spec.metadata_cache`).  The
-world is beside it: armed faults are read from a ledger (``faults``, as ``reader``), each victim tried is
-told to ``on_evict`` (V6), other processes change the directory between operations.  The pure functions
-it applies carry CrossHair's contracts in :mod:`spec.file_names`.  It also runs as a target of its own
-machines (tests/stateful).
+The state: the directory (``files``, name -> (bytes, mtime); ``planted``, the nodes named like files that
+are not pages, S3), the evictor's entries (:class:`spec.file_evictor.EvictorModel`), ``beliefs`` (key ->
+birth, :mod:`spec.metadata_cache`) and the start-up ``listing``.  Beside it, the world: faults read from a
+ledger (``faults``, as ``reader``), victims told to ``on_evict`` (V6), other processes.  Its pure functions
+carry CrossHair's contracts in :mod:`spec.file_names`.  Where docs/SEMANTICS.md leaves a choice open:
 
-Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
-
-* ``exists`` that finds the file missing drops the evictor's entry too (as ``get`` must, F4).
-* A ``set`` of a believed key refreshes recency without a ``stat`` (F6, F3).
-* ``delete`` answers True when the file is gone afterwards; ``clear`` True when every file of the
-  namespace was removed; it keeps the ones it could not remove tracked (their bytes are on disk: C3).
-* Start-up orders files by (mtime, name) and gives every belief the same birth.
-* V3-bg (``background``): start-up runs no pass; the files found wait for the first one.
+* ``exists`` that finds the file missing drops the evictor's entry too (F4); a ``set`` of a believed key
+  refreshes recency without a ``stat`` (F6, F3); ``delete`` is True when the file is gone after it, ``clear``
+  when every file went (those it could not remove stay tracked: C3).  Start-up orders files by (mtime,
+  name), every belief born at once; V3-bg (``background``): no pass; F8-bg (``startup_scan="background"``,
+  the flat layout): ``scan_step`` reads ``scan_batch`` nodes of the listing made as the store was built.
 * S8: ``ENOSPC`` on the temp file's write (not the rename) is pressure when eviction is on: evict as
-  :func:`~spec.file_names.cap_pass` with a cap of the other entries' bytes, and retry the write once if
-  that evicted anything.
+  :func:`~spec.file_names.cap_pass` with a cap of the other entries' bytes, then retry the write once.
 """
 
 from __future__ import annotations
@@ -26,33 +20,21 @@ from __future__ import annotations
 import errno
 from collections.abc import Callable, Iterable, MutableMapping
 from itertools import takewhile
-from typing import Protocol
 
+from spec import file_names
 from spec import metadata_cache as beliefs_model
-from spec.file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel
-from spec.file_names import file_path, key_of_path, layout_marker, pages, stale_temps
+from spec.file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel, Faults
 
 __all__ = ["RETRY_UNREMOVABLE_AFTER", "Faults", "FileStoreModel"]
-
-
-class Faults(Protocol):
-    """The world's faults as the model reads them (:class:`spec.fake_fs.FaultLedger` is one)."""
-
-    def take(self, op: str, reader: str) -> int | None: ...  # write, replace, read, short: the errno
-
-    def stuck(self, path: str) -> bool: ...  # the unlink of ``path`` fails
 
 
 class FileStoreModel(EvictorModel):
     """The store's model; mirrors ``HiCacheFile``'s operations, and the evictor's (inherited).
 
-    ``cap``, ``ratio``, ``min_free``, ``commit_moves``, ``own_counted`` and ``background`` are the evictor's
-    (:class:`~spec.file_evictor.EvictorModel`); ``disk_size`` is the fake disk, ``metadata`` whether beliefs
-    are kept, ``ttl`` their lifetime; ``directory`` is where ``faults`` finds this model's paths.  ``files``
-    and ``planted`` (S3: name -> (kind: symlink, fifo, dir (cannot be unlinked: EISDIR) or other (another
-    user's file); bytes on the disk)) may be given: a view of a fake filesystem, then the model is a store.
-    No validation: the machine passes what the store accepted.
-    """
+    ``cap``, ``ratio``, ``min_free``, ``commit_moves``, ``own_counted``, ``background``: the evictor's;
+    ``disk_size``: the fake disk; ``metadata``, ``ttl``: the beliefs'; ``faults`` find paths in ``directory``;
+    ``files``, ``planted`` (S3: name -> (kind: symlink, fifo, dir (EISDIR), other (another user's); bytes)):
+    a view of a fake filesystem (the model is then a store); ``startup_scan``, ``scan_batch``: F8-bg."""
 
     def __init__(
         self,
@@ -76,21 +58,23 @@ class FileStoreModel(EvictorModel):
         own_counted: bool = False,
         background: bool = False,
         layout: str = "flat",
+        startup_scan: str = "blocking",
+        scan_batch: int = 4096,
     ) -> None:
         super().__init__(cap, ratio, min_free, clock, on_evict, commit_moves, own_counted, background)
-        self.layout = layout
+        self.layout, self.startup_scan, self.scan_batch = layout, startup_scan, scan_batch
+        self.listing = file_names.Listing({}, None, 0.0)  # F8, F8-bg: the start-up listing
         self.namespace, self.directory, self.faults, self.reader = namespace, directory, faults, reader
         self.metadata, self.ttl, self.temp_max_age, self.disk_size = metadata, ttl, temp_max_age, disk_size
-        self.files = {} if files is None else files
-        self.planted = {} if planted is None else planted
+        self.files, self.planted = {} if files is None else files, {} if planted is None else planted
         self.beliefs: beliefs_model.Births = {}
 
     def name(self, key: str) -> str:
         """Where ``key``'s file lies, relative to the directory (F1, F1-fanout)."""
-        return file_path(key, self.namespace, self.layout)
+        return file_names.file_path(key, self.namespace, self.layout)
 
     def key_of(self, name: str) -> str | None:
-        return key_of_path(name, self.namespace, self.layout)
+        return file_names.key_of_path(name, self.namespace, self.layout)
 
     def free(self) -> int:
         used = sum(len(d) for d, _m in self.files.values()) + sum(n for _k, n in self.planted.values())
@@ -132,9 +116,9 @@ class FileStoreModel(EvictorModel):
             self.missing(key)
             return None
         data = file[0]
-        if buffer_size is not None and buffer_size != len(data):
-            return None
-        if self._fault("short") is not None and len(data) // 2 != len(data):
+        if (buffer_size is not None and buffer_size != len(data)) or (
+            self._fault("short") is not None and len(data) // 2 != len(data)
+        ):
             return None
         self.touch(key, len(data))
         self.teach(key)
@@ -166,8 +150,7 @@ class FileStoreModel(EvictorModel):
         return True
 
     def clear(self) -> bool:
-        self.beliefs = {}
-        found = pages(self.files, self.namespace, self.layout)
+        self.beliefs, found = {}, file_names.pages(self.files, self.namespace, self.layout)
         kept = [(k, n) for _m, name, k, n in found if not self._unlink(name)]
         left = sum(not self._unlink(n) for n in list(self.planted) if self.key_of(n) is not None)
         self.forget_committed()
@@ -179,17 +162,31 @@ class FileStoreModel(EvictorModel):
         return sum(1 for _key in takewhile(self.exists, keys))
 
     def restart(self) -> None:
-        """F8 (a new store on the same directory): stale temps removed, files seeded oldest first."""
-        for name in stale_temps(self.files, self.clock(), self.temp_max_age, self.layout):
-            self._unlink(name)
-        marker = layout_marker(self.namespace)
+        """F8: a new store on the same directory, its listing begun (``scan_step``: all now; F8-bg: later)."""
+        marker = file_names.layout_marker(self.namespace)
         if self.layout == "fanout" and marker not in self.files and self._fault("write") is None:
             self.files[marker] = (b"", self.clock())  # F1-fanout: made once, when missing
-        self.beliefs = {}
-        found = pages(self.files, self.namespace, self.layout)
-        for _m, _n, key, _size in found:
+        self.seed([])
+        blocking = self.startup_scan == "blocking"
+        nodes = [*self.files] if blocking else file_names.scan_listing([*self.files, *self.planted])
+        self.listing, self.beliefs = file_names.Listing(self.files, nodes, self.clock()), {}
+        if blocking:
+            self.scan_step(len(nodes) + 1)
+
+    def scan_step(self, size: int = 0) -> bool:
+        """F8-bg: ``size`` (or ``scan_batch``) more nodes of the listing: old temps removed, pages adopted and
+        believed, the limits enforced.  False once the scan has ended (or when there is none)."""
+        if (listed := self.listing.batch(size or self.scan_batch)) is None:
+            return False
+        for name in file_names.stale_temps(listed, self.listing.now, self.temp_max_age, self.layout):
+            self._unlink(name)
+        adopted = file_names.scan_adopts(self.lru, listed, self.namespace, self.layout, self.listing.gone)
+        self.lru, self.since_pass = adopted + self.lru, self.since_pass + file_names.total(adopted)
+        for key, _size, _in_flight in adopted:
             self.teach(key)
-        self.seed([(key, size, False) for _m, _n, key, size in found])
+        if not self.background:  # V3-bg: the passes bring the limits back
+            self.evict()
+        return self.listing.left is not None
 
     def _fault(self, op: str) -> int | None:
         return None if self.faults is None else self.faults.take(op, self.reader)
@@ -205,6 +202,7 @@ class FileStoreModel(EvictorModel):
             return False
         self.files.pop(name, None)
         self.planted.pop(name, None)
+        self.listing.gone.add(name)  # F8-bg (read only while the scan runs)
         return True
 
     def teach(self, key: str) -> None:
@@ -215,6 +213,7 @@ class FileStoreModel(EvictorModel):
         self.beliefs = beliefs_model.remove(self.beliefs, key)
 
     def missing(self, key: str) -> None:
-        """F4: the file is gone: no belief, and its bytes go back to the accounting."""
+        """F4: the file is gone: no belief, and its bytes go back to the accounting (F8-bg: noted gone)."""
         self.forget(key)
         self.discard(key)
+        self.listing.gone.add(self.name(key))

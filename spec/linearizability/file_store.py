@@ -5,6 +5,13 @@ The world is closed (no other process, no fault, a frozen clock), so every
 answer of ``set``/``get``/``exists``/``delete`` must be one that some order of
 the same calls, respecting real time, gives on the model.  A cap that two
 values overflow makes eviction (and so the LRU order) part of every answer.
+
+F8-bg (:func:`check_background_scan_histories`): a store scanning in the background, its directory
+holding pages when it was built, one of the recorded threads stepping its scan (``scan``, a batch) among
+the others' calls, meeting them every few calls.  Uncapped, the scan's adoptions change no answer of a
+correct store (each belief it teaches is of a page on disk, in this closed world), so the spec takes a
+``scan`` as a step that changes nothing: a store whose scan brings back a page deleted meanwhile answers
+``exists`` True for a missing file, which no order explains (:func:`forced_scan_history`).
 """
 
 from __future__ import annotations
@@ -27,11 +34,13 @@ from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder
 __all__ = [
     "FileStoreHistorySpec",
     "RecencyAtReservationStore",
+    "check_background_scan_histories",
     "check_file_store_histories",
     "file_store_scripts",
     "forced_found_mid_eviction",
     "forced_history",
     "forced_run",
+    "forced_scan_history",
 ]
 
 
@@ -116,10 +125,17 @@ class FileStoreHistorySpec:
     order); the tests keep it to show that divergence.
     """
 
-    def __init__(self, cap: int = CAP, metadata: bool = True, *, phases: bool = True) -> None:
+    def __init__(
+        self,
+        cap: int = CAP,
+        metadata: bool = True,
+        *,
+        phases: bool = True,
+        files: tuple[tuple[str, tuple[bytes, float]], ...] = (),
+    ) -> None:
         self.cap, self.metadata, self.phases = cap, metadata, phases
         self.clock = FakeClock(1000.0)  # frozen: beliefs never expire (TTL -1 anyway)
-        self.initial: State = ((), (), (), (), (), ())
+        self.initial: State = (files, (), (), (), (), ())  # ``files``: on disk, neither tracked nor believed
 
     def prepare(self, history: Sequence[Operation]) -> list[Operation]:
         """The history in the operations this spec steps (``set`` and ``get`` in steps with ``phases``)."""
@@ -177,6 +193,8 @@ class FileStoreHistorySpec:
     def outcomes(self, state: State, name: str, args: tuple[Hashable, ...]) -> list[tuple[State, Any]]:
         """The one outcome of the operation, or none (a later step of a call whose earlier one is not in)."""
         model, pending = self._model(state), state[-1]
+        if name == "scan":  # F8-bg: a batch of a background scan, uncapped: no answer changes (above)
+            return [(state, None)]
         if name in ("set", "get", "exists", "delete"):
             answer = getattr(model, name)(*args)
             return [(self._state(model, pending), answer)]
@@ -327,6 +345,81 @@ def check_file_store_histories(
         max_steps=max_steps,
         meet_every=meet_every,
     )
+
+
+class _Scanning:
+    """F8-bg: a store scanning in the background whose scan one recorded thread steps: ``scan()`` is one
+    batch (the loop of the scan's own thread, ``_scan_step``), answering None."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def scan(self) -> None:
+        self._store._scan_step()
+
+
+def _found_at_start(factory: Callable[..., Any]) -> _Scanning:
+    """A store scanning in the background (a batch a step, no thread of its own) on a directory where
+    another store left the three pages; beliefs on, no cap."""
+
+    class Stepped(factory):  # type: ignore[valid-type,misc]
+        _scan_thread = False
+        _scan_batch = 1
+
+    clock = FakeClock(1000.0)
+    fs = FakeFileSystem(clock)
+    fs.mkdir(DIRECTORY)
+    for key, value in VALUE_OF.items():
+        fs.put(f"{DIRECTORY}/{key}_ns.bin", value, mtime=900.0)
+    config = {"enable_metadata_cache": True, "metadata_ttl": -1, "startup_scan": "background"}
+    return _Scanning(Stepped(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock))
+
+
+FOUND = tuple((f"{key}_ns.bin", (value, 900.0)) for key, value in sorted(VALUE_OF.items()))
+
+
+def check_background_scan_histories(
+    factory: Callable[..., Any] = HiCacheFile,
+    *,
+    histories: int,
+    seed: int = 0,
+    threads: int = 2,
+    length: int = 12,
+    max_steps: int = MAX_STEPS,
+    meet_every: int | None = MEET_EVERY,
+) -> RunSummary:
+    """F8-bg: ``histories`` real-thread runs of ``threads`` clients and one scanning thread (a ``scan``
+    per call, one listing node each) on fresh stores whose directory holds the three pages, every
+    ``meet_every``-th call a meeting of all of them (so scan steps overlap calls by construction), each
+    history checked against the model."""
+    rng = random.Random(seed)
+
+    def scripts() -> list[Script]:
+        return [*file_store_scripts(rng, threads, length), [("scan", ())] * length]
+
+    return record_histories(
+        lambda: _found_at_start(factory),
+        scripts,
+        FileStoreHistorySpec(0, phases=False, files=FOUND),
+        histories=histories,
+        max_steps=max_steps,
+        meet_every=meet_every,
+    )
+
+
+def forced_scan_history(factory: Callable[..., Any]) -> list[Operation]:
+    """F8-bg: thread 0 deletes ``c`` while the scan (thread 1) has read its listing but not reached ``c``;
+    the scan goes to its end; thread 0 asks whether ``c`` exists (answered by a belief if it has one)."""
+    store, recorder = _found_at_start(factory), HistoryRecorder()
+    recorder.perform(1, store, "scan")
+    recorder.perform(0, store, "delete", "c")
+    for _ in VALUE_OF:
+        recorder.perform(1, store, "scan")
+    recorder.perform(0, store, "exists", "c")
+    return list(recorder.operations)
 
 
 def _held_at_write(factory: Callable[..., Any]) -> tuple[Any, threading.Event, threading.Event]:

@@ -30,6 +30,11 @@ The one declared choice (O3, ``choices``): ``eviction`` ``inline`` (V3: a write 
 ``background`` (V3-bg: a write never evicts, start-up runs no pass, and the store's ``evict()``, one pass
 of its background evictor, runs as a step: after each burst of writes, ``write_every_key``, and each time
 the clock moves, ``advance``; no rule of its own, so an inline store draws the same examples as before).
+
+:class:`BackgroundScanMachine` (F8-bg) builds the stores with ``startup_scan="background"`` and runs their
+scan as a rule of its own, ``scan_step``, interleaved with every other: the store is built without the
+scan's thread, reading ``SCAN_BATCH`` nodes a step (a subclass of the target, ``stepped``), and the model
+reads the same batches of the same listing.
 """
 
 from __future__ import annotations
@@ -40,14 +45,23 @@ from collections.abc import Hashable
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from spec.fake_fs import Crash
 from spec.file_names import is_temp
 from spec.file_store import FileStoreModel
 from spec.machines._base import FileWorldMachine
 
-__all__ = ["DIRECTORY", "KEYS", "NAMESPACE", "FileStoreMachine", "believed"]
+__all__ = [
+    "DIRECTORY",
+    "KEYS",
+    "NAMESPACE",
+    "SCAN_BATCH",
+    "BackgroundScanMachine",
+    "FileStoreMachine",
+    "believed",
+    "stepped",
+]
 
 DIRECTORY = "/cache"
 NAMESPACE = "_ns"
@@ -56,6 +70,11 @@ FOREIGN = "_x_ns"  # another namespace, ending like ours: its names end in "_ns.
 KEYS = ("a", "b", "c", "d", "e_x")  # "e_x" is escaped in file names: "e%5Fx_ns.bin"
 TEMP_MAX_AGE = 10.0
 DELTAS = (0.5, 1.0, 2.5, 11.0)
+SCAN_BATCH = 2  # F8-bg: listing nodes per scan step (the machine's directories hold about ten)
+# The store's settings each example draws (``build``).
+CAPS, RATIOS = st.sampled_from((0, 6, 10, 16)), st.sampled_from((1.0, 0.75, 0.5))
+FLOORS, DISKS = st.sampled_from((0, 0, 6)), st.sampled_from((1 << 20, 40, 24))
+TTLS = st.sampled_from((-1, 0, 2.0, 30.0))
 
 keys = st.sampled_from(KEYS)
 # Distinct contents (no value is half of another), sizes that make a small cap overflow.
@@ -73,11 +92,27 @@ def believed(store: Any) -> frozenset[Hashable]:
     return frozenset() if cache is None else frozenset(k for k, _ in cache.snapshot())
 
 
+_STEPPED: dict[type, type] = {}
+
+
+def stepped(target: Any) -> Any:
+    """F8-bg: ``target`` built without its scan's thread, reading ``SCAN_BATCH`` nodes a ``_scan_step``: a
+    subclass with ``_scan_thread = False`` and ``_scan_batch = SCAN_BATCH`` (HiCacheFile's test hook), when
+    ``target`` is a class that has them; else ``target`` itself."""
+    if not (isinstance(target, type) and hasattr(target, "_scan_thread")):
+        return target
+    if target not in _STEPPED:
+        hook = {"_scan_thread": False, "_scan_batch": SCAN_BATCH, "__module__": target.__module__}
+        _STEPPED[target] = type(target.__name__, (target,), hook)
+    return _STEPPED[target]
+
+
 class FileStoreMachine(FileWorldMachine):
     """Checks ``target``'s stores against the model.  A subclass with ``layout = "fanout"`` (F1-fanout) builds
     the stores with that setting, and the world's files lie in the subdirectories."""
 
     layout: ClassVar[str] = "flat"
+    startup_scan: ClassVar[str] = "blocking"  # F8; BackgroundScanMachine: "background" (F8-bg)
 
     choices: ClassVar = {"eviction": "inline"}
 
@@ -87,15 +122,9 @@ class FileStoreMachine(FileWorldMachine):
         self.temp_serial = 0
         self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
         self.evicted_at_step = 0  # the model's victims before the step (V3: the step evicted)
+        self.world_changes = 0  # the steps in which another process changed this namespace's nodes
 
-    @initialize(
-        cap=st.sampled_from((0, 6, 10, 16)),
-        ratio=st.sampled_from((1.0, 0.75, 0.5)),
-        min_free=st.sampled_from((0, 0, 6)),
-        disk_size=st.sampled_from((1 << 20, 40, 24)),
-        metadata=st.booleans(),
-        ttl=st.sampled_from((-1, 0, 2.0, 30.0)),
-    )
+    @initialize(cap=CAPS, ratio=RATIOS, min_free=FLOORS, disk_size=DISKS, metadata=st.booleans(), ttl=TTLS)
     def build(
         self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
     ) -> None:
@@ -109,6 +138,8 @@ class FileStoreMachine(FileWorldMachine):
         }
         if self.layout != "flat":
             self.extra_config["layout"] = self.layout
+        if self.startup_scan != "blocking":
+            self.extra_config["startup_scan"] = self.startup_scan
         self.model = self.new_model(
             DIRECTORY,
             namespace=NAMESPACE,
@@ -121,6 +152,8 @@ class FileStoreMachine(FileWorldMachine):
             temp_max_age=TEMP_MAX_AGE,
             background=self.background,
             layout=self.layout,
+            startup_scan=self.startup_scan,
+            scan_batch=SCAN_BATCH,
         )
         self.impl = self._new_store()
         self.model.restart()
@@ -142,7 +175,8 @@ class FileStoreMachine(FileWorldMachine):
         self._note_evictions()
 
     def _new_store(self) -> Any:
-        return self.target(
+        target = stepped(self.target) if self.startup_scan == "background" else self.target
+        return target(
             DIRECTORY, namespace=NAMESPACE, extra_config=self.extra_config, fs=self.fs, clock=self.clock
         )
 
@@ -321,6 +355,7 @@ class FileStoreMachine(FileWorldMachine):
             name = ours[index % len(ours)]
             self.fs.remove(f"{DIRECTORY}/{name}")
             del self.model.files[name]
+            self.world_changes += 1
 
     @rule(index=st.integers(0, 9), op=st.sampled_from(("get", "exists", "set", "get_into", "delete")))
     def revisit_a_vanished_file(self, index: int, op: str) -> None:
@@ -341,6 +376,7 @@ class FileStoreMachine(FileWorldMachine):
     def another_process_writes(self, key: str, value: bytes, foreign: bool) -> None:
         """F1: a file of this namespace (or, foreign, of another one) appears."""
         self._step("F1")
+        self.world_changes += 1
         name = key + FOREIGN + ".bin" if foreign else self.model.name(key)
         self.fs.put(self._put(name), value)
         self.model.files[name] = (value, self.clock())
@@ -352,6 +388,7 @@ class FileStoreMachine(FileWorldMachine):
     def another_user_plants_a_node(self, key: str, kind: str) -> None:
         """S3: a symlink, FIFO, directory or another user's file appears under a key's name."""
         self._step("S3")
+        self.world_changes += 1
         name = self.model.name(key)
         if kind == "other":
             self.fs.put(self._put(name), b"planted", uid=OTHER_USER)
@@ -407,6 +444,7 @@ class FileStoreMachine(FileWorldMachine):
         self._step("C2")
         self.fs.remove(f"{DIRECTORY}/{self.model.name(key)}")
         del self.model.files[self.model.name(key)]
+        self.world_changes += 1
         self.batch_set([(k, value) for k in KEYS if k != key])
         self._pass()
 
@@ -622,3 +660,127 @@ class FileStoreMachine(FileWorldMachine):
         believed = tuple(k for k in KEYS if model.believed(k))
         planted = tuple(sorted(model.planted.items()))
         return model.metadata, model.ttl, believed, len(self.fs.faults.unremovable), planted
+
+
+class BackgroundScanMachine(FileStoreMachine):
+    """F8-bg: the file-store machine with the stores built with ``startup_scan="background"`` (the flat
+    layout), their scan a rule of its own (``scan_step``, a batch of ``SCAN_BATCH`` listing nodes, in lock
+    step with the model's) among every other rule: writes, reads, deletes, clears, evictions, other
+    processes, faults and crashes all land between two batches.  Every step compares the directory, the
+    evictor's entries (C3, V2) and the beliefs, as the base machine does; each batch also checks V3 on what
+    is known, and the end of the scan C3 against the disk (when no other process changed the namespace
+    meanwhile) and F8's temp-file sweep."""
+
+    startup_scan = "background"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scan_began = 0  # world_changes when the scan under way began
+
+    @initialize(
+        cap=CAPS,
+        ratio=RATIOS,
+        min_free=FLOORS,
+        disk_size=DISKS,
+        metadata=st.booleans(),
+        ttl=TTLS,
+        found=st.lists(st.tuples(keys, values), max_size=len(KEYS), unique_by=lambda p: p[0]),
+    )
+    def build(
+        self,
+        cap: int,
+        ratio: float,
+        min_free: int,
+        disk_size: int,
+        metadata: bool,
+        ttl: float,
+        found: tuple[tuple[str, bytes], ...] = (),
+    ) -> None:
+        """The store as the base machine builds it; then, when ``found`` has pages, a new store on the
+        directory they were written into (by another process, alternately one second apart and at one
+        time: F8's ties by name), so that its scan has pages to adopt."""
+        super().build(cap, ratio, min_free, disk_size, metadata, ttl)
+        if not found:
+            return
+        for i, (key, value) in enumerate(found):
+            name, mtime = self.model.name(key), self.clock() - i // 2
+            self.fs.put(self._put(name), value, mtime=mtime)
+            self.model.files[name] = (value, mtime)
+        self._restart_store()
+
+    def _check_restart(self) -> None:
+        """F8-bg: nothing is promised of the accounting until the scan ends (``scan_step``)."""
+        self.scan_began = self.world_changes
+
+    @precondition(lambda self: self.ready)
+    @rule()
+    def scan_step(self) -> None:
+        """F8-bg: one batch of the background scan."""
+        self._step("F8-bg")
+        running = self.model.listing.left is not None
+        got, want = self.impl._scan_step(), self.model.scan_step()
+        assert got == want, f"F8-bg: a scan step says the listing has more: {got}, model {want}"
+        self._note_evictions()
+        assert self.impl.wait_started(0) == (not want), f"F8-bg: wait_started(0) after a step that said {got}"
+        if running:  # (after the end a step does nothing: a probe's adoption may be over the cap, as ever)
+            self._check_known_within_the_cap()
+            if not want:
+                self._check_scan_ended()
+
+    @precondition(lambda self: self.ready)
+    @rule()
+    def close_the_scan(self) -> None:
+        """F8-bg: ``close()`` stops the scan: nothing more is adopted; the store serves on."""
+        self._step("F8-bg")
+        self.impl.close()
+        self.model.listing.left = None
+        assert self.impl.wait_started(0), "F8-bg: wait_started(0) is False after close()"
+        assert not self.impl._scan_step(), "F8-bg: a scan step after close() says the listing has more"
+
+    @precondition(lambda self: self.ready)
+    @rule(after=st.integers(0, 6))
+    def crash_during_scan_step(self, after: int) -> None:
+        """C4, F8-bg: the process dies inside a batch (its sweep, or the evictions after it)."""
+        self.heal()
+        self._step("C4")
+        acknowledged = self._acknowledged()
+        shadow, tried = self._shadow()
+        shadow.scan_step()
+        self.fs.crash_after(after)
+        try:
+            got = self.impl._scan_step()
+        except Crash:
+            self.fs.restart()
+            self._after_crash(acknowledged, self._names(tried))
+            return
+        self.fs.restart()
+        running = self.model.listing.left is not None
+        want = self.model.scan_step()
+        assert got == want, f"F8-bg: a scan step says the listing has more: {got}, model {want}"
+        self._note_evictions()
+        if running and not want:
+            self._check_scan_ended()
+
+    def _check_known_within_the_cap(self) -> None:
+        """V3 on what is known: after a batch the entries are within the cap, or none left can be evicted."""
+        model = self.model
+        if model.cap <= 0 or model.background:
+            return
+        unremovable, resting = model._spared()
+        candidates = [e for e in model.lru if not (e[2] or e[0] in unremovable or e[0] in resting)]
+        total = sum(e[1] for e in model.lru)
+        assert total <= model.cap or not candidates, f"V3: {total} bytes known after a batch, cap {model.cap}"
+
+    def _check_scan_ended(self) -> None:
+        """F8-bg once the scan has ended: C3 (the total is the bytes of this namespace's pages on disk)
+        when no other process changed the namespace since it began; F8 (no temp file old when the listing
+        began survived it)."""
+        listing = self.fs.listing(DIRECTORY)
+        if self.world_changes == self.scan_began:
+            on_disk = sum(len(f.data) for n, f in listing.items() if self.model.key_of(n))
+            total = self.impl.evictor.total
+            assert total == on_disk, f"C3: total {total} != {on_disk} bytes on disk once the scan ended"
+        began = self.model.listing.now
+        for name, file in listing.items():
+            if is_temp(name) and name in self.model.listing.files:
+                assert began - file.mtime <= TEMP_MAX_AGE, f"F8: stale temp {name} survived the scan"

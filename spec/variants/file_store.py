@@ -13,6 +13,9 @@ Mistakes that real file backends have made, several built on an evictor variant 
   (tests/concurrency/test_file_store_linearizability.py) catch them.
 * ``CORRECT_BACKGROUND``, ``WRONG_BACKGROUND``: stores whose evictor runs in the background (V3-bg),
   checked with ``eviction=background`` declared (O3): the store's ``evict()`` is its evictor's pass.
+* ``WRONG_BACKGROUND_SCAN``: stores whose start-up scan runs in the background (F8-bg) and adopts from its
+  stale listing what it must not; the machine with the scan as a rule (``BackgroundScanMachine``) catches
+  them (tests/stateful/test_background_scan.py).  With ``startup_scan="blocking"`` they are production.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ __all__ = [
     "RACES",
     "WRONG",
     "WRONG_BACKGROUND",
+    "WRONG_BACKGROUND_SCAN",
     "BackgroundStore",
     "BackgroundStoreNeverDrains",
     "CallbackSkippedWhenGone",
@@ -55,6 +59,8 @@ __all__ = [
     "NoRefundWhenMissing",
     "PlainSuffixNaming",
     "RatioIgnoredStore",
+    "ScanCountsWrittenPagesTwice",
+    "ScanReadoptsRemovedPages",
     "ScansOtherNamespaces",
     "TakesAnyNodeForAPage",
     "UnlinksOutsideItsGuard",
@@ -242,6 +248,33 @@ class BackgroundStoreNeverDrains(BackgroundStore):
 CORRECT_BACKGROUND: dict[str, Callable[..., Any]] = {"BackgroundStore": BackgroundStore}
 WRONG_BACKGROUND: dict[str, tuple[Callable[..., Any], str]] = {
     "background pass never drains": (BackgroundStoreNeverDrains, "V3-bg"),
+}
+
+class ScanReadoptsRemovedPages(HiCacheFile):
+    """F8-bg broken: the background scan keeps no note of what this store removed since the listing began,
+    so a page deleted, evicted or cleared during the scan is adopted again from the stale listing: its
+    bytes are counted for a file that is gone (C3), and its belief outlives it (C1)."""
+
+    def _note_gone(self, key: str) -> None:
+        pass
+
+
+class ScanCountsWrittenPagesTwice(HiCacheFile):
+    """F8-bg broken: a batch adds the listed bytes of every page of it to the total, those this store
+    tracks already (written, read or found during the scan) included: the entry keeps one size, the total
+    counts it twice (C3)."""
+
+    def _adopt_scanned(self, scan: Any, found: Any) -> None:
+        with self._lock:
+            listed = zip(found.keys, found.sizes, strict=True)
+            tracked = [size for key, size in listed if key in self._evictor]
+            super()._adopt_scanned(scan, found)
+            self._evictor._total += sum(tracked)
+
+
+WRONG_BACKGROUND_SCAN: dict[str, tuple[Callable[..., Any], str]] = {
+    "scan re-adopts a page removed during the scan": (ScanReadoptsRemovedPages, "C3"),
+    "scan counts a page written during the scan twice": (ScanCountsWrittenPagesTwice, "C3"),
 }
 
 RACES: dict[str, tuple[Callable[..., Any], str]] = {

@@ -17,15 +17,18 @@ import pytest
 
 from hicache.file_store import HiCacheFile
 from spec.linearizability.file_store import (
+    FOUND,
     FileStoreHistorySpec,
     RecencyAtReservationStore,
+    check_background_scan_histories,
     check_file_store_histories,
     forced_found_mid_eviction,
     forced_history,
     forced_run,
+    forced_scan_history,
 )
 from spec.linearizability.file_store import check_file_store_history as check
-from spec.variants.file_store import EvictsWritesInFlight
+from spec.variants.file_store import EvictsWritesInFlight, ScanReadoptsRemovedPages
 
 pytestmark = pytest.mark.threads
 
@@ -117,3 +120,27 @@ def test_real_thread_histories_of_a_capped_store_are_all_linearizable_in_steps(
     assert summary.meetings > 0, "the threads met: some calls overlap by construction"
     assert summary.overlapping >= 3 * summary.meetings, "each meeting overlaps its 3 threads' calls"
     assert summary.overlapping > 0, "the threads never overlapped: the run checked nothing concurrent"
+
+
+@pytest.mark.clauses("F8-bg", "C5", "F4", "F6", "F7", "C1")
+def test_real_thread_histories_with_a_background_scan_overlapping_the_calls_are_all_linearizable(
+    record_property: Callable[[str, object], None],
+) -> None:
+    summary = check_background_scan_histories(HiCacheFile, histories=40, seed=3)
+    for key in ("histories", "operations", "overlapping", "linearizable", "meetings"):
+        record_property(key, getattr(summary, key))
+    assert summary.violations == 0, summary.first_violation and summary.first_violation.explain()
+    assert summary.unknown == 0
+    assert summary.meetings > 0, "the threads met: scan steps overlap calls by construction"
+    assert summary.overlapping >= 3 * summary.meetings, "each meeting overlaps a scan step and 2 calls"
+
+
+@pytest.mark.clauses("F8-bg", "C1")
+def test_a_scan_that_brings_back_a_page_deleted_meanwhile_is_caught() -> None:
+    spec = FileStoreHistorySpec(0, phases=False, files=FOUND)
+    history = forced_scan_history(HiCacheFile)
+    assert [(o.name, o.result) for o in history if o.name != "scan"] == [("delete", True), ("exists", False)]
+    assert check(history, spec).linearizable is True
+    wrong = forced_scan_history(ScanReadoptsRemovedPages)
+    assert [(o.name, o.result) for o in wrong if o.name != "scan"] == [("delete", True), ("exists", True)]
+    assert check(wrong, spec).linearizable is False

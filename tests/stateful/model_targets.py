@@ -20,12 +20,13 @@ from spec.fake_fs import FakeFile, FakeFileSystem
 from spec.file_names import Entry, total
 from spec.file_store import FileStoreModel
 from spec.machines.file_evictor import FileEvictorMachine
-from spec.machines.file_store import FileStoreMachine
+from spec.machines.file_store import BackgroundScanMachine, FileStoreMachine
 
 __all__ = [
     "BackgroundModelEvictorMachine",
     "BackgroundModelStore",
     "BackgroundModelStoreMachine",
+    "BackgroundScanModelStoreMachine",
     "Files",
     "ModelEvictorMachine",
     "ModelStore",
@@ -126,9 +127,12 @@ class _ModelEvictor:
 
 
 class ModelStore(FileStoreModel):
-    """The model as ``HiCacheFile(storage_dir, namespace=, extra_config=, fs=, clock=)``."""
+    """The model as ``HiCacheFile(storage_dir, namespace=, extra_config=, fs=, clock=)``; F8-bg: with
+    ``startup_scan="background"`` its scan reads ``_scan_batch`` nodes a ``_scan_step`` (no thread)."""
 
     BACKGROUND = False  # V3-bg: its evictor evicts in the background (``evict()`` is a pass)
+    _scan_thread = False  # F8-bg: HiCacheFile's test hook (the model never has a thread)
+    _scan_batch = 4096
 
     def __init__(
         self,
@@ -151,10 +155,21 @@ class ModelStore(FileStoreModel):
             temp_max_age=config["temp_max_age"],
             clock=clock,
             background=self.BACKGROUND,
+            startup_scan=config.get("startup_scan", "blocking"),
+            scan_batch=self._scan_batch,
         )
         self._beliefs = _Beliefs(self) if self.metadata else None
         self.evictor = _ModelEvictor(self)
         self.restart()
+
+    def _scan_step(self) -> bool:
+        return self.scan_step()
+
+    def wait_started(self, timeout: float | None = None) -> bool:
+        return self.listing.left is None
+
+    def close(self) -> None:
+        self.listing.left = None
 
     def get_into(self, key: str, buffer: bytearray) -> bool:
         data = self.get(key, buffer_size=len(buffer))
@@ -205,4 +220,5 @@ class ModelEvictorMachine(FileEvictorMachine):
 
 
 BackgroundModelStoreMachine = FileStoreMachine.over(BackgroundModelStore, eviction="background")
+BackgroundScanModelStoreMachine = BackgroundScanMachine.over(ModelStore)
 BackgroundModelEvictorMachine = FileEvictorMachine.over(background_model_evictor, eviction="background")

@@ -29,6 +29,10 @@ from tests.stateful import SELF_CHECK
 from tests.stateful.model_targets import ModelStoreMachine
 
 CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
+# The search for a deliberately wrong variant: the dev profile's budget, no shrinking, no database.
+FIND = settings(
+    settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
+)
 
 
 class HiCacheFileMachine(FileStoreMachine):
@@ -91,11 +95,8 @@ def test_a_fanout_store_refines_the_model_in_lock_step_with_faults_and_crashes(
 )
 def test_the_fanout_machine_catches_wrong_variants_too(name: str) -> None:
     variant, _clause = WRONG[name]
-    budget = settings(
-        settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
-    )
     with pytest.raises(AssertionError):
-        run_machine(FanoutMachine.over(variant), budget)
+        run_machine(FanoutMachine.over(variant), FIND)
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F5", "F6", "F7", "F8", "V3", "V5", "C1", "C2", "C3", "C4", "B2", "S3")
@@ -111,11 +112,8 @@ def test_the_model_run_as_a_store_conforms_to_its_own_machine() -> None:
 @pytest.mark.parametrize("name", CAUGHT)
 def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
     variant, _clause = WRONG[name]
-    budget = settings(
-        settings.get_profile("dev"), max_examples=400, phases=[Phase.explicit, Phase.generate], database=None
-    )
     with pytest.raises(AssertionError):
-        run_machine(FileStoreMachine.over(variant), budget)
+        run_machine(FileStoreMachine.over(variant), FIND)
 
 
 # Pinned scenarios: the shortest run of the same machine that exposes each variant, so that each stays
@@ -186,8 +184,13 @@ PINNED: dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
 }
 
 
-def run_pinned(machine_class: type[FileStoreMachine], name: str) -> None:
-    config, steps = PINNED[name]
+Pinned = dict[str, tuple[dict[str, object], list[tuple[str, dict[str, object]]]]]
+
+
+def run_pinned(machine_class: type[FileStoreMachine], name: str, pinned: Pinned | None = None) -> None:
+    """The pinned run ``name`` (of ``PINNED``, or of ``pinned``) on a fresh ``machine_class``, checked
+    after its build and after each step."""
+    config, steps = (PINNED if pinned is None else pinned)[name]
     machine: Any = machine_class()
     machine.build(**config)
     machine.check_step()

@@ -32,6 +32,7 @@ SETTINGS: dict[str, tuple[str, str, object, object, object]] = {
     "temp_max_age": ("TEMP_MAX_AGE", "60", 60.0, 0, 0.0),
     "metadata_eviction": ("METADATA_EVICTION", " LRU ", "lru", "lru", "lru"),
     "layout": ("LAYOUT", " Fanout ", "fanout", "fanout", "fanout"),
+    "startup_scan": ("STARTUP_SCAN", " Background ", "background", "background", "background"),
 }
 
 
@@ -333,6 +334,37 @@ def test_a_bad_layout_is_an_error_naming_the_setting(
             load_file_config({}, {"HICACHE_FILE_LAYOUT": given["layout"]})
 
 
+@pytest.mark.clauses("F8-bg")
+@pytest.mark.parametrize(
+    ("given", "error", "message"),
+    [
+        (
+            {"startup_scan": "lazy"},
+            ValueError,
+            "extra_config['startup_scan'] must be 'blocking' or 'background', got 'lazy'",
+        ),
+        (
+            {"startup_scan": ""},
+            ValueError,
+            "extra_config['startup_scan'] must be 'blocking' or 'background', got ''",
+        ),
+        (
+            {"startup_scan": True},
+            TypeError,
+            "extra_config['startup_scan'] must be a str, 'blocking' or 'background', got bool True",
+        ),
+    ],
+)
+def test_a_bad_startup_scan_is_an_error_naming_the_setting(
+    given: dict[str, object], error: type, message: str
+) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        load_file_config(given, {})
+    if isinstance(given["startup_scan"], str):
+        with pytest.raises(error, match=re.escape("startup_scan (from HICACHE_FILE_STARTUP_SCAN) must be")):
+            load_file_config({}, {"HICACHE_FILE_STARTUP_SCAN": given["startup_scan"]})
+
+
 def test_the_config_is_frozen() -> None:
     config = load_file_config({}, {})
     with pytest.raises(AttributeError):
@@ -356,6 +388,8 @@ def test_the_config_is_frozen() -> None:
         ("temp_max_age", -1.0, ValueError),
         ("layout", "tree", ValueError),
         ("layout", 2, TypeError),
+        ("startup_scan", "lazy", ValueError),
+        ("startup_scan", None, TypeError),
     ],
 )
 def test_constructing_the_config_directly_checks_every_field(field: str, value: object, error: type) -> None:

@@ -87,7 +87,7 @@ def _config(**changes: Any) -> FileStoreConfig:
             ValueError,
             "extra_config has an unknown setting 'max_sise' (value 1); known settings: storage_dir,"
             " max_size, min_free_space, eviction_ratio, enable_metadata_cache, metadata_ttl, temp_max_age,"
-            " shared_group, max_value_size, metadata_eviction, layout",
+            " shared_group, max_value_size, metadata_eviction, layout, startup_scan",
         ),
         (
             lambda: load_file_config(

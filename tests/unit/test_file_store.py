@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from hicache import HiCacheFile
+from hicache.file_store import escape_key
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
+from spec.file_names import pages
 from spec.machines.file_store import believed
 
 DIR = "/cache"
@@ -401,6 +403,31 @@ def test_start_up_seeds_accounting_oldest_first_and_beliefs(fs: FakeFileSystem, 
     assert s.evictor.total == 6
     assert all(k in believed(s) for k in ("old", "mid", "new")) and "theirs_x" not in believed(s)
     assert fs.calls["scandir"] == 1 and fs.calls["stat"] == 0, "one pass over the directory"
+
+
+@pytest.mark.clauses("F8")
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ["b", "c", "a"],  # plain keys of one length: their order is their names'
+        ["ab", "ab-", "ab.c", "b"],  # "ab" is a prefix of "ab-", whose name sorts first ("-" < ".")
+        ["a0", "a_", "a%"],  # escaped, of one length: "a%25" and "a%5F" sort before "a0"
+    ],
+)
+def test_start_up_orders_pages_of_one_time_by_file_name_not_by_key(
+    fs: FakeFileSystem, clock: FakeClock, keys: list[str]
+) -> None:
+    fs.mkdir(DIR)
+    files = {}
+    for i, key in enumerate(keys):
+        name = escape_key(key) + NS + ".bin"
+        fs.put(f"{DIR}/{name}", b"x" * (i + 1), mtime=7.0)
+        files[name] = (b"x" * (i + 1), 7.0)
+    fs.put(f"{DIR}/z{NS}.bin", b"old", mtime=1.0)  # older than all of them: first whatever its name
+    files[f"z{NS}.bin"] = (b"old", 1.0)
+    s = store(fs, clock)
+    assert [e.key for e in s.evictor.snapshot()] == [k for _m, _n, k, _size in pages(files, NS)]
+    assert next(e.key for e in s.evictor.snapshot()) == "z"
 
 
 @pytest.mark.clauses("F8", "V3")
