@@ -9,9 +9,11 @@ import logging
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hicache import HiCacheFile
-from hicache.file_store import escape_key
+from hicache.file_store import _oldest_first, escape_key
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_names import pages
@@ -428,6 +430,24 @@ def test_start_up_orders_pages_of_one_time_by_file_name_not_by_key(
     s = store(fs, clock)
     assert [e.key for e in s.evictor.snapshot()] == [k for _m, _n, k, _size in pages(files, NS)]
     assert next(e.key for e in s.evictor.snapshot()) == "z"
+
+
+@pytest.mark.clauses("F8")
+@settings(max_examples=300, deadline=None)
+@given(
+    pages_found=st.dictionaries(
+        st.text(alphabet="ab%_-.0", min_size=1, max_size=4),
+        st.sampled_from([1.0, 2.0, 3.0]) | st.floats(0, 100, allow_nan=False),
+        max_size=12,
+    ),
+)
+def test_the_start_up_order_is_oldest_time_first_ties_by_file_name(pages_found: dict[str, float]) -> None:
+    # _oldest_first sorts by time alone when no two times are equal, else each run of equal times by
+    # name: both branches (and escaped keys, keys of several lengths, prefixes) against the plain rule.
+    keys = list(pages_found)
+    mtimes = array.array("d", pages_found.values())
+    expected = sorted(range(len(keys)), key=lambda i: (mtimes[i], escape_key(keys[i]) + NS + ".bin"))
+    assert _oldest_first(keys, mtimes, NS + ".bin") == expected
 
 
 @pytest.mark.clauses("F8", "V3")
