@@ -259,8 +259,9 @@ def render(figures: dict[str, Any], quick: bool) -> str:
     lines += [
         "",
         f"Medians of {REPEATS} interleaved runs of each, each run at least {MISS_SECONDS:g} s of"
-        " slept latency per thread (400 rounds of the three calls at 0.2 ms, 80 above).  A sleep takes longer than asked (the timer's"
-        " slack and the machine's load): the first column says how long one took in this run.  No"
+        " slept latency per thread (400 rounds of the three calls at 0.2 ms, 80 above).  A sleep takes"
+        " longer than asked (the timer's slack and the machine's load): the first column says how long"
+        " one took in this run.  No"
         " filesystem call runs under the store's lock at any latency; where a call's latency is small"
         " against the CPU time per operation (the store's and the real disk calls' behind the port, last"
         " column), the threads queue for the interpreter and the cores and the speed-up can fall below"
