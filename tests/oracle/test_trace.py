@@ -65,7 +65,9 @@ def test_the_docs_example_passes_and_the_race_fails_naming_the_lines_no_order_ex
 def test_the_report_has_the_shape_of_the_other_modes(tmp_path: Path) -> None:
     other = OracleResult("metadata-cache", "x:Y", "PASS", 0, {}, "", {}, {}).as_dict()
     result = check_trace("metadata-cache", str(EXAMPLE)).as_dict()
-    assert set(result) == set(other)
+    assert set(result) == set(other)  # (tests/oracle/test_json_shape.py holds all three to the README)
+    every = {*result["passed_clauses"], *result["left_out"], *result["not_checked"]}
+    assert every == {"M2", "M3", "M4", "M5", "M6", "M7", "M8", "M9"}, result  # O8: each clause accounted for
     assert {"examples", "steps", "distinct_states", "seconds", "calls", "threads", "parts"} <= set(
         result["figures"]
     )
@@ -212,8 +214,9 @@ def test_unknown_fields_are_ignored_and_unjudged_calls_are_reported_not_checked(
     )
     result = check_trace("metadata-cache", path)
     assert result.verdict == "PASS"
-    assert "M8: 1 call(s) of stats" in result.left_out["trace stats"]
-    assert "config shards" in result.left_out
+    assert "1 call(s) of stats in the trace, not judged" in result.missing["stats"]
+    assert "config shards" in result.missing and "M8" in result.not_checked
+    assert set(result.left_out) <= {"M5", "M6", "M9"}, "left_out holds clause groups only"
 
 
 @pytest.mark.clauses("O7", "M9", "O3")
