@@ -402,6 +402,9 @@ class World:
     scripts: Callable[[random.Random, int, int, dict[str, Any]], list[Script]]
     init: Callable[[dict[str, Any], FakeClock], dict[str, Any]]
     clause: str  # the thread-safety clause: M7, C5
+    # One call of a script on the target: perform(call, name, args) calls call(name, the target's spec
+    # arguments) and gives the answer the spec gives (a batch's keys are the script's arguments).
+    perform: Callable[[Callable[[str, tuple[Any, ...]], Any], str, tuple[Hashable, ...]], Any]
     batches: frozenset[str] = frozenset()  # operations whose tear is M9's too
 
 
@@ -455,6 +458,16 @@ def _mc_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
     return dict(config)
 
 
+def _mc_perform(call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tuple[Hashable, ...]) -> Any:
+    """A batch (M9) takes its keys as one list; ``contains_many``'s answer is the spec's list."""
+    if name not in _MC_BATCHES:
+        return call(name, args)
+    result = call(name, (list(args),))
+    if name == "contains_many" and isinstance(result, (tuple, list)):
+        return [bool(r) for r in result]
+    return result
+
+
 # -- file store -------------------------------------------------------------------------------------
 
 _FS_CAP = 6
@@ -468,23 +481,63 @@ def _fs_spec(config: dict[str, Any], session: Session) -> Any:
     return FileStoreHistorySpec(config["cap"])
 
 
+_FS_SIZES = (2, 3, 4)  # get_into's buffers: the values' sizes (VALUE_OF), one of them each key's own
+# (threshold of the roll, operation): C5's calls, the batches over two or three distinct keys (F5)
+_FS_CALLS = (
+    (0.25, "set"),
+    (0.37, "get"),
+    (0.58, "exists"),
+    (0.68, "delete"),
+    (0.74, "get_into"),
+    (0.82, "batch_set"),
+    (0.88, "batch_get"),
+    (0.96, "batch_exists"),
+    (1.0, "clear"),
+)
+
+
 def _fs_scripts(rng: random.Random, threads: int, length: int, config: dict[str, Any]) -> list[Script]:
-    """Sets, gets, exists and deletes over three content-addressed keys (one value per key)."""
+    """C5's calls over three content-addressed keys (one value per key): mostly sets, gets, exists and
+    deletes; some get_into (a buffer of each value's size), batches of two or three distinct keys, and
+    clear."""
     scripts: list[Script] = []
+    keys = tuple(VALUE_OF)
     for _ in range(threads):
         script: Script = []
         for _ in range(length):
-            roll, key = rng.random(), rng.choice(tuple(VALUE_OF))
-            if roll < 0.35:
-                script.append(("set", (key, VALUE_OF[key])))
-            elif roll < 0.55:
-                script.append(("get", (key,)))
-            elif roll < 0.85:
-                script.append(("exists", (key,)))
-            else:
-                script.append(("delete", (key,)))
+            roll, key = rng.random(), rng.choice(keys)
+            name = next(name for below, name in _FS_CALLS if roll < below)
+            args: tuple[Hashable, ...] = (key,)
+            if name == "set":
+                args = (key, VALUE_OF[key])
+            elif name == "get_into":
+                args = (key, rng.choice(_FS_SIZES))
+            elif name.startswith("batch_"):
+                args = tuple(rng.sample(keys, rng.randint(2, 3)))
+            elif name == "clear":
+                args = ()
+            script.append((name, args))
         scripts.append(script)
     return scripts
+
+
+def _fs_perform(call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tuple[Hashable, ...]) -> Any:
+    """A batch takes its keys as one list (``batch_set`` their values too, ``VALUE_OF``); ``get_into``
+    fills a fresh buffer of the script's size, and answers with what it read (None for False), the
+    answer of the spec's ``get_into``; a batch's answers as a list."""
+    if name == "get_into":
+        key, size = args
+        assert isinstance(size, int)
+        buffer = bytearray(size)
+        answer = call(name, (key, buffer))
+        return bytes(buffer) if answer is True else None if answer is False else answer
+    if name == "batch_set":
+        answer = call(name, (list(args), [VALUE_OF[str(k)] for k in args]))
+    elif name in ("batch_get", "batch_exists"):
+        answer = call(name, (list(args),))
+    else:
+        return call(name, args)
+    return list(answer) if isinstance(answer, tuple) else answer
 
 
 def _fs_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
@@ -496,9 +549,16 @@ def _fs_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
 def worlds() -> dict[str, World]:
     return {
         "metadata-cache": World(
-            "metadata-cache", _mc_configs, _mc_spec, _mc_scripts, _mc_init, "M7", frozenset(_MC_BATCHES)
+            "metadata-cache",
+            _mc_configs,
+            _mc_spec,
+            _mc_scripts,
+            _mc_init,
+            "M7",
+            _mc_perform,
+            frozenset(_MC_BATCHES),
         ),
-        "file-store": World("file-store", _fs_configs, _fs_spec, _fs_scripts, _fs_init, "C5"),
+        "file-store": World("file-store", _fs_configs, _fs_spec, _fs_scripts, _fs_init, "C5", _fs_perform),
     }
 
 
@@ -515,13 +575,6 @@ class ThreadsRun:
     config: dict[str, Any]
     timed_out: str = ""  # the call past its time, the calls in flight and every thread's stack
     workers: list[threading.Thread] = field(default_factory=list)
-
-
-def _answer(name: str, result: Any) -> Any:
-    """The answer as the spec gives it: a batch's list (a target may give a tuple)."""
-    if name == "contains_many" and isinstance(result, (tuple, list)):
-        return [bool(r) for r in result]
-    return result
 
 
 def _stacks(threads: Mapping[int, threading.Thread]) -> str:
@@ -571,6 +624,10 @@ def run_history(
         unpatch()
         raise
     target = TargetProxy(session, obj, (), None)
+
+    def on_target(name: str, args: tuple[Any, ...]) -> Any:
+        return target._call(name, args, {})
+
     stamps = itertools.count()
     history: list[Operation] = []
     in_flight: dict[int, tuple[str, tuple[Hashable, ...], float]] = {}
@@ -589,8 +646,7 @@ def run_history(
                     result = None
                 else:
                     try:
-                        spec_args = (list(args),) if name in world.batches else args
-                        result = _answer(name, target._call(name, spec_args, {}))
+                        result = world.perform(on_target, name, args)
                     except Exception as error:
                         result = Raised(type(error).__name__, traceback.format_exc())
                 del in_flight[index]
