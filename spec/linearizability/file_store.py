@@ -23,8 +23,9 @@ from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
 from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
-from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, record_histories
+from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, record_histories
 from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder
+from spec.linearizability.scripts import Call, Pick, Script, below, weighted_scripts
 
 __all__ = [
     "BATCHES",
@@ -37,6 +38,7 @@ __all__ = [
     "forced_run",
     "in_phases",
     "spelled_out",
+    "store_call",
 ]
 
 
@@ -387,23 +389,21 @@ class RecencyAtReservationStore(HiCacheFile):
         super()._start()
 
 
+# (threshold of the roll, operation): sets, gets, exists and a few deletes
+_CALLS = ((0.4, "set"), (0.65, "get"), (0.9, "exists"), (1.0, "delete"))
+
+
+def store_call(name: str) -> Callable[[random.Random, Hashable], Call]:
+    """How a script's call of ``name`` on a key is made: a ``set`` with the key's own value (VALUE_OF)."""
+    if name == "set":
+        return lambda r, key: ("set", (key, VALUE_OF[str(key)]))
+    return lambda r, key: (name, (key,))
+
+
 def file_store_scripts(rng: random.Random, threads: int, length: int) -> list[Script]:
     """One script per thread: sets, gets, exists and a few deletes over 3 content-addressed keys."""
-    scripts: list[Script] = []
-    for _ in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll, key = rng.random(), rng.choice(KEYS)
-            if roll < 0.4:
-                script.append(("set", (key, VALUE_OF[key])))
-            elif roll < 0.65:
-                script.append(("get", (key,)))
-            elif roll < 0.9:
-                script.append(("exists", (key,)))
-            else:
-                script.append(("delete", (key,)))
-        scripts.append(script)
-    return scripts
+    picks = [Pick(below(bound), store_call(name)) for bound, name in _CALLS]
+    return weighted_scripts(rng, threads, length, picks, KEYS)
 
 
 def check_file_store_histories(

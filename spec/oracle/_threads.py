@@ -50,8 +50,9 @@ from typing import Any
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
-from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec
-from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
+from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec, store_call
+from spec.linearizability.metadata_cache import MetadataCacheHistorySpec, overlapping
+from spec.linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
 from spec.oracle._budgets import HISTORIES
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import OracleResult
@@ -82,7 +83,6 @@ POLL = 0.0002  # seconds between two looks at threads the scheduler neither park
 STILL_LOOKS = 3  # consecutive looks at an unmoved frame in a call into C: the thread is blocked
 START = 1000.0
 
-Script = list[tuple[str, tuple[Hashable, ...]]]
 THREADED_COMPONENTS = ("metadata-cache", "file-store")
 _C_CALLS = frozenset(dis.opmap[name] for name in ("BEFORE_WITH", "CALL", "PRECALL") if name in dis.opmap)
 _local = threading.local()  # the worker index of the calling thread (absent: not a worker)
@@ -412,6 +412,8 @@ class World:
 
 _MC_BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")
 _MC_TICKS = (0.25, 0.75)
+# rng.choices' weights of the single calls
+_MC_SINGLES = (("add", 6), ("contains", 5), ("remove", 1), ("__len__", 1), ("clear", 1))
 
 
 def _mc_configs(session: Session) -> list[dict[str, Any]]:
@@ -436,22 +438,25 @@ def _mc_spec(config: dict[str, Any], session: Session) -> Any:
 
 def _mc_scripts(rng: random.Random, threads: int, length: int, config: dict[str, Any]) -> list[Script]:
     """Mostly add/contains on three keys, some remove, len, clear and batches; thread 0 moves the clock."""
-    singles = [("add", 6), ("contains", 5), ("remove", 1), ("__len__", 1), ("clear", 1)]
-    scripts: list[Script] = []
     keys = ("a", "b", "c") if config["max_entries"] is not None else ("a", "b")
-    for thread in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll = rng.random()
-            if thread == 0 and config["ttl_seconds"] >= 0 and roll < 0.3:
-                script.append(("advance", (rng.choice(_MC_TICKS),)))
-            elif roll < 0.45 and rng.random() < 0.5:
-                script.append((rng.choice(_MC_BATCHES), tuple(rng.sample(keys, rng.randint(1, 2)))))
-            else:
-                name = rng.choices([n for n, _ in singles], [w for _, w in singles])[0]
-                script.append((name, () if name in ("__len__", "clear") else (rng.choice(keys),)))
-        scripts.append(script)
-    return scripts
+    moves = config["ttl_seconds"] >= 0
+
+    def single(r: random.Random, key: Hashable) -> Call:
+        name = r.choices([n for n, _ in _MC_SINGLES], [w for _, w in _MC_SINGLES])[0]
+        return name, () if name in ("__len__", "clear") else (r.choice(keys),)
+
+    picks = [
+        Pick(
+            lambda thread, roll, r: thread == 0 and moves and roll < 0.3,
+            lambda r, k: ("advance", (r.choice(_MC_TICKS),)),
+        ),
+        Pick(
+            lambda thread, roll, r: roll < 0.45 and r.random() < 0.5,
+            lambda r, k: (r.choice(_MC_BATCHES), tuple(r.sample(keys, r.randint(1, 2)))),
+        ),
+        Pick(always, single),
+    ]
+    return weighted_scripts(rng, threads, length, picks)
 
 
 def _mc_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
@@ -500,25 +505,19 @@ def _fs_scripts(rng: random.Random, threads: int, length: int, config: dict[str,
     """C5's calls over three content-addressed keys (one value per key): mostly sets, gets, exists and
     deletes; some get_into (a buffer of each value's size), batches of two or three distinct keys, and
     clear."""
-    scripts: list[Script] = []
     keys = tuple(VALUE_OF)
-    for _ in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll, key = rng.random(), rng.choice(keys)
-            name = next(name for below, name in _FS_CALLS if roll < below)
-            args: tuple[Hashable, ...] = (key,)
-            if name == "set":
-                args = (key, VALUE_OF[key])
-            elif name == "get_into":
-                args = (key, rng.choice(_FS_SIZES))
-            elif name.startswith("batch_"):
-                args = tuple(rng.sample(keys, rng.randint(2, 3)))
-            elif name == "clear":
-                args = ()
-            script.append((name, args))
-        scripts.append(script)
-    return scripts
+
+    def make(name: str) -> Callable[[random.Random, Hashable], Call]:
+        if name == "get_into":
+            return lambda r, key: (name, (key, r.choice(_FS_SIZES)))
+        if name.startswith("batch_"):
+            return lambda r, key: (name, tuple(r.sample(keys, r.randint(2, 3))))
+        if name == "clear":
+            return lambda r, key: (name, ())
+        return store_call(name)
+
+    picks = [Pick(below(bound), make(name)) for bound, name in _FS_CALLS]
+    return weighted_scripts(rng, threads, length, picks, keys)
 
 
 def _fs_perform(call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tuple[Hashable, ...]) -> Any:
@@ -727,18 +726,6 @@ class ThreadsFigures:
     seconds: float = 0.0
 
 
-def _overlapping(history: Sequence[Operation]) -> int:
-    ops = sorted(history, key=lambda op: op.call)
-    marked: set[int] = set()
-    for i, op in enumerate(ops):
-        for other in ops[i + 1 :]:
-            if other.call > op.end:
-                break
-            if other.thread != op.thread:
-                marked.update((id(op), id(other)))
-    return len(marked)
-
-
 def judge(run: ThreadsRun, spec: Any, max_steps: int) -> tuple[Found | None, Verdict | None]:
     """The failure a history shows (an exception, a call past its time, no order), or None; the verdict."""
     if run.timed_out:
@@ -778,7 +765,7 @@ def search(
         failure, verdict = judge(run, world.spec(config, session), max_steps)
         figures.histories += 1
         figures.operations += len(run.history)
-        figures.overlapping += _overlapping(run.history)
+        figures.overlapping += overlapping(run.history)
         figures.points += len(run.schedule.picks)
         if verdict is not None:
             figures.search_steps += verdict.steps

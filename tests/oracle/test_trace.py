@@ -125,6 +125,21 @@ def test_an_exhausted_budget_is_unknown_exit_3_with_what_it_tried(
     assert main(["metadata-cache", "--trace", path]) == 1  # the default budget refutes it
 
 
+# A malformed call line after a good header: the line, and the field that line 2 gets wrong.
+_BAD_CALLS = [
+    ('{"thread": 1, "op": "pop", "invoke": 1}', "op"),
+    ('{"thread": 1, "op": "add", "args": "k", "invoke": 1}', "args"),
+    ('{"thread": 1, "op": "add", "args": [], "invoke": 1}', "args"),
+    ('{"thread": 1, "op": "add_many", "args": ["k"], "invoke": 1}', "args"),
+    ('{"thread": 1, "op": "add", "args": [{}], "invoke": 1}', "args"),
+    ('{"thread": 1, "op": "add", "args": ["k"], "invoke": 2, "return": 1}', "return"),
+    ('{"thread": 1, "op": "add", "args": ["k"], "invoke": 1, "return": 2}', "result"),
+    ('{"thread": 1.5, "op": "add", "args": ["k"], "invoke": 1}', "thread"),
+    ('{"thread": 1, "op": "len", "invoke": 1, "return": 2, "result": 0, "now": 3}', "now"),
+    ('{"thread": 1, "op": "len", "invoke": NaN}', "invoke"),
+]
+
+
 @pytest.mark.clauses("O7")
 @pytest.mark.parametrize(
     ("lines", "where"),
@@ -143,43 +158,7 @@ def test_an_exhausted_budget_is_unknown_exit_3_with_what_it_tried(
             [json.dumps(METADATA), "", '{"thread": 1, "op": "add", "args": ["k"]}'],
             "t.jsonl:3: field 'invoke'",
         ),
-        ([json.dumps(METADATA), '{"thread": 1, "op": "pop", "invoke": 1}'], "t.jsonl:2: field 'op'"),
-        (
-            [json.dumps(METADATA), '{"thread": 1, "op": "add", "args": "k", "invoke": 1}'],
-            "t.jsonl:2: field 'args'",
-        ),
-        (
-            [json.dumps(METADATA), '{"thread": 1, "op": "add", "args": [], "invoke": 1}'],
-            "t.jsonl:2: field 'args'",
-        ),
-        (
-            [json.dumps(METADATA), '{"thread": 1, "op": "add_many", "args": ["k"], "invoke": 1}'],
-            "2: field 'args'",
-        ),
-        (
-            [json.dumps(METADATA), '{"thread": 1, "op": "add", "args": [{}], "invoke": 1}'],
-            "t.jsonl:2: field 'args'",
-        ),
-        (
-            [json.dumps(METADATA), '{"thread": 1, "op": "add", "args": ["k"], "invoke": 2, "return": 1}'],
-            "'return'",
-        ),
-        (
-            [json.dumps(METADATA), '{"thread": 1, "op": "add", "args": ["k"], "invoke": 1, "return": 2}'],
-            "'result'",
-        ),
-        (
-            [json.dumps(METADATA), '{"thread": 1.5, "op": "add", "args": ["k"], "invoke": 1}'],
-            "2: field 'thread'",
-        ),
-        (
-            [
-                json.dumps(METADATA),
-                '{"thread": 1, "op": "len", "invoke": 1, "return": 2, "result": 0, "now": 3}',
-            ],
-            "t.jsonl:2: field 'now'",
-        ),
-        ([json.dumps(METADATA), '{"thread": 1, "op": "len", "invoke": NaN}'], "t.jsonl:2: field 'invoke'"),
+        *(([json.dumps(METADATA), line], f"t.jsonl:2: field {field!r}") for line, field in _BAD_CALLS),
     ],
 )
 def test_a_malformed_trace_is_exit_2_naming_the_line_and_the_field(
