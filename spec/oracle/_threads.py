@@ -821,8 +821,13 @@ def _shrink(
                     # lowest parked one), then fresh seeded schedules.
                     replay = best.run.schedule.picks if attempt == 0 else ()
                     run = run_history(
-                        session, world, config, scripts, _first if attempt == 0 else random_chooser(rng),
-                        replay=replay, call_timeout=call_timeout,
+                        session,
+                        world,
+                        config,
+                        scripts,
+                        _first if attempt == 0 else random_chooser(rng),
+                        replay=replay,
+                        call_timeout=call_timeout,
                     )
                     failure, _ = judge(run, world.spec(config, session), max_steps)
                     if failure is not None and failure.kind == best.kind:
@@ -873,9 +878,7 @@ def render_history(found: Found) -> list[str]:
     return lines
 
 
-def render_repro(
-    component: str, target_path: str, found: Found, clauses: list[str], session: Session
-) -> str:
+def render_repro(component: str, target_path: str, found: Found, clauses: list[str], session: Session) -> str:
     config = {k: v for k, v in found.run.config.items() if k != "_seed"}
     scripts = [[(n, a) for n, a in s] for s in found.run.scripts]
     return "\n".join(
@@ -1033,7 +1036,12 @@ def check_threads(
         spec_component, session, target_path = run.component, run.session, run.target_path
         _unguarded(session)
         found, figures = search(
-            session, world, threads=threads, histories=histories, seed=seed, max_steps=max_steps,
+            session,
+            world,
+            threads=threads,
+            histories=histories,
+            seed=seed,
+            max_steps=max_steps,
             call_timeout=call_timeout,
         )
         failures: list[Failure] = []
@@ -1044,7 +1052,12 @@ def check_threads(
                 # Wrong one call at a time: the class's own clause, found by the sequential check (O6).
                 cleanup.close()
                 sequential = check(
-                    component, target, seed=seed, adapter=adapter, declare=declare, leave_out=leave_out,
+                    component,
+                    target,
+                    seed=seed,
+                    adapter=adapter,
+                    declare=declare,
+                    leave_out=leave_out,
                     call_timeout=call_timeout,
                 )
                 if not sequential.passed:
@@ -1059,7 +1072,11 @@ def check_threads(
                 also = " The same calls made one at a time never return either: not a race."
             elif found.kind != "timed out":
                 found = _shrink(
-                    session, world, found, max_steps=max_steps, call_timeout=call_timeout,
+                    session,
+                    world,
+                    found,
+                    max_steps=max_steps,
+                    call_timeout=call_timeout,
                     budget=shrink_budget,
                 )
             config = {k: v for k, v in found.run.config.items() if k != "_seed"}

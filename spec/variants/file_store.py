@@ -239,6 +239,7 @@ WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "eviction ratio ignored": (RatioIgnoredStore, "V3"),
 }
 
+
 class BackgroundStore(_WithEvictor):
     """Correct under V3-bg: the store over :class:`BackgroundLRUFileEvictor`.  Its writes never evict;
     ``evict()`` is one pass of its evictor (what its thread would run); start-up runs none."""

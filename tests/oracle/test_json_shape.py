@@ -187,8 +187,8 @@ class RaisesWithAMessage(PlainHardTTLSet):
 def test_an_exception_in_the_counterexample_shows_its_message() -> None:
     result = check("metadata-cache", RaisesWithAMessage, max_examples=100, steps=10)
     assert result.verdict == "FAIL", result.summary()
-    assert "raised KeyError: \"never saw" in result.message, result.message
-    assert "raised KeyError: \"never saw" in result.counterexample[-1], result.counterexample
+    assert 'raised KeyError: "never saw' in result.message, result.message
+    assert 'raised KeyError: "never saw' in result.counterexample[-1], result.counterexample
 
 
 @pytest.mark.clauses("E3", "E4")
