@@ -107,7 +107,17 @@ def key_of_path(path: str, ns: str, layout: str) -> str | None:
 
 def layout_marker(ns: str) -> str:
     """F1-fanout: the file a fanout store of namespace ``ns`` keeps in the directory itself (a flat store
-    of ``ns`` refuses a directory that has it); never a page's name (it does not end in ``.bin``)."""
+    of ``ns`` refuses a directory that has it); never a page's name in any namespace (it does not end in
+    ``.bin``) nor a temp file's (F8: start-up never removes it), and it names its own namespace (another
+    namespace's marker does not make a flat store of ``ns`` refuse the directory).
+
+    pre: ns == "" or ns.startswith("_")
+    pre: "/" not in ns and chr(0) not in ns
+    post: "/" not in __return__ and __return__.startswith(".")
+    post: not __return__.endswith(".bin") and key_of(__return__, ns) is None
+    post: not is_temp(__return__)
+    post: __return__[len(".hicache") : -len(".fanout")] == ns
+    """
     return f".hicache{ns}.fanout"
 
 

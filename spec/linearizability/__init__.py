@@ -15,6 +15,12 @@ from spec.linearizability.checker import PENDING, Operation, Raised, SequentialS
 from spec.linearizability.recording import HistoryRecorder, run_threads
 
 __all__ = [
-    "PENDING", "HistoryRecorder", "Operation", "Raised", "SequentialSpec", "Verdict", "check_history",
+    "PENDING",
+    "HistoryRecorder",
+    "Operation",
+    "Raised",
+    "SequentialSpec",
+    "Verdict",
+    "check_history",
     "run_threads",
 ]

@@ -197,8 +197,7 @@ def _event_list(history: Sequence[Operation]) -> _Event:
     A call that never returned has its return after every other event.
     """
     order = sorted(
-        [(op.call, 0, i) for i, op in enumerate(history)]
-        + [(op.end, 1, i) for i, op in enumerate(history)]
+        [(op.call, 0, i) for i, op in enumerate(history)] + [(op.end, 1, i) for i, op in enumerate(history)]
     )
     head = _Event(-1, False)
     calls: dict[int, _Event] = {}

@@ -2,9 +2,11 @@
 ``spec.file_store.FileStoreModel`` run as a sequential spec.
 
 The world is closed (no other process, no fault, a frozen clock), so every
-answer of ``set``/``get``/``exists``/``delete`` must be one that some order of
-the same calls, respecting real time, gives on the model.  A cap that two
-values overflow makes eviction (and so the LRU order) part of every answer.
+answer of ``set``/``get``/``exists``/``delete`` (and, in the oracle's
+``--threads`` scripts, ``get_into``, ``clear`` and the batches, each batch as
+its keys' calls) must be one that some order of the same calls, respecting real
+time, gives on the model.  A cap that two values overflow makes eviction (and
+so the LRU order) part of every answer.
 
 F8-bg (:func:`check_background_scan_histories`): a store scanning in the background, its directory
 holding pages when it was built, one of the recorded threads stepping its scan (``scan``, a batch) among
@@ -19,7 +21,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor
@@ -28,10 +30,12 @@ from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_store import FileStoreModel
 from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
-from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, Script, record_histories
+from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, record_histories
 from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder
+from spec.linearizability.scripts import Call, Pick, Script, below, weighted_scripts
 
 __all__ = [
+    "BATCHES",
     "FileStoreHistorySpec",
     "RecencyAtReservationStore",
     "check_background_scan_histories",
@@ -41,6 +45,9 @@ __all__ = [
     "forced_history",
     "forced_run",
     "forced_scan_history",
+    "in_phases",
+    "spelled_out",
+    "store_call",
 ]
 
 
@@ -66,28 +73,100 @@ State = tuple[
     tuple[str, ...],  # keys in flight that one of their writers has published
     Pending,
 ]
+Cursors = tuple[tuple[Hashable, str, int], ...]  # (thread, chain, steps taken) of the batches under way
+
+
+BATCHES = ("batch_set", "batch_get", "batch_exists")  # F5: their keys are the operation's arguments
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a step of a batch stands in its thread's program order: the ``position``-th step of its
+    ``chain`` (the batch's steps in one chain, or a ``batch_get``'s reads in one and the lessons they
+    teach in another); ``last`` ends the chain.  The last argument of the step's operation."""
+
+    thread: Hashable
+    chain: str
+    position: int
+    last: bool
+
+
+def _chained(ops: list[Operation], thread: Hashable, chain: str) -> list[Operation]:
+    return [
+        replace(op, args=(*op.args, Slot(thread, chain, i, i == len(ops) - 1))) for i, op in enumerate(ops)
+    ]
+
+
+def _phases(op: Operation) -> list[Operation]:
+    """A ``set`` as ``set_begin``, ``set_publish``, ``set_end``; a ``get`` (``get_into``) as ``get_read``,
+    ``get_end``; any other call as it is.  The thread goes into the steps' arguments."""
+    args = (op.thread, *op.args)
+    if op.name == "set":
+        begun = [replace(op, name=phase, args=args, result=None) for phase in ("set_begin", "set_publish")]
+        return [*begun, replace(op, name="set_end", args=args)]
+    if op.name in ("get", "get_into"):
+        return [
+            replace(op, name="get_read", args=args),
+            replace(op, name="get_end", args=args[:2], result=None),
+        ]
+    return [op]
+
+
+def _keys_calls(op: Operation) -> list[Operation] | None:
+    """A batch (F5) as its keys' own calls, in the batch's interval: a ``batch_set``'s ``set`` of each key
+    (its value ``VALUE_OF[key]``: content-addressed), a ``batch_get``'s ``get`` of each, and a
+    ``batch_exists(keys) -> n``'s ``exists`` of its first ``n`` keys (True) and of the next (False); a
+    batch that never returned, every key's (each may or may not have taken effect).  None: its answer
+    does not fit its keys (not one answer per key, a count out of range)."""
+    keys, answer, returned = op.args, op.result, op.ret is not None
+    if op.name == "batch_exists":
+        if not returned:
+            return [replace(op, name="exists", args=(k,)) for k in keys]
+        if isinstance(answer, bool) or not isinstance(answer, int) or not 0 <= answer <= len(keys):
+            return None
+        return [
+            replace(op, name="exists", args=(k,), result=i < answer) for i, k in enumerate(keys[: answer + 1])
+        ]
+    if returned and not (isinstance(answer, list) and len(answer) == len(keys)):
+        return None
+    single = op.name.removeprefix("batch_")
+    return [
+        replace(
+            op,
+            name=single,
+            args=(key, VALUE_OF[str(key)]) if single == "set" else (key,),
+            result=answer[i] if returned else answer,
+        )
+        for i, key in enumerate(keys)
+    ]
+
+
+def spelled_out(history: Sequence[Operation], phases: bool = True) -> list[Operation]:
+    """``history`` in the operations :class:`FileStoreHistorySpec` steps: each batch made of its keys'
+    calls in program order (a batch holds no lock across its keys, C5: only each key's steps are atomic,
+    in the order the store takes them, F5), and with ``phases`` every ``set`` and ``get`` in its steps
+    (:func:`_phases`).  The steps share their call's interval.  A batch's keys are distinct (the
+    workloads'); one whose answer does not fit its keys stays whole, and no step explains it."""
+    out: list[Operation] = []
+    for op in history:
+        calls = _keys_calls(op) if op.name in BATCHES else None
+        if calls is None:
+            out += _phases(op) if phases else [op]
+        elif not phases or op.name == "batch_exists":
+            out += _chained(calls, op.thread, "batch")
+        elif op.name == "batch_set":
+            out += _chained([step for call in calls for step in _phases(call)], op.thread, "batch")
+        else:  # batch_get: the reads in order, and the lessons in order, each after its read
+            steps = [_phases(call) for call in calls]
+            out += _chained([read for read, _end in steps], op.thread, "reads")
+            out += _chained([end for _read, end in steps], op.thread, "lessons")
+    return out
 
 
 def in_phases(history: Sequence[Operation]) -> list[Operation]:
-    """``history`` with every ``set`` split into ``set_begin``, ``set_publish`` and ``set_end``.
-
-    The three share the call's interval; the thread goes into their arguments so
-    that the spec steps each thread's phases in order (a thread's calls are
-    sequential: at most one set of it is open at a time).
-    """
-    split: list[Operation] = []
-    for op in history:
-        args = (op.thread, *op.args)
-        if op.name == "set":
-            for phase in ("set_begin", "set_publish"):
-                split.append(replace(op, name=phase, args=args, result=None))
-            split.append(replace(op, name="set_end", args=args))
-        elif op.name == "get":
-            split.append(replace(op, name="get_read", args=args))
-            split.append(replace(op, name="get_end", args=args, result=None))
-        else:
-            split.append(op)
-    return split
+    """``history`` with every ``set`` split into ``set_begin``, ``set_publish`` and ``set_end`` and every
+    ``get`` into ``get_read`` and ``get_end`` (batches by key): :func:`spelled_out` with phases."""
+    return spelled_out(history)
 
 
 class FileStoreHistorySpec:
@@ -116,6 +195,11 @@ class FileStoreHistorySpec:
     * ``get_end``: a hit refreshes recency and teaches the belief, if the file is
       still there (a key evicted or deleted since is not brought back: C1, C3).
 
+    ``get_into(key, size)`` (the size of the buffer; its answer the bytes it read, None for False) is a
+    ``get`` whose read finds a file of another size unread: no lesson, no miss (F4).  ``clear`` is one
+    instant (the store holds its lock throughout); writes in flight keep their entries (V2).  A batch is
+    its keys' own calls, in the order the store takes them (:func:`spelled_out`).
+
     Each step is the model's own rule (``spec.file_store``); only their timing
     is relaxed, and only within each call's interval.
 
@@ -135,11 +219,13 @@ class FileStoreHistorySpec:
     ) -> None:
         self.cap, self.metadata, self.phases = cap, metadata, phases
         self.clock = FakeClock(1000.0)  # frozen: beliefs never expire (TTL -1 anyway)
-        self.initial: State = (files, (), (), (), (), ())  # ``files``: on disk, neither tracked nor believed
+        # ``files``: on disk, neither tracked nor believed
+        self.initial: tuple[State, Cursors] = ((files, (), (), (), (), ()), ())
 
     def prepare(self, history: Sequence[Operation]) -> list[Operation]:
-        """The history in the operations this spec steps (``set`` and ``get`` in steps with ``phases``)."""
-        return in_phases(history) if self.phases else list(history)
+        """The history in the operations this spec steps (batches by key; ``set`` and ``get`` in steps
+        with ``phases``)."""
+        return spelled_out(history, self.phases)
 
     def _model(self, state: State) -> FileStoreModel:
         files, lru, believed, writers, published, _pending = state
@@ -184,20 +270,46 @@ class FileStoreHistorySpec:
         elif any(entry[0] == key for entry in model.lru):
             model.touch(key)
 
-    def step(self, state: State, name: str, args: tuple[Hashable, ...]) -> tuple[State, Any]:
+    def step(
+        self, state: tuple[State, Cursors], name: str, args: tuple[Hashable, ...]
+    ) -> tuple[tuple[State, Cursors], Any]:
         outcomes = self.outcomes(state, name, args)
         if not outcomes:
             raise ValueError(f"{name}{args} has no outcome in this state")
         return outcomes[0]
 
-    def outcomes(self, state: State, name: str, args: tuple[Hashable, ...]) -> list[tuple[State, Any]]:
-        """The one outcome of the operation, or none (a later step of a call whose earlier one is not in)."""
+    def outcomes(
+        self, state: tuple[State, Cursors], name: str, args: tuple[Hashable, ...]
+    ) -> list[tuple[tuple[State, Cursors], Any]]:
+        """The one outcome of the operation, or none: a later step of a call whose earlier one is not in,
+        or a batch's step before the one its :class:`Slot` follows (the state's cursors say how many
+        steps of each batch under way were taken)."""
+        model_state, cursors = state
+        slot = args[-1] if args and isinstance(args[-1], Slot) else None
+        if slot is None:
+            return [((after, cursors), answer) for after, answer in self._outcomes(model_state, name, args)]
+        taken = dict(((thread, chain), n) for thread, chain, n in cursors)
+        mine = (slot.thread, slot.chain)
+        if taken.get(mine, 0) != slot.position:
+            return []
+        if slot.last:
+            taken.pop(mine, None)
+        else:
+            taken[mine] = slot.position + 1
+        moved = tuple(sorted(((t, c, n) for (t, c), n in taken.items()), key=repr))
+        return [((after, moved), answer) for after, answer in self._outcomes(model_state, name, args[:-1])]
+
+    def _outcomes(self, state: State, name: str, args: tuple[Hashable, ...]) -> list[tuple[State, Any]]:
         model, pending = self._model(state), state[-1]
         if name == "scan":  # F8-bg: a batch of a background scan, uncapped: no answer changes (above)
             return [(state, None)]
-        if name in ("set", "get", "exists", "delete"):
+        if name in ("set", "get", "exists", "delete", "clear"):
             answer = getattr(model, name)(*args)
             return [(self._state(model, pending), answer)]
+        if name == "get_into":  # strict: one instant
+            return [(self._state(model, pending), model.get(*args))]  # type: ignore[arg-type]
+        if name in BATCHES:
+            return []  # its answer does not fit its keys (spelled_out left it whole)
         if name == "set_begin":
             thread, key, value = args
             assert isinstance(thread, int) and isinstance(key, str) and isinstance(value, bytes)
@@ -217,12 +329,14 @@ class FileStoreHistorySpec:
             also = found if present and begun == "done" else []
             return [(self._state(model, tuple(sorted((*pending, (thread, key, begun))))), None), *also]
         if name == "get_read":
-            thread, key = args
+            thread, key, *size = args  # get_into's: the buffer's size
             assert isinstance(thread, int) and isinstance(key, str)
             file = model.files.get(model.name(key))
             if file is None:
                 model.missing(key)
                 return [(self._state(model, tuple(sorted((*pending, (thread, key, "miss"))))), None)]
+            if size and size[0] != len(file[0]):  # get_into: a file of another size is not read (F4)
+                return [(self._state(model, tuple(sorted((*pending, (thread, key, "unread"))))), None)]
             return [(self._state(model, tuple(sorted((*pending, (thread, key, "hit"))))), file[0])]
         if name == "get_end":
             thread, key = args
@@ -294,23 +408,21 @@ class RecencyAtReservationStore(HiCacheFile):
         super()._start()
 
 
+# (threshold of the roll, operation): sets, gets, exists and a few deletes
+_CALLS = ((0.4, "set"), (0.65, "get"), (0.9, "exists"), (1.0, "delete"))
+
+
+def store_call(name: str) -> Callable[[random.Random, Hashable], Call]:
+    """How a script's call of ``name`` on a key is made: a ``set`` with the key's own value (VALUE_OF)."""
+    if name == "set":
+        return lambda r, key: ("set", (key, VALUE_OF[str(key)]))
+    return lambda r, key: (name, (key,))
+
+
 def file_store_scripts(rng: random.Random, threads: int, length: int) -> list[Script]:
     """One script per thread: sets, gets, exists and a few deletes over 3 content-addressed keys."""
-    scripts: list[Script] = []
-    for _ in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll, key = rng.random(), rng.choice(KEYS)
-            if roll < 0.4:
-                script.append(("set", (key, VALUE_OF[key])))
-            elif roll < 0.65:
-                script.append(("get", (key,)))
-            elif roll < 0.9:
-                script.append(("exists", (key,)))
-            else:
-                script.append(("delete", (key,)))
-        scripts.append(script)
-    return scripts
+    picks = [Pick(below(bound), store_call(name)) for bound, name in _CALLS]
+    return weighted_scripts(rng, threads, length, picks, KEYS)
 
 
 def check_file_store_histories(

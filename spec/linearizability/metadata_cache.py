@@ -27,6 +27,7 @@ from spec import metadata_cache as model
 from spec.fakes import FakeClock
 from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
 from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder, meetings_of, run_threads
+from spec.linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
 
 __all__ = [
     "BATCHES",
@@ -44,7 +45,6 @@ __all__ = [
 ]
 
 State = tuple[tuple[tuple[Hashable, float], ...], float]  # (live births in eviction order, now)
-Script = list[tuple[str, tuple[Hashable, ...]]]
 START = 1000.0
 BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9: the keys are the args
 SINGLES = ((0.55, "add"), (0.9, "contains"), (0.96, "remove"))  # by the roll; len past 0.96
@@ -173,21 +173,23 @@ def random_scripts(
 ) -> list[Script]:
     """One script per thread: mostly add/contains on a few keys; thread 0 also moves the clock.
     With ``batches``, a fifth of the calls are batches (M9) of one to three keys."""
-    scripts: list[Script] = []
-    for thread in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll = rng.random()
-            key = rng.choice(keys)
-            if tick is not None and thread == 0 and roll < 0.15:
-                script.append(("advance", (tick,)))
-            elif batches and rng.random() < 0.2:
-                script.append((rng.choice(BATCHES), tuple(rng.choices(keys, k=rng.randint(1, 3)))))
-            else:
-                name = next((name for below, name in SINGLES if roll < below), "len")
-                script.append((name, () if name == "len" else (key,)))
-        scripts.append(script)
-    return scripts
+    picks = [
+        Pick(
+            lambda thread, roll, r: tick is not None and thread == 0 and roll < 0.15,
+            lambda r, k: ("advance", (tick,)),
+        ),
+        Pick(
+            lambda thread, roll, r: batches and r.random() < 0.2,
+            lambda r, k: (r.choice(BATCHES), tuple(r.choices(keys, k=r.randint(1, 3)))),
+        ),
+        *(Pick(below(bound), _single(name)) for bound, name in SINGLES),
+        Pick(always, lambda r, k: ("len", ())),
+    ]
+    return weighted_scripts(rng, threads, length, picks, keys)
+
+
+def _single(name: str) -> Callable[[random.Random, Hashable], Call]:
+    return lambda r, key: (name, (key,))
 
 
 @dataclass

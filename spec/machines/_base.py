@@ -44,7 +44,6 @@ class Figures:
     seconds: float = 0.0
     bad_inputs: set[str] = field(default_factory=set)  # B1: the labels of the bad inputs tried
 
-
     def as_dict(self) -> dict[str, float]:
         return {
             "examples": self.examples,

@@ -100,6 +100,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "COMPONENTS", "Adapter", "OracleResult", "OracleUsageError", "TraceResult", "available_components",
-    "check", "check_threads", "check_trace", "load_target", "machine_for", "replay_threads",
+    "COMPONENTS",
+    "Adapter",
+    "OracleResult",
+    "OracleUsageError",
+    "TraceResult",
+    "available_components",
+    "check",
+    "check_threads",
+    "check_trace",
+    "load_target",
+    "machine_for",
+    "replay_threads",
 ]

@@ -99,8 +99,9 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="for CI: exit 1 also when a clause was not checked, for want of a method or mapping of the"
         " target or under 'not checked' (O8), and say which (the report's strict_gaps); not counted: what"
-        " --leave-out asked for, and what the run's mode never checks (M7, C5 without --threads; the"
-        " sequential clauses with it): for CI, run both with --strict",
+        " --leave-out (or a trace's header) asked for, and what the run's mode never checks (M7, C5"
+        " without --threads; the sequential clauses with it; M8's counters from a --trace): for CI, run"
+        " both with --strict; with --trace, the clauses the trace has no call of count too",
     )
     parser.add_argument(
         "--repro",
@@ -284,8 +285,9 @@ def _trace(args: argparse.Namespace) -> int:
         write_history(
             args.picture, operations, red, [op.now for op in operations if op.now is not None], title
         )
-    _print(result, args.json, "the unexplained lines, as a trace (run --trace on it)")
-    return EXIT[result.verdict]
+    strict = result.strict_summary() if args.strict else ""
+    _print(result, args.json, "the unexplained lines, as a trace (run --trace on it)", strict)
+    return 1 if strict and result.verdict == "PASS" else EXIT[result.verdict]
 
 
 def _print(result: OracleResult, as_json: bool, repro_title: str, strict: str = "") -> None:

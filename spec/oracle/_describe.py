@@ -132,4 +132,3 @@ def describe(component: Component) -> str:
     for key, example in adapter_examples(component).items():
         lines += [f"  {key}: {KEYS[key]}", f"    e.g. --adapter '{json.dumps(example)}'"]
     return "\n".join(lines)
-

@@ -17,8 +17,13 @@ from spec.oracle._session import Call, PerPoolRegistry, Recording, Replay, Sessi
 from spec.oracle._time import FakeClock, control_time, time_modules
 
 __all__ = [
-    "call_notes", "divergence", "render_calls", "render_opening", "render_program_repro",
-    "render_refusal_repro", "render_repro",
+    "call_notes",
+    "divergence",
+    "render_calls",
+    "render_opening",
+    "render_program_repro",
+    "render_refusal_repro",
+    "render_repro",
 ]
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
@@ -64,8 +69,10 @@ def render_opening(session: Session, recording: Recording, target_path: str) -> 
     timed = recording.start is not None
     lines = []
     if timed:
-        how = "" if session.time_control == "injected" else "  # the target's clock reads it: " + (
-            session.time.where() or "patched"
+        how = (
+            ""
+            if session.time_control == "injected"
+            else "  # the target's clock reads it: " + (session.time.where() or "patched")
         )
         lines.append(f"clock = FakeClock({recording.start!r}){how}")
     name = target_path.rpartition(":")[2] if ":" in target_path else "target"  # not a repr

@@ -8,18 +8,20 @@ JSON (:meth:`OracleResult.as_dict`).
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from spec.clauses import CLAUSE_ID
 from spec.machines._base import Figures
+from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._session import ConstructorRefused, Session
 
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
 
-__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "report_fields"]
+__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "fields_of", "report_fields"]
 
 
 @dataclass
@@ -238,13 +240,42 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
 
 
 def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The fields of a report every mode fills alike: what the session controlled, declared and left
-    out (``left_out`` the clause groups, ``missing`` the methods and parameters the target lacks) and the
-    first failure's fields repeated at the top; with them, the clauses not checked for want of a method
-    or mapping (clause -> why, what ``--strict`` counts in every mode)."""
-    component = session.component
-    missing = {name: why for name, why in session.left_out.items() if name not in component.groups}
-    left_out = {group: why for group, why in session.left_out.items() if group in component.groups}
+    """The fields of a report every mode fills alike, for a run over a target (:func:`fields_of` over
+    what its session controlled, declared and left out)."""
+    return fields_of(
+        session.component,
+        session.left_out,
+        failures,
+        time_control=session.describe_time(),
+        adapter=session.adapter.as_dict(),
+        declared=session.declared,
+        fs_control=None if session.fs_control.mode == "none" else session.fs_control.describe(),
+    )
+
+
+def fields_of(
+    component: Component,
+    left_out_all: Mapping[str, str],
+    failures: list[Failure],
+    *,
+    time_control: str,
+    adapter: dict[str, Any],
+    declared: Mapping[str, str],
+    fs_control: str | None,
+    whose: str = "the target's",
+    groups: Collection[str] = (),
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The fields of a report every mode fills alike: what the run controlled, declared and left out
+    (``left_out_all`` holds both kinds, as ``Session.left_out`` does: ``left_out`` gets the clause groups,
+    ``missing`` the rest, the methods and parameters the target lacks, or for a trace the calls it has
+    none of) and the first failure's fields repeated at the top; with them, the clauses not checked for
+    want of what ``missing`` names (clause -> why, what ``--strict`` counts in every mode).  A ``missing``
+    entry's clauses are the clause IDs before the first ":" of its why; ``whose`` names the owner in
+    ``left_out``'s text ("the target's", "the trace's"); ``groups`` what goes under ``left_out`` besides the
+    component's groups (a trace's header may leave out any clause)."""
+    kept = {*component.groups, *groups}
+    missing = {name: why for name, why in left_out_all.items() if name not in kept}
+    left_out = {group: why for group, why in left_out_all.items() if group in kept}
     wanting: dict[str, list[str]] = {}  # clause -> the missing methods and parameters that carry it
     for name, why in missing.items():
         for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
@@ -252,16 +283,16 @@ def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, 
     unchecked = {clause: f"(no {', '.join(names)})" for clause, names in wanting.items()}
     for clause, names in wanting.items():
         wants = ", ".join(names)
-        left_out.setdefault(clause, f"{clause}: not checked in full for want of the target's {wants}")
+        left_out.setdefault(clause, f"{clause}: not checked in full for want of {whose} {wants}")
     first = failures[0] if failures else Failure([], "", 0, [], "")
     out = {
         "component": component.name,
-        "time_control": session.describe_time(),
+        "time_control": time_control,
         "left_out": left_out,
         "missing": missing,
-        "adapter": session.adapter.as_dict(),
-        "declared": dict(session.declared),
-        "fs_control": None if session.fs_control.mode == "none" else session.fs_control.describe(),
+        "adapter": adapter,
+        "declared": dict(declared),
+        "fs_control": fs_control,
         **{name: getattr(first, name) for name in ("clauses", "message", "counterexample", "calls", "repro")},
         "stacks": first.stacks,
         "failures": failures,

@@ -30,7 +30,14 @@ if TYPE_CHECKING:
     from spec.oracle._components import Component
 
 __all__ = [
-    "Call", "ConstructorRefused", "OneShot", "PerPoolRegistry", "Recording", "Replay", "Session", "minimize",
+    "Call",
+    "ConstructorRefused",
+    "OneShot",
+    "PerPoolRegistry",
+    "Recording",
+    "Replay",
+    "Session",
+    "minimize",
     "replay",
 ]
 

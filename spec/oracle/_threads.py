@@ -50,8 +50,9 @@ from typing import Any
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
-from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec
-from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
+from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec, store_call
+from spec.linearizability.metadata_cache import MetadataCacheHistorySpec, overlapping
+from spec.linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
 from spec.oracle._budgets import HISTORIES
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import OracleResult
@@ -82,7 +83,6 @@ POLL = 0.0002  # seconds between two looks at threads the scheduler neither park
 STILL_LOOKS = 3  # consecutive looks at an unmoved frame in a call into C: the thread is blocked
 START = 1000.0
 
-Script = list[tuple[str, tuple[Hashable, ...]]]
 THREADED_COMPONENTS = ("metadata-cache", "file-store")
 _C_CALLS = frozenset(dis.opmap[name] for name in ("BEFORE_WITH", "CALL", "PRECALL") if name in dis.opmap)
 _local = threading.local()  # the worker index of the calling thread (absent: not a worker)
@@ -402,6 +402,9 @@ class World:
     scripts: Callable[[random.Random, int, int, dict[str, Any]], list[Script]]
     init: Callable[[dict[str, Any], FakeClock], dict[str, Any]]
     clause: str  # the thread-safety clause: M7, C5
+    # One call of a script on the target: perform(call, name, args) calls call(name, the target's spec
+    # arguments) and gives the answer the spec gives (a batch's keys are the script's arguments).
+    perform: Callable[[Callable[[str, tuple[Any, ...]], Any], str, tuple[Hashable, ...]], Any]
     batches: frozenset[str] = frozenset()  # operations whose tear is M9's too
 
 
@@ -409,6 +412,8 @@ class World:
 
 _MC_BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")
 _MC_TICKS = (0.25, 0.75)
+# rng.choices' weights of the single calls
+_MC_SINGLES = (("add", 6), ("contains", 5), ("remove", 1), ("__len__", 1), ("clear", 1))
 
 
 def _mc_configs(session: Session) -> list[dict[str, Any]]:
@@ -433,26 +438,39 @@ def _mc_spec(config: dict[str, Any], session: Session) -> Any:
 
 def _mc_scripts(rng: random.Random, threads: int, length: int, config: dict[str, Any]) -> list[Script]:
     """Mostly add/contains on three keys, some remove, len, clear and batches; thread 0 moves the clock."""
-    singles = [("add", 6), ("contains", 5), ("remove", 1), ("__len__", 1), ("clear", 1)]
-    scripts: list[Script] = []
     keys = ("a", "b", "c") if config["max_entries"] is not None else ("a", "b")
-    for thread in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll = rng.random()
-            if thread == 0 and config["ttl_seconds"] >= 0 and roll < 0.3:
-                script.append(("advance", (rng.choice(_MC_TICKS),)))
-            elif roll < 0.45 and rng.random() < 0.5:
-                script.append((rng.choice(_MC_BATCHES), tuple(rng.sample(keys, rng.randint(1, 2)))))
-            else:
-                name = rng.choices([n for n, _ in singles], [w for _, w in singles])[0]
-                script.append((name, () if name in ("__len__", "clear") else (rng.choice(keys),)))
-        scripts.append(script)
-    return scripts
+    moves = config["ttl_seconds"] >= 0
+
+    def single(r: random.Random, key: Hashable) -> Call:
+        name = r.choices([n for n, _ in _MC_SINGLES], [w for _, w in _MC_SINGLES])[0]
+        return name, () if name in ("__len__", "clear") else (r.choice(keys),)
+
+    picks = [
+        Pick(
+            lambda thread, roll, r: thread == 0 and moves and roll < 0.3,
+            lambda r, k: ("advance", (r.choice(_MC_TICKS),)),
+        ),
+        Pick(
+            lambda thread, roll, r: roll < 0.45 and r.random() < 0.5,
+            lambda r, k: (r.choice(_MC_BATCHES), tuple(r.sample(keys, r.randint(1, 2)))),
+        ),
+        Pick(always, single),
+    ]
+    return weighted_scripts(rng, threads, length, picks)
 
 
 def _mc_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
     return dict(config)
+
+
+def _mc_perform(call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tuple[Hashable, ...]) -> Any:
+    """A batch (M9) takes its keys as one list; ``contains_many``'s answer is the spec's list."""
+    if name not in _MC_BATCHES:
+        return call(name, args)
+    result = call(name, (list(args),))
+    if name == "contains_many" and isinstance(result, (tuple, list)):
+        return [bool(r) for r in result]
+    return result
 
 
 # -- file store -------------------------------------------------------------------------------------
@@ -468,23 +486,57 @@ def _fs_spec(config: dict[str, Any], session: Session) -> Any:
     return FileStoreHistorySpec(config["cap"])
 
 
+_FS_SIZES = (2, 3, 4)  # get_into's buffers: the values' sizes (VALUE_OF), one of them each key's own
+# (threshold of the roll, operation): C5's calls, the batches over two or three distinct keys (F5)
+_FS_CALLS = (
+    (0.25, "set"),
+    (0.37, "get"),
+    (0.58, "exists"),
+    (0.68, "delete"),
+    (0.74, "get_into"),
+    (0.82, "batch_set"),
+    (0.88, "batch_get"),
+    (0.96, "batch_exists"),
+    (1.0, "clear"),
+)
+
+
 def _fs_scripts(rng: random.Random, threads: int, length: int, config: dict[str, Any]) -> list[Script]:
-    """Sets, gets, exists and deletes over three content-addressed keys (one value per key)."""
-    scripts: list[Script] = []
-    for _ in range(threads):
-        script: Script = []
-        for _ in range(length):
-            roll, key = rng.random(), rng.choice(tuple(VALUE_OF))
-            if roll < 0.35:
-                script.append(("set", (key, VALUE_OF[key])))
-            elif roll < 0.55:
-                script.append(("get", (key,)))
-            elif roll < 0.85:
-                script.append(("exists", (key,)))
-            else:
-                script.append(("delete", (key,)))
-        scripts.append(script)
-    return scripts
+    """C5's calls over three content-addressed keys (one value per key): mostly sets, gets, exists and
+    deletes; some get_into (a buffer of each value's size), batches of two or three distinct keys, and
+    clear."""
+    keys = tuple(VALUE_OF)
+
+    def make(name: str) -> Callable[[random.Random, Hashable], Call]:
+        if name == "get_into":
+            return lambda r, key: (name, (key, r.choice(_FS_SIZES)))
+        if name.startswith("batch_"):
+            return lambda r, key: (name, tuple(r.sample(keys, r.randint(2, 3))))
+        if name == "clear":
+            return lambda r, key: (name, ())
+        return store_call(name)
+
+    picks = [Pick(below(bound), make(name)) for bound, name in _FS_CALLS]
+    return weighted_scripts(rng, threads, length, picks, keys)
+
+
+def _fs_perform(call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tuple[Hashable, ...]) -> Any:
+    """A batch takes its keys as one list (``batch_set`` their values too, ``VALUE_OF``); ``get_into``
+    fills a fresh buffer of the script's size, and answers with what it read (None for False), the
+    answer of the spec's ``get_into``; a batch's answers as a list."""
+    if name == "get_into":
+        key, size = args
+        assert isinstance(size, int)
+        buffer = bytearray(size)
+        answer = call(name, (key, buffer))
+        return bytes(buffer) if answer is True else None if answer is False else answer
+    if name == "batch_set":
+        answer = call(name, (list(args), [VALUE_OF[str(k)] for k in args]))
+    elif name in ("batch_get", "batch_exists"):
+        answer = call(name, (list(args),))
+    else:
+        return call(name, args)
+    return list(answer) if isinstance(answer, tuple) else answer
 
 
 def _fs_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
@@ -496,9 +548,16 @@ def _fs_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
 def worlds() -> dict[str, World]:
     return {
         "metadata-cache": World(
-            "metadata-cache", _mc_configs, _mc_spec, _mc_scripts, _mc_init, "M7", frozenset(_MC_BATCHES)
+            "metadata-cache",
+            _mc_configs,
+            _mc_spec,
+            _mc_scripts,
+            _mc_init,
+            "M7",
+            _mc_perform,
+            frozenset(_MC_BATCHES),
         ),
-        "file-store": World("file-store", _fs_configs, _fs_spec, _fs_scripts, _fs_init, "C5"),
+        "file-store": World("file-store", _fs_configs, _fs_spec, _fs_scripts, _fs_init, "C5", _fs_perform),
     }
 
 
@@ -515,13 +574,6 @@ class ThreadsRun:
     config: dict[str, Any]
     timed_out: str = ""  # the call past its time, the calls in flight and every thread's stack
     workers: list[threading.Thread] = field(default_factory=list)
-
-
-def _answer(name: str, result: Any) -> Any:
-    """The answer as the spec gives it: a batch's list (a target may give a tuple)."""
-    if name == "contains_many" and isinstance(result, (tuple, list)):
-        return [bool(r) for r in result]
-    return result
 
 
 def _stacks(threads: Mapping[int, threading.Thread]) -> str:
@@ -571,6 +623,10 @@ def run_history(
         unpatch()
         raise
     target = TargetProxy(session, obj, (), None)
+
+    def on_target(name: str, args: tuple[Any, ...]) -> Any:
+        return target._call(name, args, {})
+
     stamps = itertools.count()
     history: list[Operation] = []
     in_flight: dict[int, tuple[str, tuple[Hashable, ...], float]] = {}
@@ -589,8 +645,7 @@ def run_history(
                     result = None
                 else:
                     try:
-                        spec_args = (list(args),) if name in world.batches else args
-                        result = _answer(name, target._call(name, spec_args, {}))
+                        result = world.perform(on_target, name, args)
                     except Exception as error:
                         result = Raised(type(error).__name__, traceback.format_exc())
                 del in_flight[index]
@@ -671,18 +726,6 @@ class ThreadsFigures:
     seconds: float = 0.0
 
 
-def _overlapping(history: Sequence[Operation]) -> int:
-    ops = sorted(history, key=lambda op: op.call)
-    marked: set[int] = set()
-    for i, op in enumerate(ops):
-        for other in ops[i + 1 :]:
-            if other.call > op.end:
-                break
-            if other.thread != op.thread:
-                marked.update((id(op), id(other)))
-    return len(marked)
-
-
 def judge(run: ThreadsRun, spec: Any, max_steps: int) -> tuple[Found | None, Verdict | None]:
     """The failure a history shows (an exception, a call past its time, no order), or None; the verdict."""
     if run.timed_out:
@@ -722,7 +765,7 @@ def search(
         failure, verdict = judge(run, world.spec(config, session), max_steps)
         figures.histories += 1
         figures.operations += len(run.history)
-        figures.overlapping += _overlapping(run.history)
+        figures.overlapping += overlapping(run.history)
         figures.points += len(run.schedule.picks)
         if verdict is not None:
             figures.search_steps += verdict.steps
@@ -778,8 +821,13 @@ def _shrink(
                     # lowest parked one), then fresh seeded schedules.
                     replay = best.run.schedule.picks if attempt == 0 else ()
                     run = run_history(
-                        session, world, config, scripts, _first if attempt == 0 else random_chooser(rng),
-                        replay=replay, call_timeout=call_timeout,
+                        session,
+                        world,
+                        config,
+                        scripts,
+                        _first if attempt == 0 else random_chooser(rng),
+                        replay=replay,
+                        call_timeout=call_timeout,
                     )
                     failure, _ = judge(run, world.spec(config, session), max_steps)
                     if failure is not None and failure.kind == best.kind:
@@ -830,9 +878,7 @@ def render_history(found: Found) -> list[str]:
     return lines
 
 
-def render_repro(
-    component: str, target_path: str, found: Found, clauses: list[str], session: Session
-) -> str:
+def render_repro(component: str, target_path: str, found: Found, clauses: list[str], session: Session) -> str:
     config = {k: v for k, v in found.run.config.items() if k != "_seed"}
     scripts = [[(n, a) for n, a in s] for s in found.run.scripts]
     return "\n".join(
@@ -990,7 +1036,12 @@ def check_threads(
         spec_component, session, target_path = run.component, run.session, run.target_path
         _unguarded(session)
         found, figures = search(
-            session, world, threads=threads, histories=histories, seed=seed, max_steps=max_steps,
+            session,
+            world,
+            threads=threads,
+            histories=histories,
+            seed=seed,
+            max_steps=max_steps,
             call_timeout=call_timeout,
         )
         failures: list[Failure] = []
@@ -1001,7 +1052,12 @@ def check_threads(
                 # Wrong one call at a time: the class's own clause, found by the sequential check (O6).
                 cleanup.close()
                 sequential = check(
-                    component, target, seed=seed, adapter=adapter, declare=declare, leave_out=leave_out,
+                    component,
+                    target,
+                    seed=seed,
+                    adapter=adapter,
+                    declare=declare,
+                    leave_out=leave_out,
                     call_timeout=call_timeout,
                 )
                 if not sequential.passed:
@@ -1016,7 +1072,11 @@ def check_threads(
                 also = " The same calls made one at a time never return either: not a race."
             elif found.kind != "timed out":
                 found = _shrink(
-                    session, world, found, max_steps=max_steps, call_timeout=call_timeout,
+                    session,
+                    world,
+                    found,
+                    max_steps=max_steps,
+                    call_timeout=call_timeout,
                     budget=shrink_budget,
                 )
             config = {k: v for k, v in found.run.config.items() if k != "_seed"}

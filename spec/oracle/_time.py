@@ -23,8 +23,15 @@ from typing import Any
 from spec.oracle._errors import OracleUsageError
 
 __all__ = [
-    "MISSING", "ClockHolder", "FakeClock", "Interpose", "Interposition", "bound_clocks", "control_time",
-    "restore", "time_modules",
+    "MISSING",
+    "ClockHolder",
+    "FakeClock",
+    "Interpose",
+    "Interposition",
+    "bound_clocks",
+    "control_time",
+    "restore",
+    "time_modules",
 ]
 
 

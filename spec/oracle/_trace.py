@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.linearizability.checker import Operation, Raised, Verdict, check_history
 from spec.linearizability.timed import TimedMetadataCacheSpec
+from spec.oracle._adapter import Adapter
 from spec.oracle._budgets import DEFAULT_MAX_STEPS
 from spec.oracle._components import COMPONENTS
-from spec.oracle._result import Failure, OracleResult, failure_entry
-from spec.oracle._trace_format import UNCHECKED, Trace, TraceFormatError, parse_trace
+from spec.oracle._result import Failure, OracleResult, failure_entry, fields_of
+from spec.oracle._trace_format import TRACE_COMPONENTS, Trace, TraceFormatError, parse_trace
 from spec.pool_beliefs import PooledExistenceCacheSpec
 
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
@@ -369,20 +370,117 @@ def _failure(
     return failure_entry(clauses, message, len(lines), shown, repro), answers, context
 
 
+# The clauses no call of a trace is judged for (O8: listed as not checked, and not counted by --strict,
+# as M7 is not in a sequential run): what a trace cannot record, or (B1) has none of when no call raised.
+NEVER_FROM_A_TRACE = {
+    "M8": "(trace: stats answers are counters, which a trace cannot pin to one state; not judged)",
+    "E1": "(trace: a trace records no construction)",
+    "P1": "(trace: a trace records no construction and no pool lookup)",
+    "E8": "(trace: a trace's hashes are JSON arrays; the iterables E8 promises to take are not recorded)",
+    "B1": "(trace: no call in the trace raised, so no bad input was judged)",
+}
+_ALSO_JUDGED = frozenset({"M2", "M6"})  # a metadata cache's calls also judge expiry and (adds) the bound
+
+
+def _carries(trace: Trace, name: str) -> set[str]:
+    """The clauses a call of ``name`` in ``trace`` is judged against: its own (the format's), and for a
+    metadata cache M2 (every answer at the call's instant) and M6 (an add, when the cache is bounded)."""
+    clauses = {TRACE_COMPONENTS[trace.component][name].clause}
+    if trace.component == "metadata-cache":
+        method = "__len__" if name == "len" else name
+        clauses |= _ALSO_JUDGED & set(COMPONENTS[trace.component].method_clauses.get(method, ()))
+        if trace.config["max_entries"] is None:
+            clauses.discard("M6")
+    return clauses
+
+
+def _judges(trace: Trace, op: Operation) -> set[str]:
+    """The clauses one call of the trace is judged against (B1 too when it raised)."""
+    return _carries(trace, op.name) | ({"B1"} if isinstance(op.result, Raised) else set())
+
+
 def _left_out(trace: Trace) -> dict[str, str]:
+    """What the trace leaves out, as a session's ``left_out`` holds it (for ``_result.fields_of``): the
+    clauses its header leaves out (on request), and the rest, ``missing`` in the report: the calls it has
+    none of, with the clauses no other call of it carries; an unbounded metadata cache's bound (M6); the
+    calls it carries that no trace judges; the config settings the spec does not have."""
     left: dict[str, str] = {}
-    if not trace.operations:
-        left["calls"] = "calls: the trace has no call line that the spec judges; nothing was checked"
-    for name, count in sorted(trace.unchecked.items()):
-        what = UNCHECKED[trace.component][name]
-        left[f"trace {name}"] = f"{what}: {count} call(s) of {name} in the trace, not judged from a trace"
     for group in trace.leave_out:
         left[group] = (
             f"{group}: left out by the trace's header (its calls are stepped, their answers not judged)"
         )
+    if not trace.operations:
+        left["calls"] = "calls: the trace has no call line that the spec judges; nothing was checked"
+    present = {op.name for op in trace.operations}
+    carried = {c for name in present for c in _carries(trace, name)}
+    for name in TRACE_COMPONENTS[trace.component]:
+        lacking = sorted(_carries(trace, name) - carried - set(trace.leave_out))
+        if name not in present and lacking:
+            left[name] = f"{' '.join(lacking)} {name}: no call of {name} in the trace"
+    if (
+        trace.component == "metadata-cache"
+        and trace.config["max_entries"] is None
+        and "M6" not in trace.leave_out
+    ):
+        left["config max_entries"] = (
+            "M6 config max_entries: null in the trace's header (an unbounded cache: no bound to judge)"
+        )
+    for name, count in sorted(trace.unchecked.items()):
+        left[name] = f"{name}: {count} call(s) of {name} in the trace, not judged from a trace"
     for name in trace.ignored_config:
         left[f"config {name}"] = f"config {name}: not a setting of the spec, ignored"
     return left
+
+
+def _coverage(
+    trace: Trace, parts: list[_Part], failed: set[str], unchecked: Mapping[str, str]
+) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """O8 for a trace: the clauses passed (those of the calls of the parts explained, none failed, none
+    in a part unexplained or unsettled; M7 only when the whole trace is explained and calls of different
+    threads overlap), every other clause of the component not failed nor left out under not checked with
+    why, and what ``--strict`` counts (``unchecked``, the clauses with no call in the trace, and the not
+    checked but for what no trace can check)."""
+    component = COMPONENTS[trace.component]
+    everything = [*component.checked_clauses(_declared(trace)), *component.threads_clauses]
+    clauses_of = {
+        verdict: {
+            c
+            for p in parts
+            if p.verdict.linearizable is verdict
+            for op in p.operations
+            for c in _judges(trace, op)
+        }
+        for verdict in (True, False, None)
+    }
+    unknown = [p for p in parts if p.verdict.linearizable is None]
+    whole = all(p.verdict.linearizable for p in parts)
+    overlap = trace.component == "metadata-cache" and _overlapping(trace.operations)
+    judged = clauses_of[True] | ({"M7"} if overlap and whole else set())
+    aside = set(trace.leave_out) | set(unchecked)
+    passed = sorted(judged - failed - clauses_of[False] - clauses_of[None] - aside)
+    not_checked: dict[str, str] = {}
+    excused: set[str] = set()
+    for clause in everything:
+        if clause in passed or clause in failed or clause in aside:
+            continue
+        if clause in clauses_of[None]:
+            why = f"(the search ran out of its budget on {len(unknown)} of {len(parts)} part(s))"
+        elif clause in clauses_of[False]:
+            why = "(its calls are in a part of the trace that no order explains: not judged past it)"
+        elif clause == "M7":
+            why = (
+                "(a trace shows atomicity only when it is explained whole)"
+                if overlap
+                else "(no two calls of different threads overlap in the trace)"
+            )
+        elif clause in NEVER_FROM_A_TRACE:
+            why = NEVER_FROM_A_TRACE[clause]
+            excused.add(clause)
+        else:
+            why = "(no call of the trace judged it)"
+        not_checked[clause] = why
+    gaps = {**unchecked, **{c: why for c, why in not_checked.items() if c not in excused}}
+    return passed, not_checked, gaps
 
 
 def _judged(trace: Trace) -> None:
@@ -427,41 +525,33 @@ def check_trace(
     parts = [_Part(key, ops, check_history(ops, spec, max_steps)) for key, ops in groups.items()]
     failing = [p for p in parts if p.verdict.linearizable is False]
     unknown = [p for p in parts if p.verdict.linearizable is None]
-    explained = [op for p in parts if p.verdict.linearizable for op in p.operations]
-    checked = {trace.clauses[op.line or 0] for op in explained}
-    if component == "metadata-cache" and not (failing or unknown) and _overlapping(trace.operations):
-        checked.add("M7")  # only a whole trace explained shows that the calls that overlapped were atomic
-    result = TraceResult(
-        component=component,
-        target=f"trace {path}",
-        verdict="PASS",
-        seed=0,
-        figures={},
-        time_control=_time_control(trace),
-        left_out=_left_out(trace),
-        adapter={},
-        declared=_declared(trace),
-        parts=len(parts),
-    )
+    failures: list[Failure] = []
+    shown: tuple[list[Operation], list[Operation], list[Operation]] = ([], [], [])
     for part in failing[:MINIMIZED_FAILURES]:
         failure, unexplained, needed = _failure(trace, part, spec, max_steps)
-        result.failures.append(failure)
-        if not result.unexplained:
-            result.unexplained, result.needed, result.context = unexplained, needed, part.operations
-    if failing:
-        result.verdict = "FAIL"
-        first = result.failures[0]
-        result.clauses, result.message = first.clauses, first.message
-        result.counterexample, result.calls, result.repro = (
-            first.counterexample,
-            first.calls,
-            first.repro,
-        )
-        if len(failing) > MINIMIZED_FAILURES:
-            rest = ", ".join(repr(p.key) for p in failing[MINIMIZED_FAILURES:][:10])
-            result.message += f"; {len(failing) - MINIMIZED_FAILURES} more part(s) unexplained too: {rest}"
-    elif unknown:
-        result.verdict = "UNKNOWN"
+        failures.append(failure)
+        if not shown[0]:
+            shown = (unexplained, needed, part.operations)
+    fields_, unchecked = fields_of(
+        COMPONENTS[component],
+        _left_out(trace),
+        failures,
+        time_control=_time_control(trace),
+        adapter=Adapter().as_dict(),
+        declared=_declared(trace),
+        fs_control=None,
+        whose="the trace's",
+        groups=trace.leave_out,
+    )
+    verdict = "FAIL" if failing else "UNKNOWN" if unknown else "PASS"
+    result = TraceResult(
+        target=f"trace {path}", verdict=verdict, seed=0, figures={}, parts=len(parts), **fields_
+    )
+    result.unexplained, result.needed, result.context = shown
+    if len(failing) > MINIMIZED_FAILURES:
+        rest = ", ".join(repr(p.key) for p in failing[MINIMIZED_FAILURES:][:10])
+        result.message += f"; {len(failing) - MINIMIZED_FAILURES} more part(s) unexplained too: {rest}"
+    elif unknown and not failing:
         worst = max(unknown, key=lambda p: len(p.operations))
         result.message = (
             f"UNKNOWN: the search budget ({max_steps} steps per part, --max-steps) ran out on"
@@ -470,9 +560,8 @@ def check_trace(
             f" {worst.verdict.configurations} configurations; the other parts were explained"
         )
         result.context = worst.operations
-    failed = {c for f in result.failures for c in f.clauses}
-    unsure = {trace.clauses[op.line or 0] for p in unknown for op in p.operations}  # not to their end
-    result.passed_clauses = sorted(checked - failed - unsure - set(trace.leave_out))
+    failed = {c for f in failures for c in f.clauses}
+    result.passed_clauses, result.not_checked, result.strict_gaps = _coverage(trace, parts, failed, unchecked)
     result.figures = {
         "examples": 1,
         "calls": len(trace.operations),

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
@@ -50,6 +51,7 @@ __all__ = [
     "WRONG_BACKGROUND_SCAN",
     "BackgroundStore",
     "BackgroundStoreNeverDrains",
+    "BatchGetForgetsWithALateMark",
     "CallbackSkippedWhenGone",
     "EvictsWritesInFlight",
     "ExistsAlwaysStats",
@@ -205,6 +207,31 @@ class UnlinksOutsideItsGuard(HiCacheFile):
         return True
 
 
+class BatchGetForgetsWithALateMark(HiCacheFile):
+    """C5 (F4, C3): ``batch_get`` forgets a missing key with the publications mark read when it forgets,
+    not the one read before its read (a batch's shortcut: one mark read per miss, at the forget).  A
+    write of that key committed between the read and the forget loses its entry: the file stays on
+    disk untracked, so no eviction ever takes it and the store goes over its cap (finding 4 of
+    docs/LINEARIZABILITY.md, put back in the batch).  A single ``get`` is production's, and one call at
+    a time nothing is committed in between: only threads held at the filesystem show it (O6)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._batching = threading.local()
+
+    def batch_get(self, keys: Iterable[str]) -> list[bytes | None]:
+        self._batching.on = True
+        try:
+            return super().batch_get(keys)
+        finally:
+            self._batching.on = False
+
+    def _forget_missing(self, key: str, mark: int) -> None:
+        if getattr(self._batching, "on", False):
+            mark = self._overlaps.publications  # read now: a write committed since the read goes unseen
+        super()._forget_missing(key, mark)
+
+
 WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "callback skipped when the file is already gone": (CallbackSkippedWhenGone, "V6"),
     "capacity not refunded on abort": (NoRefundOnAbort, "V4"),
@@ -217,6 +244,7 @@ WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "any node taken for a page": (TakesAnyNodeForAPage, "S3"),
     "eviction ratio ignored": (RatioIgnoredStore, "V3"),
 }
+
 
 class BackgroundStore(_WithEvictor):
     """Correct under V3-bg: the store over :class:`BackgroundLRUFileEvictor`.  Its writes never evict;
@@ -300,6 +328,7 @@ NEEDS_PLANTED_NODES = ["any node taken for a page"]
 # name -> (variant, the clause its mistake breaks): FAIL under ``--threads``, PASS one call at a time.
 CONCURRENT: dict[str, tuple[Callable[..., Any], str]] = {
     "unlinks outside its guard": (UnlinksOutsideItsGuard, "C5"),
+    "batch_get forgets with a late mark": (BatchGetForgetsWithALateMark, "C5"),
 }
 # What must PASS under ``--threads``.
 CONCURRENT_CORRECT: dict[str, Callable[..., Any]] = {"HiCacheFile": HiCacheFile}

@@ -25,7 +25,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any, NamedTuple
 
 from hicache.metadata_cache import MetadataCache
@@ -590,6 +591,27 @@ def _live(ttl: float, birth: float | None, now: float) -> bool:
     return birth is not None and (ttl < 0 or now - birth <= ttl)
 
 
+class _Narrowed(MetadataCache):
+    """Production with a lock dropped or narrowed: what an answer of ``contains`` does besides answering,
+    as production does it, for the variants that answer outside production's ``contains``."""
+
+    def _recent(self, key: Hashable, *, holding: bool = False) -> None:
+        """A hit under ``eviction="lru"`` (M6-lru): ``key`` to the recent end, if it is still there (under
+        the lock, taken unless ``holding`` it)."""
+        recency = self._recency
+        if recency is None:
+            return
+        with nullcontext() if holding else self._lock:
+            if key in recency:
+                recency.move_to_end(key)
+
+    def _count(self, hits: int, misses: int) -> None:
+        """M8 with ``stats=True``: the answers counted (under whatever lock the caller holds)."""
+        if self._counting:
+            self._answers[True] += hits
+            self._answers[False] += misses
+
+
 class UnlockedCheckThenAdd(MetadataCache):
     """M7: ``add`` checks in one critical section (is the key alive? is the cache full?), reads the clock
     again outside it, and acts in a second one on that stale check: two threads that both saw room both
@@ -621,31 +643,22 @@ class UnlockedCheckThenAdd(MetadataCache):
                 recency[key] = now
 
 
-class LockFreeReadLazyPurge(MetadataCache):
+class LockFreeReadLazyPurge(_Narrowed):
     """M7: ``contains`` reads the belief without the lock, then the clock, then purges what it read as
     expired by key: a belief another thread re-added between the read and the pop is the one popped,
     so a key that was just added answers False."""
 
     def contains(self, key: Hashable) -> bool:
         birth = self._births.get(key)  # lock-free
-        if birth is None:
-            return self._answered(False)
-        now = self._clock()  # the race window: another thread may re-add `key` now
-        if _live(self._ttl, birth, now):
-            if self._recency is not None:
-                with self._lock:
-                    if key in self._recency:
-                        self._recency.move_to_end(key)
-            return self._answered(True)
-        with self._lock:  # the lazy purge, by key: whatever belief is there now
-            self._births.pop(key, None)
-            if self._recency is not None:
-                self._recency.pop(key, None)
-        return self._answered(False)
-
-    def _answered(self, hit: bool) -> bool:
-        if self._counting:  # M8 (unlocked: its race is not the one this variant is about)
-            self._answers[hit] += 1
+        hit = birth is not None and _live(self._ttl, birth, self._clock())  # the clock: the race window
+        if hit:
+            self._recent(key)
+        elif birth is not None:
+            with self._lock:  # the lazy purge, by key: whatever belief is there now
+                self._births.pop(key, None)
+                if self._recency is not None:
+                    self._recency.pop(key, None)
+        self._count(hit, not hit)  # M8 unlocked: its race is not the one this variant is about
         return hit
 
 
@@ -659,7 +672,7 @@ class UnlockedLen(MetadataCache):
         return sum(1 for birth in self._births.values() if ttl < 0 or self._clock() - birth <= ttl)
 
 
-class TornContainsMany(MetadataCache):
+class TornContainsMany(_Narrowed):
     """M9 (M7): ``contains_many`` takes the lock once per key and reads the clock once, at the first key
     it finds: another thread's call lands between two keys, so the answers are those of no one instant
     (``[True, False]`` for two keys only ever added and cleared together)."""
@@ -673,19 +686,16 @@ class TornContainsMany(MetadataCache):
             if birth is not None and now is None:
                 now = self._clock()  # the one reading, between two keys: the tear
             hit = birth is not None and _live(self._ttl, birth, now if now is not None else 0.0)
-            if hit and self._recency is not None:
-                with self._lock:
-                    if key in self._recency:
-                        self._recency.move_to_end(key)
+            if hit:
+                self._recent(key)
             found.append(hit)
         if self._counting:  # M8
             with self._lock:
-                self._answers[True] += sum(found)
-                self._answers[False] += len(found) - sum(found)
+                self._count(sum(found), len(found) - sum(found))
         return found
 
 
-class OppositeLockOrder(MetadataCache):
+class OppositeLockOrder(_Narrowed):
     """M7: two locks, taken in opposite orders: ``add`` takes the entries' lock then the bound's,
     ``contains`` the bound's then the entries', each reading the clock while it holds the first.
     One thread in each, held at its clock, and neither ever returns (a deadlock)."""
@@ -705,12 +715,10 @@ class OppositeLockOrder(MetadataCache):
         with self._bound_lock:
             now = self._clock()
             with self._lock:
-                birth = self._births.get(key)
-                hit = _live(self._ttl, birth, now)
-                if hit and self._recency is not None:
-                    self._recency.move_to_end(key)
-                if self._counting:  # M8
-                    self._answers[hit] += 1
+                hit = _live(self._ttl, self._births.get(key), now)
+                if hit:
+                    self._recent(key, holding=True)
+                self._count(hit, not hit)
                 return hit
 
 
@@ -757,8 +765,20 @@ class StripedMetadataCache:
     def _index(self, key: Hashable) -> int:
         return hash(key) % len(self._locks)
 
-    def _all(self) -> _AllStripes:
-        return _AllStripes(self._locks)
+    @contextmanager
+    def _one(self, key: Hashable) -> Iterator[OrderedDict[Hashable, tuple[float, tuple[float, int]]]]:
+        """``key``'s stripe, under its lock."""
+        index = self._index(key)
+        with self._locks[index]:
+            yield self._stripes[index]
+
+    @contextmanager
+    def _all(self) -> Iterator[None]:
+        """Every stripe's lock, taken in stripe order (one order for everybody: no deadlock)."""
+        with ExitStack() as held:
+            for lock in self._locks:
+                held.enter_context(lock)
+            yield
 
     def _reclaim(self, stripe: OrderedDict[Hashable, tuple[float, tuple[float, int]]], now: float) -> None:
         if self._ttl < 0:
@@ -783,7 +803,7 @@ class StripedMetadataCache:
 
     def add(self, key: Hashable) -> None:
         if self._bound is None:
-            with self._locks[self._index(key)]:
+            with self._one(key):
                 self._insert(key, self._clock(), every_stripe=False)
             return
         with self._all():
@@ -800,12 +820,12 @@ class StripedMetadataCache:
         return hit
 
     def contains(self, key: Hashable) -> bool:
-        with self._locks[self._index(key)]:
+        with self._one(key):
             return self._contains_at(key, self._clock())
 
     def remove(self, key: Hashable) -> None:
-        with self._locks[self._index(key)]:
-            self._stripes[self._index(key)].pop(key, None)
+        with self._one(key) as stripe:
+            stripe.pop(key, None)
 
     def clear(self) -> None:
         with self._all():
@@ -846,21 +866,6 @@ class StripedMetadataCache:
         with self._all():
             for key in keys:
                 self._stripes[self._index(key)].pop(key, None)
-
-
-class _AllStripes:
-    """Every stripe's lock, taken in stripe order (one order for everybody: no deadlock)."""
-
-    def __init__(self, locks: list[threading.Lock]) -> None:
-        self._locks = locks
-
-    def __enter__(self) -> None:
-        for lock in self._locks:
-            lock.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        for lock in reversed(self._locks):
-            lock.release()
 
 
 # name -> (variant, the clause its mistake breaks): each FAILs under ``--threads`` and PASSes one call at

@@ -12,10 +12,13 @@ the deliberately wrong variants below.  docs/LINEARIZABILITY.md has the detail.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from hicache.file_store import HiCacheFile
+from spec.linearizability.checker import Operation
 from spec.linearizability.file_store import (
     FOUND,
     FileStoreHistorySpec,
@@ -144,3 +147,58 @@ def test_a_scan_that_brings_back_a_page_deleted_meanwhile_is_caught() -> None:
     wrong = forced_scan_history(ScanReadoptsRemovedPages)
     assert [(o.name, o.result) for o in wrong if o.name != "scan"] == [("delete", True), ("exists", True)]
     assert check(wrong, spec).linearizable is False
+
+
+def _op(thread: int, name: str, args: tuple[Any, ...], result: Any, call: float, ret: float) -> Operation:
+    return Operation(thread, name, args, result, call, ret)
+
+
+_WRITTEN = [_op(1, "set", ("a", b"xy"), True, 0, 1), _op(1, "set", ("b", b"abcd"), True, 2, 3)]
+
+
+@pytest.mark.clauses("C5", "F5")
+def test_a_batch_is_its_keys_calls_in_order_torn_between_keys_but_never_reordered() -> None:
+    """A batch holds no lock across its keys (C5), so a delete may fall between two keys of one batch_get;
+    but its keys are read in order (F5): [None, b'abcd'] while b, then a, is deleted needs b read first."""
+    torn = [
+        *_WRITTEN,
+        _op(0, "batch_get", ("a", "b"), [b"xy", None], 4, 10),
+        _op(1, "delete", ("b",), True, 5, 6),
+        _op(1, "delete", ("a",), True, 7, 8),
+    ]
+    assert check(torn, IN_STEPS).linearizable is True
+    reordered = [*torn[:2], replace(torn[2], result=[None, b"abcd"]), *torn[3:]]
+    assert check(reordered, IN_STEPS).linearizable is False
+    assert check(reordered, STRICT).linearizable is False
+    # batch_set's keys in order too: b seen written, then a not yet, is no order of set(a), set(b)
+    written_late = [
+        _op(0, "batch_set", ("a", "b"), [True, True], 0, 10),
+        _op(1, "exists", ("b",), True, 1, 2),
+        _op(1, "exists", ("a",), False, 3, 4),
+    ]
+    assert check(written_late, IN_STEPS).linearizable is False
+    assert check(written_late[:2], IN_STEPS).linearizable is True
+
+
+@pytest.mark.clauses("C5", "F5")
+def test_a_batch_exists_count_is_its_prefix_of_exists_calls_and_an_unfit_answer_has_no_order() -> None:
+    counted = [*_WRITTEN, _op(0, "batch_exists", ("a", "c", "b"), 1, 4, 5)]
+    assert check(counted, IN_STEPS).linearizable is True
+    for wrong in (2, 3, 4, -1, True):  # c was never written; a count past the keys; a bool is no count
+        assert check([*_WRITTEN, replace(counted[-1], result=wrong)], IN_STEPS).linearizable is False
+    assert check([*_WRITTEN, _op(0, "batch_get", ("a", "b"), [b"xy"], 4, 5)], IN_STEPS).linearizable is False
+
+
+@pytest.mark.clauses("C5", "F4", "F7")
+def test_get_into_reads_only_a_file_of_its_buffers_size_and_clear_is_one_instant() -> None:
+    history = [
+        *_WRITTEN,
+        _op(0, "get_into", ("a", 3), None, 4, 5),  # 2 bytes on disk: not read
+        _op(0, "get_into", ("a", 2), b"xy", 6, 7),
+        _op(0, "clear", (), True, 8, 9),
+        _op(0, "get_into", ("b", 4), None, 10, 11),
+    ]
+    assert check(history, IN_STEPS).linearizable is True
+    assert check(history, STRICT).linearizable is True
+    assert check([*history[:2], replace(history[2], result=b"xy")], IN_STEPS).linearizable is False
+    assert check([*history[:5], replace(history[5], result=b"abcd")], IN_STEPS).linearizable is False

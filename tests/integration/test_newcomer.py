@@ -25,7 +25,7 @@ README = ROOT / "README.md"
 CHECKOUT = "/path/to/hicache-reference"
 
 # The user's own cache: SEMANTICS M's hard TTL, in their names for nothing but the class.
-CACHE = '''import time
+CACHE = """import time
 
 
 class Cache:
@@ -49,9 +49,9 @@ class Buggy(Cache):
     def _live(self, key, now):  # dead at exactly birth + ttl: M2 says alive
         born = self.born.get(key)
         return born is not None and (self.ttl == -1 or now - born < self.ttl)
-'''
+"""
 
-USER_TEST = '''from hicache_spec.oracle import check
+USER_TEST = """from hicache_spec.oracle import check
 
 
 def test_my_cache_follows_the_spec():
@@ -62,7 +62,7 @@ def test_my_cache_follows_the_spec():
 def test_the_oracle_catches_my_bug():
     result = check("metadata-cache", "mycache:Buggy", max_examples=300, steps=15)
     assert not result.passed and result.clauses[0] == "M2", result.summary()
-'''
+"""
 
 
 def install_line() -> str:
@@ -104,8 +104,19 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     source = _copy_sources(tmp / "source")
     dist = tmp / "dist"
     build = _run(
-        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
-         "--no-index", "--quiet", "-w", str(dist)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(source),
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "-w",
+            str(dist),
+        ],
         tmp,
     )
     assert build.returncode == 0, build.stdout + build.stderr
@@ -142,13 +153,26 @@ def test_a_new_user_installs_with_the_readme_line_and_checks_their_cache(
     (project / "mycache.py").write_text(CACHE)
     (project / "test_mine.py").write_text(USER_TEST)
 
-    passed = _run([str(script), "metadata-cache", "mycache:Cache", "--max-examples", "40", "--steps", "10"],
-                  project)
+    passed = _run(
+        [str(script), "metadata-cache", "mycache:Cache", "--max-examples", "40", "--steps", "10"], project
+    )
     assert passed.returncode == 0 and passed.stdout.startswith("PASS"), passed.stdout + passed.stderr
 
     repro = project / "test_repro.py"
-    failed = _run([str(script), "metadata-cache", "mycache:Buggy", "--max-examples", "300", "--steps", "15",
-                   "--repro", str(repro)], project)
+    failed = _run(
+        [
+            str(script),
+            "metadata-cache",
+            "mycache:Buggy",
+            "--max-examples",
+            "300",
+            "--steps",
+            "15",
+            "--repro",
+            str(repro),
+        ],
+        project,
+    )
     assert failed.returncode == 1 and "breaks: M2" in failed.stdout, failed.stdout + failed.stderr
 
     pytest_ = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]

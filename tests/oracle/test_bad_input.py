@@ -46,10 +46,16 @@ class ExtraCoverUnchecked(TextbookExistenceLRU):
 @pytest.mark.parametrize(
     ("target", "named"),
     [
-        (OnlyNegativeKeepPages, r"invalidate_beyond keep_pages=True did not raise TypeError|"
-         r"invalidate_beyond\('\w', \['h0'\], True\) answered None; the spec raises TypeError"),
-        (ExtraCoverUnchecked, r"covers_all extra_cover=5 did not raise TypeError|"
-         r"covers_all\('\w', \[\], 5\) answered True; the spec raises TypeError"),
+        (
+            OnlyNegativeKeepPages,
+            r"invalidate_beyond keep_pages=True did not raise TypeError|"
+            r"invalidate_beyond\('\w', \['h0'\], True\) answered None; the spec raises TypeError",
+        ),
+        (
+            ExtraCoverUnchecked,
+            r"covers_all extra_cover=5 did not raise TypeError|"
+            r"covers_all\('\w', \[\], 5\) answered True; the spec raises TypeError",
+        ),
     ],
 )
 def test_a_class_that_validates_only_some_inputs_fails_b1_naming_the_one_it_let_through(

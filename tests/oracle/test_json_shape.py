@@ -15,6 +15,7 @@ import pytest
 from spec.oracle import check
 from spec.oracle.__main__ import main
 from spec.oracle._adapter import KEYS
+from spec.oracle._components import COMPONENTS
 from spec.oracle._result import Failure
 from spec.variants.existence_cache import ContainsDoesNotTouch
 from spec.variants.metadata_cache import PlainHardTTLSet
@@ -52,6 +53,67 @@ def test_the_readme_json_shape_has_exactly_the_keys_a_run_prints(
     assert set(shape["adapter"]) == set(report["adapter"]) == set(KEYS)
     for key, value in shape.items():  # the types too: a bool stays a bool, null stays null
         assert type(value) is type(report[key]) or value is None, (key, value, report[key])
+
+
+TRACE = ROOT / "docs" / "traces" / "metadata-cache-race.jsonl"
+
+
+@pytest.mark.clauses("O6", "O7", "M7")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(["metadata-cache", "--trace", str(TRACE)], id="trace"),
+        pytest.param(
+            ["metadata-cache", f"{VARIANTS}:UnlockedCheckThenAdd", "--threads", "2", "--histories", "40"],
+            id="threads",
+        ),
+    ],
+)
+def test_the_trace_and_threads_reports_have_the_readme_shape_too(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The three modes print one shape (issue 21): the same keys at the top and in a failure, the same
+    adapter keys, and the same types (a trace's adapter is the empty one, its ``fs_control`` null)."""
+    shape = readme_shape()
+    status, report = _run_json(argv, capsys)
+    assert status == 1, report["verdict"]
+    assert set(shape) == set(report)
+    assert set(shape["failures"][0]) == set(report["failures"][0])
+    assert set(shape["adapter"]) == set(report["adapter"]) == set(KEYS)
+    for key, value in shape.items():
+        assert type(value) is type(report[key]) or value is None, (key, value, report[key])
+    component = COMPONENTS["metadata-cache"]
+    assert set(report["left_out"]) <= {*component.groups, *component.clauses}, report["left_out"]
+
+
+@pytest.mark.clauses("O7", "O8", "M6", "M8")
+def test_a_trace_report_fills_missing_not_checked_and_strict_gaps_as_the_other_modes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unbounded trace with no remove, clear or len and one stats call: M6 and M5 are missing (the
+    calls and the setting the trace lacks, as a target's missing methods), M8 is not checked and not
+    counted (no trace judges counters), and ``--strict`` exits 1 on M5 and M6 only."""
+    header = {"format": "hicache-trace/1", "component": "metadata-cache", "config": {"ttl_seconds": -1}}
+    calls = [
+        {"thread": 1, "op": "add", "args": ["k"], "invoke": 1, "return": 2, "result": None},
+        {"thread": 2, "op": "stats", "args": [], "invoke": 1, "return": 2, "result": {"hits": 0}},
+        {"thread": 2, "op": "contains", "args": ["k"], "invoke": 3, "return": 4, "result": True},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [header, *calls]) + "\n")
+    status, report = _run_json(["metadata-cache", "--trace", str(path)], capsys)
+    assert status == 0 and report["verdict"] == "PASS", report
+    assert {"remove", "clear", "len", "config max_entries", "stats"} <= set(report["missing"])
+    assert set(report["left_out"]) == {"M5", "M6", "M9"}, report["left_out"]
+    assert report["passed_clauses"] == ["M2", "M3", "M4"], report["passed_clauses"]
+    assert set(report["not_checked"]) == {"M7", "M8"}, report["not_checked"]
+    assert set(report["strict_gaps"]) == {"M5", "M6", "M7", "M9"}, report["strict_gaps"]
+    assert main(["metadata-cache", "--trace", str(path), "--strict"]) == 1
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "STRICT" in line]
+    assert "M5 (no remove, clear, len)" in line and "M8" not in line, line
+    header["leave_out"] = ["M5", "M6", "M7", "M9"]  # asked for: no gap
+    path.write_text("\n".join(json.dumps(line) for line in [header, *calls]) + "\n")
+    assert main(["metadata-cache", "--trace", str(path), "--strict"]) == 0, capsys.readouterr().out
 
 
 @pytest.mark.clauses("M2")
@@ -125,8 +187,8 @@ class RaisesWithAMessage(PlainHardTTLSet):
 def test_an_exception_in_the_counterexample_shows_its_message() -> None:
     result = check("metadata-cache", RaisesWithAMessage, max_examples=100, steps=10)
     assert result.verdict == "FAIL", result.summary()
-    assert "raised KeyError: \"never saw" in result.message, result.message
-    assert "raised KeyError: \"never saw" in result.counterexample[-1], result.counterexample
+    assert 'raised KeyError: "never saw' in result.message, result.message
+    assert 'raised KeyError: "never saw' in result.counterexample[-1], result.counterexample
 
 
 @pytest.mark.clauses("E3", "E4")
