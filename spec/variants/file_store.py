@@ -278,6 +278,7 @@ WRONG_BACKGROUND: dict[str, tuple[Callable[..., Any], str]] = {
     "background pass never drains": (BackgroundStoreNeverDrains, "V3-bg"),
 }
 
+
 class ScanReadoptsRemovedPages(HiCacheFile):
     """F8-bg broken: the background scan keeps no note of what this store removed since the listing began,
     so a page deleted, evicted or cleared during the scan is adopted again from the stale listing: its
