@@ -44,7 +44,9 @@ def _in_order(klass: Callable[..., Any], eviction: str) -> Callable[..., Any]:
 
 @pytest.mark.clauses("O6", "C5")
 def test_a_store_that_unlinks_outside_its_guard_fails_c5_with_a_replayable_schedule() -> None:
-    result = check_threads("file-store", store_variants.UnlinksOutsideItsGuard, threads=4)
+    # Seed 4: its schedule catches it in 2 s (seed 0, the CLI's default, in about 7 s: finding and
+    # shortening a longer history); the verify tier runs the default seed over the whole catalogue.
+    result = check_threads("file-store", store_variants.UnlinksOutsideItsGuard, threads=4, seed=4)
     assert result.verdict == "FAIL", result.summary()
     assert result.clauses == ["C5"], result.summary()
     assert any(line.startswith("thread ") for line in result.counterexample)
