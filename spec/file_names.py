@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import posixpath
 import re
 import zlib
 from collections.abc import Iterable, Mapping, Set
@@ -146,13 +145,11 @@ def pages(
     files: Mapping[str, tuple[bytes, float]], ns: str, layout: str = "flat"
 ) -> list[tuple[float, str, str, int]]:
     """F8: the pages of namespace ``ns`` in a directory ``path -> (bytes, mtime)`` (paths relative to it),
-    oldest first (by mtime, then file name), as ``(mtime, path, key, size)``; F1-fanout: only where ``layout``
-    puts them."""
+    oldest first, ties in the listing's order, as ``(mtime, path, key, size)``; F1-fanout: only where
+    ``layout`` puts them.  The listing here is the fake filesystem's: each directory by name, a fanout
+    store's subdirectories walked in that order too, which is the order of the relative paths."""
     found = ((m, n, key_of_path(n, ns, layout), len(d)) for n, (d, m) in files.items())
-    return sorted(
-        ((m, n, k, size) for m, n, k, size in found if k is not None),
-        key=lambda p: (p[0], posixpath.basename(p[1])),
-    )
+    return sorted(((m, n, k, size) for m, n, k, size in found if k is not None), key=lambda p: (p[0], p[1]))
 
 
 def stale_temps(
@@ -203,9 +200,10 @@ def scan_adopts(
 ) -> list[Entry]:
     """F8, F8-bg: the entries a batch of the start-up listing adopts: the pages of ``ns`` in ``listed``
     (path -> (bytes, mtime), as the listing saw them) whose key is not tracked in ``lru`` and whose path is
-    not in ``gone`` (removed or found missing by the store since the scan began), oldest first (ties by
-    name); the store puts them before every entry of ``lru``, as the least recently used.  (No contract,
-    as :func:`pages` has none: CrossHair cannot build its listing; the machines check it.)
+    not in ``gone`` (removed or found missing by the store since the scan began), oldest first (ties in
+    the listing's order); the store puts them before every entry of ``lru``, as the least recently
+    used.  (No contract, as :func:`pages` has none: CrossHair cannot build its listing; the machines
+    check it.)
     """
     tracked = {e[0] for e in lru}
     found = pages(listed, ns, layout)

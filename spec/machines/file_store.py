@@ -698,7 +698,7 @@ class BackgroundScanMachine(FileStoreMachine):
     ) -> None:
         """The store as the base machine builds it; then, when ``found`` has pages, a new store on the
         directory they were written into (by another process, alternately one second apart and at one
-        time: F8's ties by name), so that its scan has pages to adopt."""
+        time: F8's ties in the listing's order), so that its scan has pages to adopt."""
         super().build(cap, ratio, min_free, disk_size, metadata, ttl)
         if not found:
             return

@@ -411,14 +411,15 @@ def test_start_up_seeds_accounting_oldest_first_and_beliefs(fs: FakeFileSystem, 
 @pytest.mark.parametrize(
     "keys",
     [
-        ["b", "c", "a"],  # plain keys of one length: their order is their names'
+        ["b", "c", "a"],  # plain keys of one length: their order is their names' (the listing's)
         ["ab", "ab-", "ab.c", "b"],  # "ab" is a prefix of "ab-", whose name sorts first ("-" < ".")
         ["a0", "a_", "a%"],  # escaped, of one length: "a%25" and "a%5F" sort before "a0"
     ],
 )
-def test_start_up_orders_pages_of_one_time_by_file_name_not_by_key(
+def test_start_up_orders_pages_of_one_time_in_the_listings_order_not_by_key(
     fs: FakeFileSystem, clock: FakeClock, keys: list[str]
 ) -> None:
+    # The fake filesystem lists a directory by file name: the listing's order is the names' (F8).
     fs.mkdir(DIR)
     files = {}
     for i, key in enumerate(keys):
@@ -434,20 +435,12 @@ def test_start_up_orders_pages_of_one_time_by_file_name_not_by_key(
 
 @pytest.mark.clauses("F8")
 @settings(max_examples=300, deadline=None)
-@given(
-    pages_found=st.dictionaries(
-        st.text(alphabet="ab%_-.0", min_size=1, max_size=4),
-        st.sampled_from([1.0, 2.0, 3.0]) | st.floats(0, 100, allow_nan=False),
-        max_size=12,
-    ),
-)
-def test_the_start_up_order_is_oldest_time_first_ties_by_file_name(pages_found: dict[str, float]) -> None:
-    # _oldest_first sorts by time alone when no two times are equal, else each run of equal times by
-    # name: both branches (and escaped keys, keys of several lengths, prefixes) against the plain rule.
-    keys = list(pages_found)
-    mtimes = array.array("d", pages_found.values())
-    expected = sorted(range(len(keys)), key=lambda i: (mtimes[i], escape_key(keys[i]) + NS + ".bin"))
-    assert _oldest_first(keys, mtimes, NS + ".bin") == expected
+@given(mtimes=st.lists(st.sampled_from([1.0, 2.0, 3.0]) | st.floats(0, 100, allow_nan=False), max_size=12))
+def test_the_start_up_order_is_oldest_time_first_ties_in_the_listings_order(mtimes: list[float]) -> None:
+    listed = array.array("d", mtimes)
+    order = _oldest_first(listed)
+    assert sorted(order) == list(range(len(mtimes)))
+    assert [(mtimes[i], i) for i in order] == sorted((m, i) for i, m in enumerate(mtimes))
 
 
 @pytest.mark.clauses("F8", "V3")
