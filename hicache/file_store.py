@@ -78,6 +78,7 @@ from itertools import groupby, islice
 from operator import eq
 from typing import Any, TypeVar
 
+from hicache._validate import shown
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
 from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
@@ -427,7 +428,7 @@ class HiCacheFile:
 
     def batch_set(self, keys: Sequence[str], values: Sequence[BytesLike]) -> list[bool]:
         """F5: ``set`` of each pair, in order; every argument is checked before any I/O."""
-        keys, views = list(keys), [self._as_bytes(v) for v in values]
+        keys, views = _listed("keys", keys), [self._as_bytes(v) for v in _listed("values", values)]
         if len(keys) != len(views):
             raise ValueError(f"values must have one value per key: {len(keys)} keys, {len(views)} values")
         for key in keys:
@@ -519,7 +520,7 @@ class HiCacheFile:
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
         """``_check_key`` of every key, the first bad one raising; decided at once on the joined keys
         when they are plainly valid (the common case), key by key otherwise."""
-        keys = list(keys)
+        keys = _listed("keys", keys)
         if not self._plainly_valid(keys):
             for key in keys:
                 self._check_key(key)
@@ -1168,6 +1169,18 @@ class _Found:
         self.mtimes = array("d")
         self.sizes = array("q")
         self.skipped: dict[str, int] = {}
+
+
+def _listed(name: str, items: Iterable[_T]) -> list[_T]:
+    """A batch's ``items`` as a list; B1: a TypeError naming ``name`` when they are not iterable."""
+    if type(items) is list:
+        return items
+    try:
+        return list(items)
+    except TypeError:
+        if isinstance(items, Iterable):
+            raise  # raised by the caller's own iterator: its error, as it is
+        raise TypeError(f"{name} must be an iterable, got {type(items).__name__} {shown(items)}") from None
 
 
 def _oldest_first(keys: list[str], mtimes: array[float], suffix: str) -> array[int]:

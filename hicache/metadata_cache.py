@@ -159,25 +159,64 @@ class MetadataCache:
 
     def add(self, key: Hashable) -> None:
         """Believe ``key`` for a new lifetime unless it is alive already (M3, M6).  O(1) amortized."""
-        with self._lock:
-            now = self._clock()
-            self._reclaim(now)
-            self._insert(key, now)
+        try:
+            with self._lock:
+                now = self._clock()
+                self._reclaim(now)
+                self._insert(key, now)
+        except TypeError as error:
+            raise _refused_key(error, key) from None
 
     def remove(self, key: Hashable) -> None:
         """Forget ``key``; no error when it is absent (M5).  O(1)."""
-        with self._lock:
-            self._births.pop(key, None)
-            if self._recency is not None:
-                self._recency.pop(key, None)
+        try:
+            with self._lock:
+                self._births.pop(key, None)
+                if self._recency is not None:
+                    self._recency.pop(key, None)
+        except TypeError as error:
+            raise _refused_key(error, key) from None
 
     # -- batches (M9): one lock acquisition and one clock reading per call ------
     #
     # ``keys`` is iterated once, inside the lock: pass a list, a tuple or an iterator that does not
-    # call back into this cache (the lock is not reentrant).
+    # call back into this cache (the lock is not reentrant).  A ``keys`` that is not iterable, or a key
+    # in it that is not hashable, is a TypeError naming it (B1); the keys before a bad one may have
+    # taken effect (M9: the batch is not checked up front).
 
     def add_many(self, keys: Iterable[Hashable]) -> None:
         """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized."""
+        try:
+            self._add_many(keys)
+        except TypeError as error:
+            raise _refused_keys(error, keys) from None
+
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
+        try:
+            return self._contains_many(keys)
+        except TypeError as error:
+            raise _refused_keys(error, keys) from None
+
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        """M9: how many leading keys are alive, asked in order at one instant up to the first that is not.
+
+        The same as ``contains`` of each key until the first ``False`` (the keys after it are not
+        asked about, and an iterator is consumed up to and including that key).  O(keys asked).
+        """
+        try:
+            return self._contains_prefix(keys)
+        except TypeError as error:
+            raise _refused_keys(error, keys) from None
+
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        """M9: ``remove`` of each key, as one atomic call.  O(keys)."""
+        try:
+            self._remove_many(keys)
+        except TypeError as error:
+            raise _refused_keys(error, keys) from None
+
+    def _add_many(self, keys: Iterable[Hashable]) -> None:
         with self._lock:
             keys = iter(keys)
             for first in keys:  # an empty batch reads no clock and reclaims nothing, as no add would
@@ -188,8 +227,7 @@ class MetadataCache:
                 for key in keys:
                     insert(key, now)
 
-    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
-        """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
+    def _contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
         with self._lock:
             recency, ttl = self._recency, self._ttl
             if recency is None:
@@ -215,12 +253,7 @@ class MetadataCache:
                 self._answers[False] += len(found) - hits
             return found
 
-    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
-        """M9: how many leading keys are alive, asked in order at one instant up to the first that is not.
-
-        The same as ``contains`` of each key until the first ``False`` (the keys after it are not
-        asked about, and an iterator is consumed up to and including that key).  O(keys asked).
-        """
+    def _contains_prefix(self, keys: Iterable[Hashable]) -> int:
         with self._lock:
             ttl = self._ttl
             now = self._clock() if ttl >= 0 else 0.0
@@ -241,8 +274,7 @@ class MetadataCache:
                 self._answers[False] += missed
             return count
 
-    def remove_many(self, keys: Iterable[Hashable]) -> None:
-        """M9: ``remove`` of each key, as one atomic call.  O(keys)."""
+    def _remove_many(self, keys: Iterable[Hashable]) -> None:
         with self._lock:
             pop, recency = self._births.pop, self._recency
             for key in keys:
@@ -304,13 +336,16 @@ class MetadataCache:
             get = (self._births if recency is None else recency).get
 
             def contains_counted(key: Hashable) -> bool:
-                with lock:
-                    birth = get(key)
-                    found = birth is not None and (ttl < 0 or clock() - birth <= ttl)
-                    if found and recency is not None:
-                        recency.move_to_end(key)
-                    answers[found] += 1
-                    return found
+                try:
+                    with lock:
+                        birth = get(key)
+                        found = birth is not None and (ttl < 0 or clock() - birth <= ttl)
+                        if found and recency is not None:
+                            recency.move_to_end(key)
+                        answers[found] += 1
+                        return found
+                except TypeError as error:  # B1: a key that is not hashable is named
+                    raise _refused_key(error, key) from None
 
             return contains_counted
 
@@ -319,21 +354,27 @@ class MetadataCache:
             if ttl < 0:
 
                 def contains_recent_forever(key: Hashable) -> bool:
-                    with lock:
-                        if get(key) is None:
-                            return False
-                        touch(key)
-                        return True
+                    try:
+                        with lock:
+                            if get(key) is None:
+                                return False
+                            touch(key)
+                            return True
+                    except TypeError as error:  # B1: a key that is not hashable is named
+                        raise _refused_key(error, key) from None
 
                 return contains_recent_forever
 
             def contains_recent(key: Hashable) -> bool:
-                with lock:
-                    birth = get(key)
-                    if birth is not None and clock() - birth <= ttl:
-                        touch(key)  # most recent for eviction; the birth (the lifetime) stays
-                        return True
-                    return False
+                try:
+                    with lock:
+                        birth = get(key)
+                        if birth is not None and clock() - birth <= ttl:
+                            touch(key)  # most recent for eviction; the birth (the lifetime) stays
+                            return True
+                        return False
+                except TypeError as error:  # B1: a key that is not hashable is named
+                    raise _refused_key(error, key) from None
 
             return contains_recent
 
@@ -341,8 +382,11 @@ class MetadataCache:
         if ttl < 0:
 
             def contains_forever(key: Hashable) -> bool:
-                with lock:
-                    return get(key) is not None
+                try:
+                    with lock:
+                        return get(key) is not None
+                except TypeError as error:  # B1: a key that is not hashable is named
+                    raise _refused_key(error, key) from None
 
             return contains_forever
 
@@ -350,8 +394,11 @@ class MetadataCache:
 
         def contains(key: Hashable) -> bool:
             # The hot path (M4): one lookup, one clock reading, one comparison, no branch on absence.
-            with lock:
-                return clock() - get(key, never) <= ttl
+            try:
+                with lock:
+                    return clock() - get(key, never) <= ttl
+            except TypeError as error:  # B1: a key that is not hashable is named
+                raise _refused_key(error, key) from None
 
         return contains
 
@@ -387,3 +434,29 @@ class MetadataCache:
                 del recency[key]
             if self._counting:
                 self._expirations += 1
+
+
+def _refused_key(error: TypeError, key: object) -> TypeError:
+    """B1: the TypeError naming ``key`` when ``key`` is not hashable (the lookup's ``error`` was about it);
+    else ``error`` itself (raised by something else, a clock that answers no number say)."""
+    try:
+        hash(key)
+    except TypeError:
+        return TypeError(f"key must be hashable, got {type(key).__name__} {shown(key)}")
+    return error
+
+
+def _refused_keys(error: TypeError, keys: object) -> TypeError:
+    """B1 for a batch (M9): the TypeError naming ``keys`` when it is not iterable, or ``key`` for a key in it
+    that is not hashable (found in a list or tuple; an iterator already consumed is described by
+    ``error``); else ``error`` itself."""
+    if not isinstance(keys, Iterable):
+        return TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {shown(keys)}")
+    if isinstance(keys, (list, tuple)):
+        for key in keys:
+            refused = _refused_key(error, key)
+            if refused is not error:
+                return refused
+    if str(error).startswith("unhashable type"):
+        return TypeError(f"key must be hashable (a key of keys): {error}")
+    return error

@@ -11,7 +11,8 @@ from collections.abc import Hashable, Sequence
 
 import pytest
 
-from spec.machines.existence_cache import BAD_INPUTS
+from spec.existence_cache import refuse_bad_input
+from spec.machines.existence_cache import BAD_INPUTS, BAD_SETTINGS
 from spec.machines.pool_beliefs import POOL_BAD_INPUTS, UNHASHABLE_NAME
 from spec.oracle import check
 from spec.oracle.__main__ import main
@@ -34,6 +35,7 @@ class ExtraCoverUnchecked(TextbookExistenceLRU):
     """Validates everything but ``extra_cover``, which it reads only when a page is not believed."""
 
     def covers_all(self, pool: Hashable, hashes: object, extra_cover: object = frozenset()) -> bool:
+        refuse_bad_input(pool, hashes=hashes)
         for h in list(hashes):  # type: ignore[call-overload]
             if (pool, h) in self.beliefs:
                 self.beliefs.move_to_end((pool, h))
@@ -67,7 +69,8 @@ def test_the_existence_cache_passes_every_bad_input_and_the_report_lists_them(
 ) -> None:
     assert main(["existence-cache", "hicache:StorageExistenceCache", "--json", "--max-examples", "30"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["bad_inputs"] == sorted(label for label, *_ in BAD_INPUTS)
+    constructor = [f"constructor {setting.label}" for setting in BAD_SETTINGS]
+    assert report["bad_inputs"] == sorted([*(label for label, *_ in BAD_INPUTS), *constructor])
     assert "B1" in report["passed_clauses"]
     assert main(["existence-cache", "hicache:StorageExistenceCache", "--max-examples", "30"]) == 0
     [line] = [line for line in capsys.readouterr().out.splitlines() if "bad inputs tried (B1)" in line]
@@ -78,7 +81,9 @@ def test_the_existence_cache_passes_every_bad_input_and_the_report_lists_them(
 def test_the_pools_pass_every_bad_input_and_the_report_lists_them() -> None:
     result = check("pool-beliefs", "hicache:PooledExistenceCache", max_examples=EXAMPLES, steps=STEPS)
     assert result.passed, result.summary()
-    assert result.bad_inputs == sorted(label for label, *_ in (*POOL_BAD_INPUTS, *UNHASHABLE_NAME))
+    constructor = [f"constructor {setting.label}" for setting in BAD_SETTINGS]
+    labels = [label for label, *_ in (*POOL_BAD_INPUTS, *UNHASHABLE_NAME)]
+    assert result.bad_inputs == sorted([*labels, *constructor])
 
 
 @pytest.mark.clauses("B1", "O2")

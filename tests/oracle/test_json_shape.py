@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from spec.metadata_cache import refuse_bad_key
 from spec.oracle import check
 from spec.oracle.__main__ import main
 from spec.oracle._adapter import KEYS
@@ -116,6 +117,7 @@ class RaisesWithAMessage(PlainHardTTLSet):
     """M4: ``contains`` of a key never added raises, with a message of its own."""
 
     def contains(self, key: Any) -> bool:
+        refuse_bad_key(key)  # B1, as its base
         if key not in self._births:
             raise KeyError(f"never saw {key!r}")
         return bool(super().contains(key))
