@@ -427,7 +427,7 @@ def _group(name: str, value: object) -> None:
             if int(text) < 0:
                 raise ValueError(f"{name} must be a gid >= 0, got {value!r}")
             grp.getgrgid(int(text))
-        elif not text:
+        elif not text or "\0" in text:
             raise ValueError(f"{name} must be a group name or a gid, got {value!r}")
         else:
             grp.getgrnam(text)

@@ -19,7 +19,7 @@ from spec.oracle._session import ConstructorRefused, Session
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
 
-__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "report_fields"]
+__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "grouped", "report_fields"]
 
 
 @dataclass
@@ -165,7 +165,7 @@ class OracleResult:
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
         if self.bad_inputs:
-            lines.append(f"  bad inputs tried (B1): {'; '.join(self.bad_inputs)}")
+            lines.append(f"  bad inputs tried (B1): {'; '.join(grouped(self.bad_inputs))}")
         if self.bad_inputs_not_tried:
             untried = "; ".join(f"{label} ({why})" for label, why in self.bad_inputs_not_tried.items())
             lines.append(f"  bad inputs not tried (B1): {untried}")
@@ -181,6 +181,22 @@ class OracleResult:
             return ""
         gaps = "; ".join(f"{clause} {why}" for clause, why in self.strict_gaps.items())
         return f"STRICT: not checked: {gaps}"
+
+
+def grouped(labels: list[str]) -> list[str]:
+    """B1's labels (``method input``) for the text report: one entry per input, with every method it was
+    tried on (``key='' on set, get, exists``); an input tried on one method keeps its label.
+
+    >>> grouped(["get key=5", "set key=5", "set value=None"])
+    ['key=5 on get, set', 'set value=None']
+    """
+    methods: dict[str, list[str]] = {}
+    for label in labels:
+        method, _, tried = label.partition(" ")
+        methods.setdefault(tried, []).append(method)
+    return [
+        f"{tried} on {', '.join(on)}" if len(on) > 1 else f"{on[0]} {tried}" for tried, on in methods.items()
+    ]
 
 
 def failure_entry(
