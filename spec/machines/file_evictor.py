@@ -1,4 +1,4 @@
-"""Lock-step machine for a file evictor on its own (V1-V6, S7, C3) against ``spec.file_store``.
+"""Lock-step machine for a file evictor on its own (V1-V6, S7, C3, B1) against ``spec.file_store``.
 
 The store's machine only ever sees the evictor between operations, when no
 write is in flight.  This one drives the evictor's own API with writes held in

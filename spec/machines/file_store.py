@@ -1,4 +1,4 @@
-"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2, S3) against ``spec.file_store``.
+"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B1, B2, S3) against ``spec.file_store``.
 
 A subclass names the implementation: ``target(storage_dir, namespace=..., extra_config=..., fs=...,
 clock=...)`` (``HiCacheFile``'s signature).  The implementation runs on a
