@@ -69,6 +69,7 @@ class MetadataCacheMachine(LockstepMachine):
         self.evicted = False  # the bound has evicted a live key (M6)
         self.counting = False  # the implementation's M8 counters have moved (see _compare)
         self.bad_inputs_tried = False  # B1: the bad inputs are tried once an example
+        self.evictions_seen = 0  # the model's evictions at the last comparison (a step that evicted: M6)
 
     @initialize(ttl=st.sampled_from(TTLS), max_entries=st.sampled_from(BOUNDS))
     def build(self, ttl: float, max_entries: int | None) -> None:
@@ -285,7 +286,13 @@ class MetadataCacheMachine(LockstepMachine):
             # their births, in eviction order (birth order, or least recently used first under
             # M6-lru).  Catches a wrong birth at once, not only when the clock later reaches it.
             want_live = tuple(self.model.live().items())
-            assert tuple(snapshot()) == want_live, "M3: live births (lifetimes and birth order)"
+            got_live = tuple(snapshot())
+            # Other keys than the model's right after the bound evicted: the victim was the wrong one (M6).
+            evicted = self.model.evictions != self.evictions_seen
+            victim = evicted and {k for k, _ in got_live} != set(dict(want_live))
+            clause = "M6" if victim else "M3"
+            assert got_live == want_live, f"{clause}: live births (lifetimes and birth order)"
+        self.evictions_seen = self.model.evictions if self.ready else 0
         stats = getattr(self.impl, "stats", None)
         if stats is not None:
             got = stats()

@@ -330,6 +330,7 @@ class ZeroCapacityRemembersOne(StorageExistenceCacheSpec):
     """E1: ``max_entries=0`` is treated as 1 instead of remembering nothing."""
 
     def __init__(self, max_entries: int = 512 * 1024) -> None:
+        refuse_bad_capacity(max_entries)  # B1 (E1): the one mistake is what 0 means
         super().__init__(max(1, max_entries))
 
 

@@ -538,6 +538,7 @@ class ExclusiveBoundary(MetadataCache):
         self.contains = self._exclusive  # type: ignore[method-assign]
 
     def _exclusive(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         with self._lock:
             birth = self._births.get(key)
             found = birth is not None and (self._ttl < 0 or self._clock() - birth < self._ttl)
