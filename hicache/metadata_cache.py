@@ -37,6 +37,7 @@ against ``spec/metadata_cache.py``, whose pure functions CrossHair does check.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import threading
@@ -45,13 +46,32 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from decimal import Decimal
 from fractions import Fraction
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from hicache._validate import check_int, check_ttl, shown
 
 __all__ = ["EVICTIONS", "MetadataCache", "MetadataCacheStats"]
 
 EVICTIONS = ("birth", "lru")  # M6 (the default) and its declared variant M6-lru
+
+
+_R = TypeVar("_R")
+
+
+def _naming_bad_keys(
+    batch: Callable[[MetadataCache, Iterable[Hashable]], _R],
+) -> Callable[[MetadataCache, Iterable[Hashable]], _R]:
+    """M9, B1: ``batch`` with its ``TypeError`` for ``keys`` that are not iterable, or for a key in them
+    that is not hashable, as one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass."""
+
+    @functools.wraps(batch)
+    def named(cache: MetadataCache, keys: Iterable[Hashable]) -> _R:
+        try:
+            return batch(cache, keys)
+        except TypeError as error:
+            raise _refused_keys(error, keys) from None
+
+    return named
 
 
 class MetadataCacheStats(NamedTuple):
@@ -184,39 +204,9 @@ class MetadataCache:
     # in it that is not hashable, is a TypeError naming it (B1); the keys before a bad one may have
     # taken effect (M9: the batch is not checked up front).
 
+    @_naming_bad_keys
     def add_many(self, keys: Iterable[Hashable]) -> None:
         """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized."""
-        try:
-            self._add_many(keys)
-        except TypeError as error:
-            raise _refused_keys(error, keys) from None
-
-    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
-        """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
-        try:
-            return self._contains_many(keys)
-        except TypeError as error:
-            raise _refused_keys(error, keys) from None
-
-    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
-        """M9: how many leading keys are alive, asked in order at one instant up to the first that is not.
-
-        The same as ``contains`` of each key until the first ``False`` (the keys after it are not
-        asked about, and an iterator is consumed up to and including that key).  O(keys asked).
-        """
-        try:
-            return self._contains_prefix(keys)
-        except TypeError as error:
-            raise _refused_keys(error, keys) from None
-
-    def remove_many(self, keys: Iterable[Hashable]) -> None:
-        """M9: ``remove`` of each key, as one atomic call.  O(keys)."""
-        try:
-            self._remove_many(keys)
-        except TypeError as error:
-            raise _refused_keys(error, keys) from None
-
-    def _add_many(self, keys: Iterable[Hashable]) -> None:
         with self._lock:
             keys = iter(keys)
             for first in keys:  # an empty batch reads no clock and reclaims nothing, as no add would
@@ -227,7 +217,9 @@ class MetadataCache:
                 for key in keys:
                     insert(key, now)
 
-    def _contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+    @_naming_bad_keys
+    def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
         with self._lock:
             recency, ttl = self._recency, self._ttl
             if recency is None:
@@ -253,7 +245,13 @@ class MetadataCache:
                 self._answers[False] += len(found) - hits
             return found
 
-    def _contains_prefix(self, keys: Iterable[Hashable]) -> int:
+    @_naming_bad_keys
+    def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        """M9: how many leading keys are alive, asked in order at one instant up to the first that is not.
+
+        The same as ``contains`` of each key until the first ``False`` (the keys after it are not
+        asked about, and an iterator is consumed up to and including that key).  O(keys asked).
+        """
         with self._lock:
             ttl = self._ttl
             now = self._clock() if ttl >= 0 else 0.0
@@ -274,7 +272,9 @@ class MetadataCache:
                 self._answers[False] += missed
             return count
 
-    def _remove_many(self, keys: Iterable[Hashable]) -> None:
+    @_naming_bad_keys
+    def remove_many(self, keys: Iterable[Hashable]) -> None:
+        """M9: ``remove`` of each key, as one atomic call.  O(keys)."""
         with self._lock:
             pop, recency = self._births.pop, self._recency
             for key in keys:

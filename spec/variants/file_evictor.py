@@ -27,6 +27,7 @@ import math
 import os
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor, _Entry
 from spec.file_evictor import refuse_bad_limits, refuse_bad_size
@@ -459,14 +460,9 @@ class RatioUnchecked(OsEvictor):
     """B1 (V1): the limits are checked, the ratio is not: ``eviction_ratio=0`` (or 1.5, or NaN) is taken,
     and a pass then evicts everything (or nothing)."""
 
+    # Named parameters, no **kwargs: the oracle would pass its fs to those, and this evictor calls os itself.
     def __init__(
-        self,
-        directory: str,
-        *,
-        max_size: int,
-        min_free_space: int,
-        eviction_ratio: float,
-        on_evict: Callable[[str], object],
+        self, directory: str, *, max_size: int, min_free_space: int, eviction_ratio: float, on_evict: Any
     ) -> None:
         limits = {"max_size": max_size, "min_free_space": min_free_space}
         super().__init__(directory, **limits, eviction_ratio=0.9, on_evict=on_evict)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
@@ -213,12 +213,6 @@ class DotKeysAccepted(HiCacheFile):
             key = key[1:]
         super()._check_key(key)
 
-    def _check_keys(self, keys: Iterable[str]) -> list[str]:
-        keys = list(keys)
-        for key in keys:
-            self._check_key(key)
-        return keys
-
 
 class KeyTypeIsAValueError(HiCacheFile):
     """B1 (F2): a key that is not a ``str`` is refused with a ``ValueError`` (every bad key alike) where B1
@@ -228,12 +222,6 @@ class KeyTypeIsAValueError(HiCacheFile):
         if not isinstance(key, str):
             raise ValueError(f"key must be a valid str, got {key!r}")
         super()._check_key(key)
-
-    def _check_keys(self, keys: Iterable[str]) -> list[str]:
-        keys = list(keys)
-        for key in keys:
-            self._check_key(key)
-        return keys
 
 
 class UnknownSettingsIgnored(HiCacheFile):

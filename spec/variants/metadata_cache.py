@@ -441,20 +441,13 @@ class NanTtlAccepted(TextbookBatches):
     """B1 (M1): the TTL is checked with comparisons, ``ttl < 0 and ttl != -1`` and ``ttl == inf``, which a
     NaN fails every one of: ``ttl_seconds=nan`` is taken, and every key then dies at once."""
 
-    def __init__(
-        self,
-        ttl_seconds: float,
-        *,
-        max_entries: int | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, ttl_seconds: float, **others: Any) -> None:
         if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, (int, float)):
             raise TypeError(f"ttl_seconds must be a number, got {ttl_seconds!r}")
         if (ttl_seconds < 0 and ttl_seconds != -1) or ttl_seconds == float("inf"):
             raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl_seconds!r}")
-        refuse_bad_settings(1.0, max_entries, clock)  # the rest as it should be
-        self.ttl, self.max_entries, self.clock = ttl_seconds, max_entries, clock
-        self.births: OrderedDict[Hashable, float] = OrderedDict()
+        super().__init__(1.0, **others)  # the rest as it should be
+        self.ttl = ttl_seconds
 
 
 WRONG: dict[str, tuple[type, str]] = {

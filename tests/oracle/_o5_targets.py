@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from time import monotonic
 
+from spec.existence_cache import refuse_bad_capacity
 from spec.metadata_cache import refuse_bad_key, refuse_bad_settings
 from spec.variants.existence_cache import TextbookExistenceLRU
 from spec.variants.metadata_cache import TextbookHardTTL
@@ -25,6 +26,7 @@ class RefusesZero(TextbookExistenceLRU):
     """Like a C LRU library's ``LRU(0)``: capacity 0 is refused (E1 allows it: it remembers nothing)."""
 
     def __init__(self, max_entries: int = 512 * 1024) -> None:
+        refuse_bad_capacity(max_entries)  # B1 as E1 says (its one mistake is refusing 0)
         if max_entries < 1:
             raise ValueError(f"capacity must be >= 1, got {max_entries}")
         super().__init__(max_entries)
