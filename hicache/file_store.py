@@ -209,8 +209,8 @@ class HiCacheFile:
             directory = config.storage_dir
         elif isinstance(storage_dir, (str, os.PathLike)):
             directory = os.fspath(storage_dir)
-            if not isinstance(directory, str) or not directory:
-                raise ValueError(f"storage_dir must be a non-empty str path, got {storage_dir!r}")
+            if not isinstance(directory, str) or not directory or "\0" in directory:
+                raise ValueError(f"storage_dir must be a non-empty str path without NUL, got {storage_dir!r}")
         else:
             raise TypeError(
                 f"storage_dir must be a str path or None, got {type(storage_dir).__name__} {storage_dir!r}"

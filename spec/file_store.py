@@ -467,8 +467,8 @@ def refuse_bad_settings(
         path = os.fspath(storage_dir) if isinstance(storage_dir, (str, os.PathLike)) else None
         if path is None:
             raise TypeError(f"storage_dir must be a str path or None, got {_shown(storage_dir)}")
-        if not isinstance(path, str) or not path:
-            raise ValueError(f"storage_dir must be a non-empty str path, got {storage_dir!r}")
+        if not isinstance(path, str) or not path or "\0" in path:
+            raise ValueError(f"storage_dir must be a non-empty str path without NUL, got {storage_dir!r}")
     if not isinstance(namespace, str):
         raise TypeError(f"namespace must be a str, got {_shown(namespace)}")
     if any(s in namespace for s in ("/", "\0", *([os.altsep] if os.altsep else []))):

@@ -122,7 +122,7 @@ _BAD_CONFIG: dict[str, tuple[object, ...]] = {
     "shared_group": ("", -1, True, 1.5),
 }
 BAD_SETTINGS: tuple[BadSetting, ...] = (
-    *(BadSetting(f"storage_dir={value!r}", {"storage_dir": value}) for value in (5, "")),
+    *(BadSetting(f"storage_dir={value!r}", {"storage_dir": value}) for value in (5, "", "/a\0b")),
     *(
         BadSetting(f"namespace={value!r}", {"namespace": value})
         for value in (5, "r0", "_a/b", "_a\0b", "_\udcff")
