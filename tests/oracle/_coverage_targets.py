@@ -8,6 +8,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from hicache.metadata_cache import MetadataCache
+from spec.metadata_cache import refuse_bad_settings
 from spec.variants.file_evictor import OsEvictor
 
 __all__ = ["RELEASE", "CallsBackAfterRemovalAndStops", "RefusesABound", "SpinsWhenFull"]
@@ -35,6 +36,7 @@ class RefusesABound(MetadataCache):
     """M1: a metadata cache whose constructor refuses any ``max_entries`` (it only runs unbounded)."""
 
     def __init__(self, ttl_seconds: float, **options: Any) -> None:
+        refuse_bad_settings(ttl_seconds, options.get("max_entries"))  # B1 as M1 says: its mistake is the next
         if options.get("max_entries") is not None:
             raise ValueError(f"max_entries is not supported, got {options['max_entries']}")
         super().__init__(ttl_seconds, **options)
