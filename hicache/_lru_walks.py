@@ -119,10 +119,10 @@ def check_sequence(name: str, hashes: Any) -> Sequence[Hashable]:
     return hashes
 
 
-def check_pool(pool: Any) -> Hashable:
-    """``pool`` if it is hashable (it names a key space)."""
+def check_pool(pool: Any, name: str = "pool") -> Hashable:
+    """``pool`` if it is hashable (it names a key space); the TypeError names it as ``name`` (B1)."""
     try:
         hash(pool)
     except TypeError:
-        raise TypeError(f"pool must be hashable, got {type(pool).__name__} {pool!r}") from None
+        raise TypeError(f"{name} must be hashable, got {type(pool).__name__} {pool!r}") from None
     return pool  # type: ignore[no-any-return]

@@ -340,7 +340,7 @@ def parse_group(setting: str, value: object) -> int:
             if gid < 0:
                 raise ValueError(f"{setting} must be a gid >= 0, got {shown(value)}")
             return grp.getgrgid(gid).gr_gid
-        if not text:
+        if not text or "\0" in text:  # getgrnam's own ValueError for a NUL would not name the setting
             raise ValueError(f"{setting} must be a group name or a gid, got {shown(value)}")
         return grp.getgrnam(text).gr_gid
     except (KeyError, OverflowError):

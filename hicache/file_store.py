@@ -77,6 +77,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSet, S
 from itertools import chain, islice
 from typing import Any, TypeVar
 
+from hicache._validate import shown
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
 from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
@@ -207,8 +208,8 @@ class HiCacheFile:
             directory = config.storage_dir
         elif isinstance(storage_dir, (str, os.PathLike)):
             directory = os.fspath(storage_dir)
-            if not isinstance(directory, str) or not directory:
-                raise ValueError(f"storage_dir must be a non-empty str path, got {storage_dir!r}")
+            if not isinstance(directory, str) or not directory or "\0" in directory:
+                raise ValueError(f"storage_dir must be a non-empty str path without NUL, got {storage_dir!r}")
         else:
             raise TypeError(
                 f"storage_dir must be a str path or None, got {type(storage_dir).__name__} {storage_dir!r}"
@@ -455,7 +456,7 @@ class HiCacheFile:
 
     def batch_set(self, keys: Sequence[str], values: Sequence[BytesLike]) -> list[bool]:
         """F5: ``set`` of each pair, in order; every argument is checked before any I/O."""
-        keys, views = list(keys), [self._as_bytes(v) for v in values]
+        keys, views = _listed("keys", keys), [self._as_bytes(v) for v in _listed("values", values)]
         if len(keys) != len(views):
             raise ValueError(f"values must have one value per key: {len(keys)} keys, {len(views)} values")
         for key in keys:
@@ -547,7 +548,7 @@ class HiCacheFile:
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
         """``_check_key`` of every key, the first bad one raising; decided at once on the joined keys
         when they are plainly valid (the common case), key by key otherwise."""
-        keys = list(keys)
+        keys = _listed("keys", keys)
         if not self._plainly_valid(keys):
             for key in keys:
                 self._check_key(key)
@@ -1406,6 +1407,18 @@ class _Found:
         self.sizes: list[int] = []  # one int object per distinct size, held by every page of that size
         self.shared: dict[int, int] = {}
         self.skipped: dict[str, int] = {}
+
+
+def _listed(name: str, items: Iterable[_T]) -> list[_T]:
+    """A batch's ``items`` as a list; B1: a TypeError naming ``name`` when they are not iterable."""
+    if type(items) is list:
+        return items
+    try:
+        return list(items)
+    except TypeError:
+        if isinstance(items, Iterable):
+            raise  # raised by the caller's own iterator: its error, as it is
+        raise TypeError(f"{name} must be an iterable, got {type(items).__name__} {shown(items)}") from None
 
 
 def _oldest_first(mtimes: array[float]) -> list[int]:

@@ -38,6 +38,7 @@ against ``spec/metadata_cache.py``, whose pure functions CrossHair does check.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import threading
@@ -46,13 +47,32 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from decimal import Decimal
 from fractions import Fraction
-from typing import NamedTuple, cast
+from typing import NamedTuple, TypeVar, cast
 
 from hicache._validate import check_int, check_ttl, shown
 
 __all__ = ["EVICTIONS", "MetadataCache", "MetadataCacheStats"]
 
 EVICTIONS = ("birth", "lru")  # M6 (the default) and its declared variant M6-lru
+
+
+_R = TypeVar("_R")
+
+
+def _naming_bad_keys(
+    batch: Callable[[MetadataCache, Iterable[Hashable]], _R],
+) -> Callable[[MetadataCache, Iterable[Hashable]], _R]:
+    """M9, B1: ``batch`` with its ``TypeError`` for ``keys`` that are not iterable, or for a key in them
+    that is not hashable, as one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass."""
+
+    @functools.wraps(batch)
+    def named(cache: MetadataCache, keys: Iterable[Hashable]) -> _R:
+        try:
+            return batch(cache, keys)
+        except TypeError as error:
+            raise _refused_keys(error, keys) from None
+
+    return named
 
 
 class MetadataCacheStats(NamedTuple):
@@ -168,23 +188,33 @@ class MetadataCache:
 
     def add(self, key: Hashable) -> None:
         """Believe ``key`` for a new lifetime unless it is alive already (M3, M6).  O(1) amortized."""
-        with self._lock:
-            now = self._clock()
-            self._reclaim(now)
-            self._insert(key, now)
+        try:
+            with self._lock:
+                now = self._clock()
+                self._reclaim(now)
+                self._insert(key, now)
+        except TypeError as error:
+            raise _refused_key(error, key) from None
 
     def remove(self, key: Hashable) -> None:
         """Forget ``key``; no error when it is absent (M5).  O(1)."""
-        with self._lock:
-            self._births.pop(key, None)
-            if self._recency is not None:
-                self._recency.pop(key, None)
+        try:
+            hash(key)  # B1: a plain dict's pop of an unhashable key answers the default when it is empty
+            with self._lock:
+                self._births.pop(key, None)
+                if self._recency is not None:
+                    self._recency.pop(key, None)
+        except TypeError as error:
+            raise _refused_key(error, key) from None
 
     # -- batches (M9): one lock acquisition and one clock reading per call ------
     #
     # ``keys`` is iterated once, inside the lock: pass a list, a tuple or an iterator that does not
-    # call back into this cache (the lock is not reentrant).
+    # call back into this cache (the lock is not reentrant).  A ``keys`` that is not iterable, or a key
+    # in it that is not hashable, is a TypeError naming it (B1); the keys before a bad one may have
+    # taken effect (M9: the batch is not checked up front).
 
+    @_naming_bad_keys
     def add_many(self, keys: Iterable[Hashable]) -> None:
         """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized.
 
@@ -207,6 +237,7 @@ class MetadataCache:
                 for key in keys:
                     insert(key, now)
 
+    @_naming_bad_keys
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
         """M9: ``contains`` of each key in order, all at one instant (hits touched in order under lru)."""
         with self._lock:
@@ -234,6 +265,7 @@ class MetadataCache:
                 self._answers[False] += len(found) - hits
             return found
 
+    @_naming_bad_keys
     def contains_prefix(self, keys: Iterable[Hashable]) -> int:
         """M9: how many leading keys are alive, asked in order at one instant up to the first that is not.
 
@@ -260,11 +292,13 @@ class MetadataCache:
                 self._answers[False] += missed
             return count
 
+    @_naming_bad_keys
     def remove_many(self, keys: Iterable[Hashable]) -> None:
         """M9: ``remove`` of each key, as one atomic call.  O(keys)."""
         with self._lock:
             pop, recency = self._births.pop, self._recency
             for key in keys:
+                hash(key)  # B1, as in remove
                 pop(key, None)
                 if recency is not None:
                     recency.pop(key, None)
@@ -323,13 +357,16 @@ class MetadataCache:
             get = (self._births if recency is None else recency).get
 
             def contains_counted(key: Hashable) -> bool:
-                with lock:
-                    birth = get(key)
-                    found = birth is not None and (ttl < 0 or clock() - birth <= ttl)
-                    if found and recency is not None:
-                        recency.move_to_end(key)
-                    answers[found] += 1
-                    return found
+                try:
+                    with lock:
+                        birth = get(key)
+                        found = birth is not None and (ttl < 0 or clock() - birth <= ttl)
+                        if found and recency is not None:
+                            recency.move_to_end(key)
+                        answers[found] += 1
+                        return found
+                except TypeError as error:  # B1: a key that is not hashable is named
+                    raise _refused_key(error, key) from None
 
             return contains_counted
 
@@ -338,21 +375,27 @@ class MetadataCache:
             if ttl < 0:
 
                 def contains_recent_forever(key: Hashable) -> bool:
-                    with lock:
-                        if get(key) is None:
-                            return False
-                        touch(key)
-                        return True
+                    try:
+                        with lock:
+                            if get(key) is None:
+                                return False
+                            touch(key)
+                            return True
+                    except TypeError as error:  # B1: a key that is not hashable is named
+                        raise _refused_key(error, key) from None
 
                 return contains_recent_forever
 
             def contains_recent(key: Hashable) -> bool:
-                with lock:
-                    birth = get(key)
-                    if birth is not None and clock() - birth <= ttl:
-                        touch(key)  # most recent for eviction; the birth (the lifetime) stays
-                        return True
-                    return False
+                try:
+                    with lock:
+                        birth = get(key)
+                        if birth is not None and clock() - birth <= ttl:
+                            touch(key)  # most recent for eviction; the birth (the lifetime) stays
+                            return True
+                        return False
+                except TypeError as error:  # B1: a key that is not hashable is named
+                    raise _refused_key(error, key) from None
 
             return contains_recent
 
@@ -360,8 +403,11 @@ class MetadataCache:
         if ttl < 0:
 
             def contains_forever(key: Hashable) -> bool:
-                with lock:
-                    return get(key) is not None
+                try:
+                    with lock:
+                        return get(key) is not None
+                except TypeError as error:  # B1: a key that is not hashable is named
+                    raise _refused_key(error, key) from None
 
             return contains_forever
 
@@ -369,8 +415,11 @@ class MetadataCache:
 
         def contains(key: Hashable) -> bool:
             # The hot path (M4): one lookup, one clock reading, one comparison, no branch on absence.
-            with lock:
-                return clock() - get(key, never) <= ttl
+            try:
+                with lock:
+                    return clock() - get(key, never) <= ttl
+            except TypeError as error:  # B1: a key that is not hashable is named
+                raise _refused_key(error, key) from None
 
         return contains
 
@@ -406,3 +455,29 @@ class MetadataCache:
                 del recency[key]
             if self._counting:
                 self._expirations += 1
+
+
+def _refused_key(error: TypeError, key: object) -> TypeError:
+    """B1: the TypeError naming ``key`` when ``key`` is not hashable (the lookup's ``error`` was about it);
+    else ``error`` itself (raised by something else, a clock that answers no number say)."""
+    try:
+        hash(key)
+    except TypeError:
+        return TypeError(f"key must be hashable, got {type(key).__name__} {shown(key)}")
+    return error
+
+
+def _refused_keys(error: TypeError, keys: object) -> TypeError:
+    """B1 for a batch (M9): the TypeError naming ``keys`` when it is not iterable, or ``key`` for a key in it
+    that is not hashable (found in a list or tuple; an iterator already consumed is described by
+    ``error``); else ``error`` itself."""
+    if not isinstance(keys, Iterable):
+        return TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {shown(keys)}")
+    if isinstance(keys, (list, tuple)):
+        for key in keys:
+            refused = _refused_key(error, key)
+            if refused is not error:
+                return refused
+    if str(error).startswith("unhashable type"):
+        return TypeError(f"key must be hashable (a key of keys): {error}")
+    return error

@@ -186,7 +186,7 @@ class PooledExistenceCache:
 
     def pool(self, name: Hashable) -> PoolExistenceBeliefs:
         """The beliefs of pool ``name``, created empty on first use (P1).  O(1)."""
-        beliefs = self._pools.get(check_pool(name))
+        beliefs = self._pools.get(check_pool(name, "pool name"))
         if beliefs is None:
             beliefs = self._pools[name] = PoolExistenceBeliefs(self._max_entries)
         return beliefs

@@ -8,9 +8,10 @@ machine drives model and implementation alike.
 
 Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
-* E6: ``invalidate_beyond`` checks ``keep_pages`` (B1) before anything else;
-  a non-sequence ``hashes`` is the production class's ``TypeError``, not
-  modelled.
+* B1: every bad input E names is refused before any change
+  (:func:`refuse_bad_input`, :func:`refuse_bad_capacity`), with a message that
+  begins with the parameter's name; ``invalidate_beyond`` checks
+  ``keep_pages`` before anything else (E6).
 * Pools and hashes are compared with ``==``, as dict keys are.
 * The bound is global (E2) unless the implementation declares it per pool
   (``bound="per-pool"``, O3: the bound of P2 behind E's API): then ``add``
@@ -30,6 +31,7 @@ __all__ = [
     "contains",
     "covers_all",
     "invalidate_beyond",
+    "refuse_bad_capacity",
     "refuse_bad_input",
     "touch",
     "trim",
@@ -146,11 +148,17 @@ def invalidate_beyond(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], 
 def refuse_bad_input(
     pool: Hashable, keep_pages: int | None = None, hashes: object = (), extra_cover: object = frozenset()
 ) -> None:
-    """B1, before any change: a ``pool`` that is not hashable (E1) and a ``hashes`` of
-    ``invalidate_beyond`` that is no sequence (E8) are ``TypeError``; a ``keep_pages`` that is not an
-    int (a bool, a float, a non-finite number, a string) a ``TypeError``, a negative one a ``ValueError``
-    (E6); an ``extra_cover`` that is no container a ``TypeError`` (E5).  (A ``hashes`` that is not
-    iterable fails in ``list()``, a ``TypeError`` too.)"""
+    """B1, before any change; each message begins with the parameter it names.
+
+    Contract: returns None, or raises
+
+    * ``TypeError`` for a ``pool`` that is not hashable (E1);
+    * for ``invalidate_beyond`` (``keep_pages`` given), first a ``keep_pages`` that is not an int (a bool,
+      a float, a non-finite number, a string): ``TypeError``; a negative one: ``ValueError`` (E6); then a
+      ``hashes`` that is no sequence: ``TypeError`` (E8);
+    * otherwise a ``hashes`` that is not iterable: ``TypeError`` (E8);
+    * an ``extra_cover`` that is no container: ``TypeError`` (E5).
+    """
     if keep_pages is not None:  # invalidate_beyond: keep_pages first (E6)
         if isinstance(keep_pages, bool) or not isinstance(keep_pages, int):
             raise TypeError(f"keep_pages must be an int, got {type(keep_pages).__name__} {keep_pages!r}")
@@ -159,20 +167,45 @@ def refuse_bad_input(
         if not isinstance(hashes, Sequence):
             what = f"{type(hashes).__name__} {hashes!r}"
             raise TypeError(f"hashes must be a sequence of page hashes, got {what}")
+    elif not isinstance(hashes, Iterable):
+        raise TypeError(f"hashes must be an iterable of page hashes, got {type(hashes).__name__} {hashes!r}")
     if not isinstance(extra_cover, Container):
         raise TypeError(f"extra_cover must be a container, got {type(extra_cover).__name__} {extra_cover!r}")
-    hash(pool)
+    if not isinstance(pool, Hashable) or not _hashable(pool):
+        raise TypeError(f"pool must be hashable, got {type(pool).__name__} {pool!r}")
+
+
+def refuse_bad_capacity(max_entries: object) -> None:
+    """E1, P1, B1: the constructor's ``max_entries``, an int ``>= 0``.
+
+    Contract: returns None, or raises ``TypeError`` for a bool or a non-int (``None``, a float, NaN, a
+    string) and ``ValueError`` for a negative int; the message begins with ``max_entries``.
+    """
+    if isinstance(max_entries, bool) or not isinstance(max_entries, int):
+        raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__} {max_entries!r}")
+    if max_entries < 0:
+        raise ValueError(f"max_entries must be >= 0, got {max_entries!r}")
+
+
+def _hashable(value: object) -> bool:
+    """Whether ``hash(value)`` works (a tuple holding a list is a Hashable that cannot be hashed)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 class StorageExistenceCacheSpec:
     """The model behind the production constructor: ``StorageExistenceCacheSpec(max_entries)``;
     ``bound`` is the declared bound, ``"global"`` (E2) or ``"per-pool"``.
 
-    The bad inputs E's methods name are refused as B1 says (:func:`refuse_bad_input`), so that an
-    answers-only comparison expects the same errors; the constructor's ``max_entries`` is not checked.
+    The bad inputs E's methods and constructor name are refused as B1 says (:func:`refuse_bad_input`,
+    :func:`refuse_bad_capacity`), so that an answers-only comparison expects the same errors.
     """
 
     def __init__(self, max_entries: int = 512 * 1024, *, bound: str = "global") -> None:
+        refuse_bad_capacity(max_entries)
         if bound not in BOUNDS:
             raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
         self.max_entries = max_entries
@@ -180,7 +213,7 @@ class StorageExistenceCacheSpec:
         self.beliefs: Beliefs = []
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)
+        refuse_bad_input(pool, hashes=hashes)
         per_pool = self.bound == "per-pool"
         self.beliefs = add(self.beliefs, pool, list(hashes), self.max_entries, per_pool)
 
@@ -190,14 +223,14 @@ class StorageExistenceCacheSpec:
         return found
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)
+        refuse_bad_input(pool, hashes=hashes)
         covered, self.beliefs = covers_all(self.beliefs, pool, list(hashes), frozenset())
         return covered
 
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
-        refuse_bad_input(pool, extra_cover=extra_cover)
+        refuse_bad_input(pool, hashes=hashes, extra_cover=extra_cover)
         covered, self.beliefs = covers_all(self.beliefs, pool, list(hashes), extra_cover)
         return covered
 

@@ -25,9 +25,54 @@ from typing import Protocol
 
 from spec.file_names import Entry, cap_pass, flagged, renewed, space_pass, total
 
-__all__ = ["RETRY_UNREMOVABLE_AFTER", "EvictorModel", "Faults"]
+__all__ = [
+    "MAX_BYTES",
+    "RETRY_UNREMOVABLE_AFTER",
+    "EvictorModel",
+    "Faults",
+    "refuse_bad_limits",
+    "refuse_bad_size",
+]
 
 RETRY_UNREMOVABLE_AFTER = 30.0  # S7: seconds a victim that could not be unlinked is left alone
+MAX_BYTES = 2**63 - 1  # V1: the largest limit (a file offset); above it a limit is a ValueError
+
+
+def refuse_bad_size(nbytes: object) -> None:
+    """V3, B1: the bytes of a reservation, an int ``>= 0``.
+
+    Contract: returns None, or raises ``TypeError`` for a bool or a non-int (a float, NaN, an infinity, a
+    string, None) and ``ValueError`` for a negative int; the message begins with ``nbytes``.
+    """
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+        raise TypeError(f"nbytes must be an int, got {type(nbytes).__name__} {nbytes!r}")
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+
+
+def refuse_bad_limits(
+    max_size: object = 0, min_free_space: object = 0, eviction_ratio: object = 0.9, on_evict: object = None
+) -> None:
+    """V1, B1: the evictor's limits, checked before anything is built.
+
+    Contract: returns None, or raises (each message begins with the parameter's name): ``TypeError`` for a
+    ``max_size`` or ``min_free_space`` that is a bool or no int, ``ValueError`` for one below 0 or above
+    ``MAX_BYTES``; ``TypeError`` for an ``eviction_ratio`` that is a bool or neither an int nor a float,
+    ``ValueError`` for one outside (0, 1] (NaN and the infinities included); ``TypeError`` for an
+    ``on_evict`` that is neither None nor callable.
+    """
+    for name, limit in (("max_size", max_size), ("min_free_space", min_free_space)):
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"{name} must be an int, got {type(limit).__name__} {limit!r}")
+        if not 0 <= limit <= MAX_BYTES:
+            raise ValueError(f"{name} must be >= 0 and at most 2**63 - 1 bytes, got {limit!r}")
+    if isinstance(eviction_ratio, bool) or not isinstance(eviction_ratio, (int, float)):
+        kind = type(eviction_ratio).__name__
+        raise TypeError(f"eviction_ratio must be a number, got {kind} {eviction_ratio!r}")
+    if not 0 < eviction_ratio <= 1:  # NaN fails every comparison
+        raise ValueError(f"eviction_ratio must be in (0, 1], got {eviction_ratio!r}")
+    if on_evict is not None and not callable(on_evict):
+        raise TypeError(f"on_evict must be callable or None, got {type(on_evict).__name__} {on_evict!r}")
 
 
 class Faults(Protocol):
@@ -65,6 +110,7 @@ class EvictorModel:
         self.resting: dict[str, float] = {}  # S7: key -> end of its rest
 
     def reserve(self, key: str, size: int) -> bool:
+        refuse_bad_size(size)  # B1 (V3), before any change
         if self.background:  # V3-bg: the write does not evict; it is refused only if it can never fit
             if 0 < self.cap < size:
                 return False

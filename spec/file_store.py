@@ -1,18 +1,14 @@
 """Executable model of the file store and its evictor (docs/SEMANTICS.md F1-F8, V1-V6, C1-C4).
 
-The state: the directory (``files``, name -> (bytes, mtime); ``planted``, the nodes named like files that
-are not pages, S3), the evictor's entries (:class:`spec.file_evictor.EvictorModel`), ``beliefs`` (key ->
-birth, :mod:`spec.metadata_cache`) and the start-up ``listing``.  Beside it, the world: faults read from a
-ledger (``faults``, as ``reader``), victims told to ``on_evict`` (V6), other processes.  Its pure functions
-carry CrossHair's contracts in :mod:`spec.file_names`.  Where docs/SEMANTICS.md leaves a choice open:
-
-* ``exists`` that finds the file missing drops the evictor's entry too (F4); a ``set`` of a believed key
-  refreshes recency without a ``stat`` (F6, F3); ``delete`` is True when the file is gone after it, ``clear``
-  when every file went (those it could not remove stay tracked: C3).  Start-up orders files by (mtime,
-  name), every belief born at once; V3-bg (``background``): no pass; F8-bg (``startup_scan="background"``,
-  the flat layout): ``scan_step`` reads ``scan_batch`` nodes of the listing made as the store was built.
-* S8: ``ENOSPC`` on the temp file's write (not the rename) is pressure when eviction is on: evict as
-  :func:`~spec.file_names.cap_pass` with a cap of the other entries' bytes, then retry the write once.
+The state: the directory (``files``, name -> (bytes, mtime); ``planted``, nodes named like files that are
+not pages, S3), the evictor's entries (:class:`spec.file_evictor.EvictorModel`), ``beliefs`` (key -> birth,
+:mod:`spec.metadata_cache`) and the start-up ``listing``.  The world: faults from a ledger (``faults``, as
+``reader``), victims told to ``on_evict`` (V6), other processes.  Contracts: :mod:`spec.file_names`.
+Choices left open: ``exists`` finding the file missing drops its entry too (F4); a ``set`` of a believed
+key refreshes recency with no ``stat`` (F6, F3); ``delete`` is True when the file is gone after it,
+``clear`` when every file went (the others stay tracked: C3); start-up orders by mtime, ties in listing
+order, beliefs born at once; V3-bg (``background``): no pass; F8-bg (flat): ``scan_step`` reads ``scan_batch``
+nodes of the construction's listing; S8: ``ENOSPC`` writing a temp file is pressure (a cap pass, one retry).
 """
 
 from __future__ import annotations
@@ -24,6 +20,7 @@ from itertools import takewhile
 from spec import file_names
 from spec import metadata_cache as beliefs_model
 from spec.file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel, Faults
+from spec.file_inputs import refuse_bad_call, refuse_bad_key
 
 __all__ = ["RETRY_UNREMOVABLE_AFTER", "Faults", "FileStoreModel"]
 
@@ -34,7 +31,7 @@ class FileStoreModel(EvictorModel):
     ``cap``, ``ratio``, ``min_free``, ``commit_moves``, ``own_counted``, ``background``: the evictor's;
     ``disk_size``: the fake disk; ``metadata``, ``ttl``: the beliefs'; ``faults`` find paths in ``directory``;
     ``files``, ``planted`` (S3: name -> (kind: symlink, fifo, dir (EISDIR), other (another user's); bytes)):
-    a view of a fake filesystem (the model is then a store); ``startup_scan``, ``scan_batch``: F8-bg."""
+    a fake filesystem's view; ``startup_scan``, ``scan_batch``: F8-bg; B1: :mod:`spec.file_inputs`."""
 
     def __init__(
         self,
@@ -84,8 +81,7 @@ class FileStoreModel(EvictorModel):
         return self.metadata and beliefs_model.contains(self.beliefs, key, self.clock(), self.ttl)
 
     def size_on_disk(self, key: str) -> int | None:
-        file = self.files.get(self.name(key))
-        return None if file is None else len(file[0])
+        return None if (file := self.files.get(self.name(key))) is None else len(file[0])
 
     def unremovable(self, key: str) -> bool:
         return self.stuck(self.name(key))
@@ -101,6 +97,7 @@ class FileStoreModel(EvictorModel):
         return self.faults is not None and self.faults.stuck(f"{self.directory}/{name}")
 
     def exists(self, key: str) -> bool:
+        refuse_bad_key(key, self.namespace)  # B1 (F2), before any I/O
         if self.believed(key):
             return True
         found = self.name(key) in self.files
@@ -109,6 +106,7 @@ class FileStoreModel(EvictorModel):
 
     def get(self, key: str, buffer_size: int | None = None) -> bytes | None:
         """``get``, or with ``buffer_size`` the bytes ``get_into`` fills (None: it answers False)."""
+        refuse_bad_key(key, self.namespace)  # B1 (F2), before any I/O
         if self._fault("read") is not None:
             return None
         file = self.files.get(self.name(key))
@@ -125,6 +123,7 @@ class FileStoreModel(EvictorModel):
         return data
 
     def set(self, key: str, value: bytes) -> bool:
+        refuse_bad_call("set", key, value, namespace=self.namespace)  # B1 (F2), before any I/O
         if self.exists(key):  # believed, or its file is there (F6: refreshed, no write); else gone (F4)
             self.touch(key)
             return True
@@ -143,11 +142,11 @@ class FileStoreModel(EvictorModel):
         return True
 
     def delete(self, key: str) -> bool:
+        refuse_bad_key(key, self.namespace)  # B1 (F2), before any I/O
         self.forget(key)
-        if not self._unlink(self.name(key)):  # it cannot be unlinked: still there, still tracked
-            return False
-        self.discard(key)
-        return True
+        if gone := self._unlink(self.name(key)):  # else it cannot be unlinked: still there, still tracked
+            self.discard(key)
+        return gone
 
     def clear(self) -> bool:
         self.beliefs, found = {}, file_names.pages(self.files, self.namespace, self.layout)
@@ -159,7 +158,9 @@ class FileStoreModel(EvictorModel):
         return not kept and not left
 
     def batch_exists(self, keys: Iterable[str]) -> int:
-        return sum(1 for _key in takewhile(self.exists, keys))
+        batch = list(keys) if isinstance(keys, Iterable) else keys  # read once (an iterator too)
+        refuse_bad_call("batch_exists", batch, namespace=self.namespace)  # B1 (F5): every key first
+        return sum(1 for _key in takewhile(self.exists, batch))
 
     def restart(self) -> None:
         """F8: a new store on the same directory, its listing begun (``scan_step``: all now; F8-bg: later)."""

@@ -23,9 +23,12 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 from __future__ import annotations
 
-import math  # noqa: F401 -- used by the PEP 316 contracts in the docstrings
+import math
+import numbers
 import time
 from collections.abc import Callable, Hashable, Iterable
+from decimal import Decimal
+from typing import Any
 
 __all__ = [
     "EVICTIONS",
@@ -37,6 +40,9 @@ __all__ = [
     "contains_prefix",
     "is_live",
     "live_keys",
+    "refuse_bad_key",
+    "refuse_bad_keys",
+    "refuse_bad_settings",
     "remove",
     "remove_many",
     "used",
@@ -219,13 +225,83 @@ def remove_many(births: Births, keys: list[Hashable]) -> Births:
     return births
 
 
+def refuse_bad_settings(
+    ttl_seconds: object, max_entries: object = None, clock: object = time.monotonic, stats: object = False
+) -> float:
+    """M1, B1: the constructor's arguments, checked before anything is built; ``ttl_seconds`` as a float.
+
+    Contract: returns ``float(ttl_seconds)``, or raises (each message begins with the parameter's name):
+
+    * ``TypeError`` for a ``ttl_seconds`` that is a bool or no real number (an ``int``, ``float``,
+      ``Fraction``, ``Decimal`` or other ``numbers.Real`` is one; a string is never parsed); ``ValueError``
+      for NaN, an infinity, a negative other than -1, or a value too large for a float;
+    * ``TypeError`` for a ``max_entries`` that is neither None nor an int (a bool included), ``ValueError``
+      for one below 1;
+    * ``TypeError`` for a ``clock`` that is not callable, or a ``stats`` that is not a bool.
+    """
+    if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, (numbers.Real, Decimal)):
+        kind = type(ttl_seconds).__name__
+        raise TypeError(f"ttl_seconds must be a real number, got {kind} {ttl_seconds!r}")
+    ttl: Any = ttl_seconds  # a real number: compared and converted as such
+    if isinstance(ttl, Decimal) and not ttl.is_finite():  # a Decimal NaN refuses to be compared
+        raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl!r}")
+    if ttl != -1:
+        if not ttl >= 0:  # a negative, or NaN (which fails every comparison)
+            raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl!r}")
+        try:
+            as_float = float(ttl)
+        except OverflowError:
+            as_float = math.inf
+        if as_float == math.inf:
+            raise ValueError(f"ttl_seconds must be finite and fit a float, got {ttl!r}")
+    if max_entries is not None:
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
+            kind = type(max_entries).__name__
+            raise TypeError(f"max_entries must be None or an int, got {kind} {max_entries!r}")
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
+    if not callable(clock):
+        raise TypeError(f"clock must be callable, got {type(clock).__name__} {clock!r}")
+    if not isinstance(stats, bool):
+        raise TypeError(f"stats must be a bool, got {type(stats).__name__} {stats!r}")
+    return -1.0 if ttl == -1 else float(ttl)
+
+
+def refuse_bad_key(key: object) -> None:
+    """M3-M5, B1: a key must be hashable.
+
+    Contract: returns None, or raises ``TypeError`` with a message that begins with ``key``.
+    """
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(f"key must be hashable, got {type(key).__name__} {key!r}") from None
+
+
+def refuse_bad_keys(keys: object) -> list[Hashable]:
+    """M9, B1: a batch's keys as a list: ``keys`` must be iterable and each key hashable.
+
+    Contract: returns ``list(keys)``, or raises ``TypeError`` with a message that begins with ``keys``
+    (not iterable) or ``key`` (:func:`refuse_bad_key`).  The model refuses the whole batch before any
+    change; M9 lets an implementation have taken the keys before a bad one first.
+    """
+    if not isinstance(keys, Iterable):
+        raise TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {keys!r}")
+    batch = list(keys)
+    for key in batch:
+        refuse_bad_key(key)
+    return batch
+
+
 class MetadataCacheSpec:
     """The model behind the production constructor: ``MetadataCacheSpec(ttl, *, max_entries, clock)``.
 
     ``eviction`` is the declared order the bound evicts in: ``"birth"`` (M6, the
-    production class's) or ``"lru"`` (M6-lru).  No validation and no thread
-    safety: it is driven by the lock-step machine, one call at a time, with
-    arguments the production class accepted.
+    production class's) or ``"lru"`` (M6-lru).  The bad inputs M names are refused
+    before any change (B1: :func:`refuse_bad_settings`, :func:`refuse_bad_key`,
+    :func:`refuse_bad_keys`), so that an answers-only comparison expects the same
+    errors.  No thread safety: it is driven by the lock-step machine, one call at
+    a time.
     """
 
     def __init__(
@@ -236,9 +312,10 @@ class MetadataCacheSpec:
         clock: Callable[[], float] = time.monotonic,
         eviction: str = "birth",
     ) -> None:
+        ttl = refuse_bad_settings(ttl_seconds, max_entries, clock)
         if eviction not in EVICTIONS:
             raise ValueError(f"eviction must be one of {EVICTIONS}, got {eviction!r}")
-        self.ttl = ttl_seconds
+        self.ttl = ttl
         self.max_entries = max_entries
         self.clock = clock
         self.eviction = eviction
@@ -246,11 +323,13 @@ class MetadataCacheSpec:
         self.hits = self.misses = self.evictions = 0
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)
         lru = self.eviction == "lru"
         self.births, evicted = add(self.births, key, self.clock(), self.ttl, self.max_entries, lru)
         self.evictions += evicted
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)
         found = contains(self.births, key, self.clock(), self.ttl)
         if found:
             self.hits += 1
@@ -261,30 +340,31 @@ class MetadataCacheSpec:
         return found
 
     def remove(self, key: Hashable) -> None:
+        refuse_bad_key(key)
         self.births = remove(self.births, key)
 
     def add_many(self, keys: Iterable[Hashable]) -> None:
-        bound, lru = self.max_entries, self.eviction == "lru"
-        self.births, evicted = add_many(self.births, list(keys), self.clock(), self.ttl, bound, lru)
+        bound, lru, batch = self.max_entries, self.eviction == "lru", refuse_bad_keys(keys)
+        self.births, evicted = add_many(self.births, batch, self.clock(), self.ttl, bound, lru)
         self.evictions += evicted
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
-        lru = self.eviction == "lru"
-        found, self.births = contains_many(self.births, list(keys), self.clock(), self.ttl, lru)
+        lru, batch = self.eviction == "lru", refuse_bad_keys(keys)
+        found, self.births = contains_many(self.births, batch, self.clock(), self.ttl, lru)
         self.hits += sum(found)
         self.misses += len(found) - sum(found)
         return found
 
     def contains_prefix(self, keys: Iterable[Hashable]) -> int:
         """(Takes the keys as a list: unlike production, it does not stop consuming an iterator early.)"""
-        asked, lru = list(keys), self.eviction == "lru"
+        asked, lru = refuse_bad_keys(keys), self.eviction == "lru"
         count, self.births = contains_prefix(self.births, asked, self.clock(), self.ttl, lru)
         self.hits += count
         self.misses += count < len(asked)
         return count
 
     def remove_many(self, keys: Iterable[Hashable]) -> None:
-        self.births = remove_many(self.births, list(keys))
+        self.births = remove_many(self.births, refuse_bad_keys(keys))
 
     def clear(self) -> None:
         self.births = {}

@@ -12,7 +12,7 @@ from collections.abc import Hashable, Iterable, Sequence
 
 from spec import existence_cache as e
 
-__all__ = ["PoolExistenceBeliefsSpec", "PooledExistenceCacheSpec", "track", "untrack"]
+__all__ = ["PoolExistenceBeliefsSpec", "PooledExistenceCacheSpec", "refuse_bad_name", "track", "untrack"]
 
 POOL = "pool"  # the one pool of the E model that a P pool is
 InFlight = dict[Hashable, int]
@@ -49,16 +49,30 @@ def untrack(inflight: InFlight, hashes: list[Hashable]) -> InFlight:
     return after
 
 
+def refuse_bad_name(name: object) -> None:
+    """P1, B1: a pool's name must be hashable.
+
+    Contract: returns None, or raises ``TypeError`` with a message that begins with ``name``.
+    """
+    try:
+        hash(name)
+    except TypeError:
+        what = f"{type(name).__name__} {name!r}"
+        raise TypeError(f"name must be hashable (a pool's name), got {what}") from None
+
+
 class PoolExistenceBeliefsSpec:
     """One pool (P2-P5) behind the production constructor: ``PoolExistenceBeliefsSpec(max_entries)``."""
 
     def __init__(self, max_entries: int) -> None:
+        e.refuse_bad_capacity(max_entries)  # B1 (P1 as E1)
         self.max_entries = max_entries
         self.beliefs: e.Beliefs = []
         self.inflight: InFlight = {}
 
     def add(self, hashes: Iterable[Hashable]) -> None:
         """P2 as E2."""
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         self.beliefs = e.add(self.beliefs, POOL, list(hashes), self.max_entries)
 
     def contains(self, page_hash: Hashable) -> bool:
@@ -68,18 +82,22 @@ class PoolExistenceBeliefsSpec:
 
     def contains_all(self, hashes: Iterable[Hashable]) -> bool:
         """P2 as E4."""
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         covered, self.beliefs = e.covers_all(self.beliefs, POOL, list(hashes), frozenset())
         return covered
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
         """P4: E5 with the hashes in flight as the extra cover."""
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         covered, self.beliefs = e.covers_all(self.beliefs, POOL, list(hashes), self.inflight.keys())
         return covered
 
     def track_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         self.inflight = track(self.inflight, list(hashes))
 
     def untrack_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         self.inflight = untrack(self.inflight, list(hashes))
 
     def invalidate_beyond(self, hashes: Sequence[Hashable], keep_pages: int) -> None:
@@ -107,10 +125,12 @@ class PooledExistenceCacheSpec:
     """The registry (P1): one pool per name, created on first use."""
 
     def __init__(self, max_entries: int) -> None:
+        e.refuse_bad_capacity(max_entries)  # B1 (P1 as E1)
         self.max_entries = max_entries
         self.pools: dict[Hashable, PoolExistenceBeliefsSpec] = {}
 
     def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
+        refuse_bad_name(name)
         if name not in self.pools:
             self.pools[name] = PoolExistenceBeliefsSpec(self.max_entries)
         return self.pools[name]

@@ -21,10 +21,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from spec.existence_cache import StorageExistenceCacheSpec, by_pool
-from spec.machines._base import BadInput, LockstepMachine, assert_refused, try_bad_inputs
+from spec.machines._base import BadInput, BadSetting, LockstepMachine, assert_refused, try_bad_inputs
 
 __all__ = [
     "BAD_INPUTS",
+    "BAD_SETTINGS",
     "CAPACITIES",
     "HASHES",
     "POOLS",
@@ -54,24 +55,30 @@ keeps = st.sampled_from(
 )  # keep_pages: past the end included; 0 not favoured, so beliefs survive
 
 
-# B1: every bad input E's clauses name, with the error it must raise (the pool in the call is the step's):
-# keep_pages of the wrong type, a bool, non-finite or negative (E6), hashes not iterable (E8) or, for
-# invalidate_beyond, not a sequence, an extra_cover that is no container (E5), an unhashable pool (E1).
+# B1: every bad input E's clauses name (the pool in the call is the step's): keep_pages of the wrong type,
+# a bool, non-finite or negative (E6), hashes not iterable (E8) or, for invalidate_beyond, not a sequence,
+# an extra_cover that is no container (E5), an unhashable pool (E1).  Which error each is, and the
+# parameter its message names, the spec says (``refuse_bad_input``): the machine only lists what to try.
 NAN, INF = float("nan"), float("inf")
 BAD_INPUTS: tuple[BadInput, ...] = (
-    ("invalidate_beyond keep_pages=-1", "invalidate_beyond", (["h0"], -1), ValueError),
-    ("invalidate_beyond keep_pages=True", "invalidate_beyond", (["h0"], True), TypeError),
-    ("invalidate_beyond keep_pages=1.0", "invalidate_beyond", (["h0"], 1.0), TypeError),
-    ("invalidate_beyond keep_pages=nan", "invalidate_beyond", (["h0"], NAN), TypeError),
-    ("invalidate_beyond keep_pages=inf", "invalidate_beyond", (["h0"], INF), TypeError),
-    ("invalidate_beyond keep_pages='1'", "invalidate_beyond", (["h0"], "1"), TypeError),
-    ("invalidate_beyond hashes={'h0'} (no sequence)", "invalidate_beyond", ({"h0"}, 0), TypeError),
-    ("add hashes=5", "add", (5,), TypeError),
-    ("contains_all hashes=5", "contains_all", (5,), TypeError),
-    ("covers_all hashes=5", "covers_all", (5,), TypeError),
-    ("covers_all extra_cover=5", "covers_all", ([], 5), TypeError),  # an empty chain: checked up front
-    ("add pool=[] (unhashable)", "add", (["h0"],), TypeError),
-    ("contains pool=[] (unhashable)", "contains", ("h0",), TypeError),
+    BadInput("invalidate_beyond keep_pages=-1", "invalidate_beyond", (["h0"], -1)),
+    BadInput("invalidate_beyond keep_pages=True", "invalidate_beyond", (["h0"], True)),
+    BadInput("invalidate_beyond keep_pages=1.0", "invalidate_beyond", (["h0"], 1.0)),
+    BadInput("invalidate_beyond keep_pages=nan", "invalidate_beyond", (["h0"], NAN)),
+    BadInput("invalidate_beyond keep_pages=inf", "invalidate_beyond", (["h0"], INF)),
+    BadInput("invalidate_beyond keep_pages='1'", "invalidate_beyond", (["h0"], "1")),
+    BadInput("invalidate_beyond hashes={'h0'} (no sequence)", "invalidate_beyond", ({"h0"}, 0), at=1),
+    BadInput("add hashes=5", "add", (5,)),
+    BadInput("contains_all hashes=5", "contains_all", (5,)),
+    BadInput("covers_all hashes=5", "covers_all", (5,)),
+    BadInput("covers_all extra_cover=5", "covers_all", ([], 5)),  # an empty chain: checked up front
+    BadInput("add pool=[] (unhashable)", "add", (["h0"],), at=0),
+    BadInput("contains pool=[] (unhashable)", "contains", ("h0",), at=0),
+)
+# B1 of the constructor (E1): max_entries of the wrong type or negative, tried by the oracle through the
+# target's own constructor form (the spec's ``refuse_bad_capacity`` says which error each is).
+BAD_SETTINGS: tuple[BadSetting, ...] = tuple(
+    BadSetting(f"max_entries={value!r}", {"max_entries": value}) for value in (-1, True, 1.5, "4", None, NAN)
 )
 
 
@@ -165,16 +172,23 @@ class StorageExistenceCacheMachine(LockstepMachine):
         )
         assert self.model.snapshot() == before, "B1: a refused invalidate_beyond changed the beliefs (E6)"
 
-    @precondition(lambda self: not self.bad_inputs_tried)
     @rule(pool=pools)
     def bad_input(self, pool: str) -> None:
-        """B1: every bad input of ``BAD_INPUTS`` raises its error, and changes nothing (the model is not
-        called: the comparison after the step sees any change).  The labels tried go to the report."""
+        """B1: every bad input of ``BAD_INPUTS`` raises the error the model raises for it, naming the
+        parameter, and changes nothing (the comparison after the step sees any change).  The labels
+        tried go to the report."""
         self.clause = "B1"
-        self.bad_inputs_tried = True  # once an example: the other rules keep their share of the steps
-        hashable = [b for b in BAD_INPUTS if "unhashable" not in b[0]]
-        try_bad_inputs(self._seen, self.impl, hashable, pool)
-        try_bad_inputs(self._seen, self.impl, [b for b in BAD_INPUTS if "unhashable" in b[0]], [])
+        if self.bad_inputs_tried:
+            return  # once an example (no precondition: the rules' draws keep their meaning, see _base)
+        self.bad_inputs_tried = True
+        hashable = [b for b in BAD_INPUTS if "unhashable" not in b.label]
+        try_bad_inputs(self._seen, self.impl, hashable, self._spec, pool)
+        unhashable = [b for b in BAD_INPUTS if "unhashable" in b.label]
+        try_bad_inputs(self._seen, self.impl, unhashable, self._spec, [])
+
+    def _spec(self, method: str, *args: Any) -> object:
+        """The same call on the model (B1: it refuses a bad input before any change)."""
+        return getattr(self.model, method)(*args)
 
     @precondition(lambda self: self.model.max_entries > 0)
     @rule(pool=pools)

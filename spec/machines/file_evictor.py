@@ -1,4 +1,4 @@
-"""Lock-step machine for a file evictor on its own (V1-V6, S7, C3) against ``spec.file_store``.
+"""Lock-step machine for a file evictor on its own (V1-V6, S7, C3, B1) against ``spec.file_store``.
 
 The store's machine only ever sees the evictor between operations, when no
 write is in flight.  This one drives the evictor's own API with writes held in
@@ -53,9 +53,9 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
-from spec.machines._base import FileWorldMachine
+from spec.machines._base import BadInput, BadSetting, FileWorldMachine, try_bad_inputs
 
-__all__ = ["FileEvictorMachine", "project_factory"]
+__all__ = ["BAD_INPUTS", "BAD_SETTINGS", "FileEvictorMachine", "project_factory"]
 
 DIRECTORY = "/d"
 KEYS = ("a", "b", "c", "d")
@@ -63,6 +63,29 @@ FOREIGN = "someone-else.dat"
 
 keys = st.sampled_from(KEYS)
 sizes = st.integers(0, 9)
+
+# B1: every bad input V's clauses name: a reservation's bytes of the wrong type, non-finite or negative
+# (V3); which error each is, and the parameter its message names, the spec says (``refuse_bad_size``).
+_NAN, _INF = float("nan"), float("inf")
+BAD_INPUTS: tuple[BadInput, ...] = tuple(
+    BadInput(f"reserve nbytes={value!r}", "reserve", ("a", value))
+    for value in (-1, True, 1.5, _NAN, _INF, "1", None)
+)
+# B1 of the constructor (V1), tried by the oracle through the target's factory: limits of the wrong
+# type, negative or above 2**63 - 1 bytes; a ratio outside (0, 1] or no number; a callback that cannot
+# be called (the spec's ``refuse_bad_limits`` says which error each is).
+BAD_SETTINGS: tuple[BadSetting, ...] = (
+    *(
+        BadSetting(f"{name}={value!r}", {name: value})
+        for name in ("max_size", "min_free_space")
+        for value in (-1, 2**63, True, 1.5, "10", None)
+    ),
+    *(
+        BadSetting(f"eviction_ratio={value!r}", {"eviction_ratio": value})
+        for value in (0, -0.5, 1.5, _NAN, _INF, "0.9", True, None)
+    ),
+    BadSetting("on_evict=5 (not callable)", {"on_evict": 5}),
+)
 
 
 def path_of(key: str) -> str:
@@ -123,6 +146,7 @@ class FileEvictorMachine(FileWorldMachine):
         self.looked: set[str] = set()  # the paths of every filesystem call of the step under way
         self.fs.before = self._before
         self.clause = "V2"  # the clause of the step under way: what a difference found after it breaks
+        self.bad_inputs_tried = False  # B1: the bad inputs are tried once an example
 
     def _before(self, op: str, path: str) -> None:
         self.looked.add(path)
@@ -362,6 +386,17 @@ class FileEvictorMachine(FileWorldMachine):
         self.write(key, self.model.cap or 9)
         self._pass()
         self.clause = "V5"
+
+    @rule()
+    def bad_input(self) -> None:
+        """B1: every bad input of ``BAD_INPUTS`` raises the error the model raises for it, naming the
+        parameter, and changes nothing (the entries, the callbacks and the directory are compared after
+        the step).  The labels tried go to the report."""
+        self.clause = "B1"
+        if self.bad_inputs_tried:
+            return  # once an example (no precondition: the rules' draws keep their meaning, see _base)
+        self.bad_inputs_tried = True
+        try_bad_inputs(self._seen, self.impl, BAD_INPUTS, lambda method, *a: getattr(self.model, method)(*a))
 
     @rule()
     def heal(self) -> None:

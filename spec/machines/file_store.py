@@ -1,4 +1,4 @@
-"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B2, S3) against ``spec.file_store``.
+"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B1, B2, S3) against ``spec.file_store``.
 
 A subclass names the implementation: ``target(storage_dir, namespace=..., extra_config=..., fs=...,
 clock=...)`` (``HiCacheFile``'s signature).  The implementation runs on a
@@ -41,18 +41,22 @@ from __future__ import annotations
 
 import copy
 import errno
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from spec.fake_fs import Crash
+from spec.file_inputs import refuse_bad_call
 from spec.file_names import is_temp
 from spec.file_store import FileStoreModel
-from spec.machines._base import FileWorldMachine
+from spec.machines._base import BadInput, BadSetting, FileWorldMachine, try_bad_inputs
 
 __all__ = [
+    "BAD_INPUTS",
+    "BAD_SETTINGS",
     "DIRECTORY",
     "KEYS",
     "NAMESPACE",
@@ -80,6 +84,81 @@ keys = st.sampled_from(KEYS)
 # Distinct contents (no value is half of another), sizes that make a small cap overflow.
 VALUES = (b"", b"Q", b"xy", b"abc", b"12345", b"qwerty", b"ZZZZZZ")
 values = st.sampled_from(VALUES)
+
+# B1: every bad input F's clauses name, on every method that takes it: a key that is no str, empty, with a
+# separator or NUL, starting with ".", not encodable (a lone surrogate, S5) or too long for a file name
+# (F2); a value that is not bytes-like; a buffer that is not a writable, contiguous bytes-like object;
+# a batch's keys or values that are not iterable, a bad key after a good one, a bad value, one value too
+# few (F5).  Which error each is, and the parameter its message names, the spec says (``refuse_bad_call``).
+_LONG, _LONG_TEXT = "k" * 300, "'k' * 300"
+_BAD_KEYS = (5, None, b"a", "", "a/b", "a\0b", ".a", "\udcff", _LONG)
+_SINGLE: dict[str, tuple[object, ...]] = {
+    "set": (b"v",),
+    "get": (),
+    "get_into": (bytearray(1),),
+    "exists": (),
+    "delete": (),
+}
+_BUFFERS = {
+    "5": 5,
+    "'abc'": "abc",
+    "b'abc' (read-only)": b"abc",
+    "memoryview(bytearray(6))[::2] (not contiguous)": memoryview(bytearray(6))[::2],
+}
+BAD_INPUTS: tuple[BadInput, ...] = (
+    *(
+        BadInput(f"{method} key={_LONG_TEXT if key == _LONG else repr(key)}", method, (key, *rest), at=0)
+        for method, rest in _SINGLE.items()
+        for key in _BAD_KEYS
+    ),
+    *(BadInput(f"set value={value!r}", "set", ("a", value)) for value in ("v", 5, None)),
+    *(BadInput(f"get_into buffer={label}", "get_into", ("a", buffer)) for label, buffer in _BUFFERS.items()),
+    BadInput("batch_set keys=5", "batch_set", (5, [b"v"]), at=0),
+    BadInput("batch_set values=5", "batch_set", (["a"], 5)),
+    BadInput("batch_set values=[b'v', 'w'] (a str value)", "batch_set", (["a", "b"], [b"v", "w"])),
+    BadInput("batch_set values=[b'v'] (one value for two keys)", "batch_set", (["a", "b"], [b"v"])),
+    BadInput("batch_set keys=['a', '']", "batch_set", (["a", ""], [b"v", b"w"]), at=0),
+    BadInput("batch_set keys=['a', 5]", "batch_set", (["a", 5], [b"v", b"w"]), at=0),
+    *(
+        BadInput(f"{method} keys={label}", method, (batch,))
+        for method in ("batch_get", "batch_exists")
+        for label, batch in (("5", 5), ("['a', '']", ["a", ""]), ("['a', 5]", ["a", 5]))
+    ),
+)
+# B1 of the constructor (F1, F9, S1), tried by the oracle through the target's constructor form: a
+# storage_dir and a namespace of the wrong type or value, an extra_config that is no mapping or names an
+# unknown setting, and every setting of the wrong type or out of its range or grammar (the spec's
+# ``refuse_bad_settings`` says which error each is).
+_NAN, _INF = float("nan"), float("inf")
+_BAD_CONFIG: dict[str, tuple[object, ...]] = {
+    "max_size": (-1, 2**63, 1.5, True, "12Q", "1.5", None),
+    "min_free_space": (-1, "x", 1.5),
+    "max_value_size": (-1, "1.5"),
+    "eviction_ratio": (0, -0.1, 1.5, _NAN, _INF, "x", "", True, None),
+    "enable_metadata_cache": ("maybe", "", 1, None),
+    "metadata_ttl": (-2, -0.5, _NAN, _INF, "x", True),
+    "temp_max_age": (-1, _NAN, _INF, "x", True),
+    "metadata_eviction": ("fifo", 1),
+    "layout": ("tree", 1),
+    "storage_dir": ("", "a\0b", 5),
+    "shared_group": ("", -1, True, 1.5),
+}
+BAD_SETTINGS: tuple[BadSetting, ...] = (
+    *(BadSetting(f"storage_dir={value!r}", {"storage_dir": value}) for value in (5, "", "/a\0b")),
+    *(
+        BadSetting(f"namespace={value!r}", {"namespace": value})
+        for value in (5, "r0", "_a/b", "_a\0b", "_\udcff")
+    ),
+    *(
+        BadSetting(f"extra_config={value!r}", {"extra_config": value})
+        for value in (5, {1: 0}, {"no_such_setting": 1}, {"HICACHE_FILE_MAX_SIZE": "1G"})
+    ),
+    *(
+        BadSetting(f"extra_config={{{name!r}: {value!r}}}", {"extra_config": {name: value}})
+        for name, bad in _BAD_CONFIG.items()
+        for value in bad
+    ),
+)
 
 
 def believed(store: Any) -> frozenset[Hashable]:
@@ -123,6 +202,7 @@ class FileStoreMachine(FileWorldMachine):
         self.clause = "F8"  # the clause of the step under way: what a difference found after it breaks
         self.evicted_at_step = 0  # the model's victims before the step (V3: the step evicted)
         self.world_changes = 0  # the steps in which another process changed this namespace's nodes
+        self.bad_inputs_tried = False  # B1: the bad inputs are tried once an example
 
     @initialize(cap=CAPS, ratio=RATIOS, min_free=FLOORS, disk_size=DISKS, metadata=st.booleans(), ttl=TTLS)
     def build(
@@ -343,6 +423,30 @@ class FileStoreMachine(FileWorldMachine):
         self.removed_by_store |= {
             k for k in ours if k is not None and self.model.name(k) not in self.model.files
         }
+
+    @rule()
+    def bad_input(self) -> None:
+        """B1: every bad input of ``BAD_INPUTS`` raises the error the spec raises for it, naming the
+        parameter, before any filesystem call (F2, F5: a batch checks every argument first), and changes
+        nothing (the directory, the entries and the beliefs are compared after the step).  The labels
+        tried go to the report."""
+        self._step("B1")
+        if self.bad_inputs_tried:
+            return  # once an example (no precondition: the rules' draws keep their meaning, see _base)
+        self.bad_inputs_tried = True
+        spec = partial(refuse_bad_call, namespace=NAMESPACE)
+        try_bad_inputs(self._seen, self.impl, BAD_INPUTS, spec, after=self._no_io())
+
+    def _no_io(self) -> Callable[[str], None]:
+        """F2: after each bad input, no filesystem call was made since the one before."""
+        calls = [sum(self.fs.calls.values())]
+
+        def after(label: str) -> None:
+            made = sum(self.fs.calls.values()) - calls[0]
+            assert not made, f"B1: {label} made {made} filesystem calls before its refusal (F2, F5)"
+            calls[0] += made
+
+        return after
 
     # -- the world --------------------------------------------------------
 

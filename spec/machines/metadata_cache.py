@@ -1,4 +1,4 @@
-"""Lock-step machine for MetadataCache (M2-M6, M8, M9) against ``spec.metadata_cache``.
+"""Lock-step machine for MetadataCache (M2-M6, M8, M9, B1) against ``spec.metadata_cache``.
 
 A subclass names the implementation: ``target(ttl_seconds, max_entries=..., clock=...)``.
 The choice ``eviction`` is the order its bound evicts in, as declared (M6
@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
 from spec.fakes import CountingClock
-from spec.machines._base import LockstepMachine
+from spec.machines._base import BadInput, BadSetting, LockstepMachine, try_bad_inputs
 from spec.metadata_cache import MetadataCacheSpec
 
-__all__ = ["KEYS", "TTLS", "MetadataCacheMachine"]
+__all__ = ["BAD_INPUTS", "BAD_SETTINGS", "KEYS", "TTLS", "MetadataCacheMachine"]
 
 KEYS = ("a", "b", "c", "d")
 TTLS = (-1, 0, 0.5, 1, 2.75)
@@ -29,6 +29,30 @@ DELTAS = (0.0, TICK, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 keys = st.sampled_from(KEYS)
 batches = st.lists(keys, max_size=5)  # repeats included: a batch may name a key twice (M9)
+
+_BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")
+# B1: every bad input M's clauses name: a key that is not hashable (M3-M5; in a batch, as its first key:
+# M9 lets the keys before a bad one take effect), a batch's keys that are not iterable (M9).  Which error
+# each is, and the parameter its message names, the spec says (``refuse_bad_key``, ``refuse_bad_keys``).
+BAD_INPUTS: tuple[BadInput, ...] = (
+    *(BadInput(f"{method} key=[] (unhashable)", method, ([],)) for method in ("add", "contains", "remove")),
+    *(BadInput(f"{method} keys=5", method, (5,)) for method in _BATCHES),
+    *(BadInput(f"{method} keys=[[]] (an unhashable key)", method, ([[]],)) for method in _BATCHES),
+)
+# B1 of the constructor (M1), tried by the oracle through the target's own constructor form: a TTL of the
+# wrong type, non-finite, negative other than -1 or too large for a float; a bound of the wrong type or
+# below 1; a clock that is not callable; counters switched on by something that is not a bool.
+_NAN, _INF = float("nan"), float("inf")
+BAD_SETTINGS: tuple[BadSetting, ...] = (
+    *(
+        BadSetting(f"ttl_seconds={value!r}", {"ttl_seconds": value})
+        for value in (True, "1", None, _NAN, _INF, -_INF, -2, -0.5)
+    ),
+    BadSetting("ttl_seconds=10**400 (no float holds it)", {"ttl_seconds": 10**400}),
+    *(BadSetting(f"max_entries={value!r}", {"max_entries": value}) for value in (0, -1, True, 1.5, "2")),
+    BadSetting("clock=5 (not callable)", {"clock": 5}),
+    BadSetting("stats=1 (not a bool)", {"stats": 1}),
+)
 
 
 class MetadataCacheMachine(LockstepMachine):
@@ -44,6 +68,8 @@ class MetadataCacheMachine(LockstepMachine):
         self.reborn: set[str] = set()  # of those, the ones re-added once expired (a new lifetime)
         self.evicted = False  # the bound has evicted a live key (M6)
         self.counting = False  # the implementation's M8 counters have moved (see _compare)
+        self.bad_inputs_tried = False  # B1: the bad inputs are tried once an example
+        self.evictions_seen = 0  # the model's evictions at the last comparison (a step that evicted: M6)
 
     @initialize(ttl=st.sampled_from(TTLS), max_entries=st.sampled_from(BOUNDS))
     def build(self, ttl: float, max_entries: int | None) -> None:
@@ -206,6 +232,16 @@ class MetadataCacheMachine(LockstepMachine):
         self.model.clear()
         self._forget(KEYS)
 
+    @rule()
+    def bad_input(self) -> None:
+        """B1: every bad input of ``BAD_INPUTS`` raises the error the model raises for it, naming the
+        parameter, and changes nothing (the snapshot and the counters after the step, and every later
+        answer, would show a change).  The labels tried go to the report."""
+        if self.bad_inputs_tried:
+            return  # once an example (no precondition: the rules' draws keep their meaning, see _base)
+        self.bad_inputs_tried = True
+        try_bad_inputs(self._seen, self.impl, BAD_INPUTS, lambda method, *a: getattr(self.model, method)(*a))
+
     @rule(delta=st.sampled_from(DELTAS))
     def advance(self, delta: float) -> None:
         self.clock.advance(delta)
@@ -251,7 +287,13 @@ class MetadataCacheMachine(LockstepMachine):
             # their births, in eviction order (birth order, or least recently used first under
             # M6-lru).  Catches a wrong birth at once, not only when the clock later reaches it.
             want_live = tuple(self.model.live().items())
-            assert tuple(snapshot()) == want_live, "M3: live births (lifetimes and birth order)"
+            got_live = tuple(snapshot())
+            # Other keys than the model's right after the bound evicted: the victim was the wrong one (M6).
+            evicted = self.model.evictions != self.evictions_seen
+            victim = evicted and {k for k, _ in got_live} != set(dict(want_live))
+            clause = "M6" if victim else "M3"
+            assert got_live == want_live, f"{clause}: live births (lifetimes and birth order)"
+        self.evictions_seen = self.model.evictions if self.ready else 0
         stats = getattr(self.impl, "stats", None)
         if stats is not None:
             got = stats()

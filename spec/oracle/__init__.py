@@ -80,6 +80,7 @@ from spec.oracle._components import COMPONENTS, available_components
 from spec.oracle._errors import OracleUsageError
 
 if TYPE_CHECKING:
+    from spec.oracle._bad_settings import construct
     from spec.oracle._run import OracleResult, check, load_target, machine_for
     from spec.oracle._threads import check_threads, replay_threads
     from spec.oracle._trace import TraceResult, check_trace
@@ -90,6 +91,7 @@ _LAZY = {
     **dict.fromkeys(("OracleResult", "check", "load_target", "machine_for"), "_run"),
     **dict.fromkeys(("check_threads", "replay_threads"), "_threads"),
     **dict.fromkeys(("TraceResult", "check_trace"), "_trace"),
+    "construct": "_bad_settings",
 }
 
 
@@ -109,6 +111,7 @@ __all__ = [
     "check",
     "check_threads",
     "check_trace",
+    "construct",
     "load_target",
     "machine_for",
     "replay_threads",

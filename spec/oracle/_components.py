@@ -100,6 +100,11 @@ class Component:
     # A target with the method must count, from its first call, unless the group is left out (then the
     # method is hidden from the machine); one whose constructor takes the parameter is built with it True.
     counters: tuple[str, str, str] | None = None
+    # B1 of the constructor: the bad settings to try (package.module:NAME, a tuple of BadSetting, in the
+    # machine's module: the machines need Hypothesis, --describe must not) and the spec's refusal of the
+    # constructor's arguments (package.module:function, called with those it takes by name).
+    bad_settings: str = ""
+    settings_spec: str = ""
 
     def checked_clauses(self, declared: Mapping[str, str]) -> tuple[str, ...]:
         """The clauses a run under the ``declared`` choices checks (O3: a declared variant in place of its
@@ -148,7 +153,7 @@ _BATCHES = ("add_many", "contains_many", "contains_prefix", "remove_many")  # M9
 
 
 METADATA_CACHE = Component(
-    clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9"),
+    clauses=("M2", "M3", "M4", "M5", "M6", "M8", "M9", "B1"),
     threads_clauses=("M7",),
     rule_clauses={
         "build": "M1",
@@ -167,6 +172,7 @@ METADATA_CACHE = Component(
         "M3": ("add_after_expiry_of",),
         "M6": (),
         "M8": (),
+        "B1": ("bad_input",),
     },
     counters=("M8", "stats", "stats"),
     group_parameters={"M6": "max_entries"},
@@ -217,6 +223,8 @@ METADATA_CACHE = Component(
     },
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
+    bad_settings="spec.machines.metadata_cache:BAD_SETTINGS",
+    settings_spec="spec.metadata_cache:refuse_bad_settings",
 )
 
 
@@ -290,6 +298,8 @@ EXISTENCE_CACHE = Component(
     pooled=frozenset({"add", "contains", "contains_all", "covers_all", "invalidate_beyond"}),
     probe={"max_entries": 4},
     probe_text="target(max_entries)",
+    bad_settings="spec.machines.existence_cache:BAD_SETTINGS",
+    settings_spec="spec.existence_cache:refuse_bad_capacity",
 )
 
 
@@ -378,6 +388,8 @@ POOL_BELIEFS = Component(
     projections={"snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))")},
     probe={"max_entries": 4},
     probe_text="target(max_entries), a registry with pool(name) or a per-pool class",
+    bad_settings="spec.machines.pool_beliefs:BAD_SETTINGS",
+    settings_spec="spec.existence_cache:refuse_bad_capacity",
     child="pool",
     child_methods=frozenset(_POOL_METHODS) - {"pool", "check_invariants"},  # the registry's own
 )
@@ -422,7 +434,7 @@ FILE_EVICTOR = Component(
         "snapshot": "snapshot: no snapshot(), so entries are not compared (V2 is checked through answers, "
         "callbacks and the directory)",
     },
-    clauses=("V1", "V2", "V3", "V4", "V5", "V6", "S7", "C3"),
+    clauses=("V1", "V2", "V3", "V4", "V5", "V6", "S7", "C3", "B1"),
     # O2: V6 and S7 are checked in every eviction (the machine consults its set_aside); V5's rules are
     # the files that vanish or cannot be removed.
     groups={
@@ -437,6 +449,7 @@ FILE_EVICTOR = Component(
         "S7": (),
         "V3": (),  # the victims eviction picks (the machine consults set_aside; answers are still compared)
         "V3-bg": (),  # the same under eviction=background: a pass's victims
+        "B1": ("bad_input",),
     },
     choices={
         "commit": ("mru", "stays"),
@@ -455,6 +468,8 @@ FILE_EVICTOR = Component(
     probe=_evictor_probe,
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
     replayable=False,
+    bad_settings="spec.machines.file_evictor:BAD_SETTINGS",
+    settings_spec="spec.file_evictor:refuse_bad_limits",
 )
 
 
@@ -470,6 +485,35 @@ def _store_probe() -> dict[str, Any]:
 FILE_STORE = Component(
     constructor_clause="F9",
     threads_clauses=("C5",),
+    # What the store's machine compares (F2's refusals are B1's); V3 is V3-bg's under eviction=background.
+    clauses=(
+        "F1",
+        "F3",
+        "F4",
+        "F5",
+        "F6",
+        "F7",
+        "F8",
+        "F9",
+        "V1",
+        "V2",
+        "V3",
+        "V4",
+        "V5",
+        "V6",
+        "C1",
+        "C2",
+        "C3",
+        "C4",
+        "S3",
+        "S6",
+        "B2",
+        "B1",
+    ),
+    groups={"B1": ("bad_input",)},
+    declared_clauses={("eviction", "background"): {"V3": "V3-bg"}},
+    bad_settings="spec.machines.file_store:BAD_SETTINGS",
+    settings_spec="spec.file_inputs:refuse_bad_settings",
     name="file-store",
     machine_path="spec.machines.file_store:FileStoreMachine",
     spec_path="spec.file_store:FileStoreModel",

@@ -112,6 +112,11 @@ def divergence(session: Session, result: Replay) -> str:
     return f"{render_call(session, result.calls[-1])} {_answers(result)}"
 
 
+def _naming(want: Any) -> str:
+    """B1: " naming key" for a refusal whose message must name the parameter (or the target's name of it)."""
+    return f" naming {' or '.join(want[2])}" if len(want) > 2 else ""
+
+
 def _answers(result: Replay) -> str:
     """What the last call answered and what the spec answers (an exception with its message)."""
     got, want = result.got[-1], result.want[-1]
@@ -121,7 +126,7 @@ def _answers(result: Replay) -> str:
     if got[0] == "clock readings":
         return f"read the clock {got[1]} times; one instant reads it once (M9)"
     answer = f"answered {got[1]!r}" if got[0] == "value" else f"raised {raised}"
-    expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}"
+    expected = f"answers {want[1]!r}" if want[0] == "value" else f"raises {want[1]}{_naming(want)}"
     return f"{answer}; the spec {expected}"
 
 
@@ -219,7 +224,9 @@ def render_repro(
         elif expected is None:
             body.append(expression)
         elif expected[0] == "raised":
-            body += [f"with pytest.raises({expected[1]}):", f"    {expression}"]
+            names = "|".join(expected[2]) if len(expected) > 2 else ""  # B1: naming the parameter
+            match = f", match=r'\\b(?:{names})\\b'" if names else ""
+            body += [f"with pytest.raises({expected[1]}{match}):", f"    {expression}"]
         elif projection is not None:
             body.append(f"answer = {expression}")
             body.append(

@@ -21,7 +21,16 @@ from spec.oracle._session import ConstructorRefused, Session
 if TYPE_CHECKING:
     from spec.oracle._run import Prepared
 
-__all__ = ["Failure", "Found", "OracleResult", "build_result", "failure_entry", "fields_of", "report_fields"]
+__all__ = [
+    "Failure",
+    "Found",
+    "OracleResult",
+    "build_result",
+    "failure_entry",
+    "fields_of",
+    "grouped",
+    "report_fields",
+]
 
 
 @dataclass
@@ -75,6 +84,8 @@ class OracleResult:
     ``calls``, ``repro`` and ``stacks`` repeat the first one's (empty on PASS).  ``not_checked``
     (O8): clause -> why it was not checked, as the report prints it after "not checked" ("(sequential
     run; use --threads)", "after V5 was set aside", "(the search stopped after ...)").
+    ``bad_inputs`` the bad inputs B1 tried (``constructor ...`` for the constructor's settings),
+    ``bad_inputs_not_tried`` the settings the target's constructor form cannot take, each with why.
     ``strict_gaps``: clause -> why, what ``--strict`` exits 1 on (:meth:`strict_summary`): the clauses
     not checked for want of a method or mapping of the target, and those under ``not_checked`` except
     the ones no run of this mode can check (M7 in a sequential run) and those that follow from a
@@ -103,6 +114,8 @@ class OracleResult:
     not_checked: dict[str, str] = field(default_factory=dict)
     strict_gaps: dict[str, str] = field(default_factory=dict)
     bad_inputs: list[str] = field(default_factory=list)  # B1: the bad inputs tried, each once at least
+    # B1: the bad constructor settings the target's constructor form cannot take, each with why
+    bad_inputs_not_tried: dict[str, str] = field(default_factory=dict)
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -163,7 +176,10 @@ class OracleResult:
         if self.passed_clauses:
             lines.append(f"  passed: {', '.join(self.passed_clauses)}")
         if self.bad_inputs:
-            lines.append(f"  bad inputs tried (B1): {'; '.join(self.bad_inputs)}")
+            lines.append(f"  bad inputs tried (B1): {'; '.join(grouped(self.bad_inputs))}")
+        if self.bad_inputs_not_tried:
+            untried = "; ".join(f"{label} ({why})" for label, why in self.bad_inputs_not_tried.items())
+            lines.append(f"  bad inputs not tried (B1): {untried}")
         by_reason: dict[str, list[str]] = {}
         for clause, why in self.not_checked.items():
             by_reason.setdefault(why, []).append(clause)
@@ -176,6 +192,22 @@ class OracleResult:
             return ""
         gaps = "; ".join(f"{clause} {why}" for clause, why in self.strict_gaps.items())
         return f"STRICT: not checked: {gaps}"
+
+
+def grouped(labels: list[str]) -> list[str]:
+    """B1's labels (``method input``) for the text report: one entry per input, with every method it was
+    tried on (``key='' on set, get, exists``); an input tried on one method keeps its label.
+
+    >>> grouped(["get key=5", "set key=5", "set value=None"])
+    ['key=5 on get, set', 'set value=None']
+    """
+    methods: dict[str, list[str]] = {}
+    for label in labels:
+        method, _, tried = label.partition(" ")
+        methods.setdefault(tried, []).append(method)
+    return [
+        f"{tried} on {', '.join(on)}" if len(on) > 1 else f"{on[0]} {tried}" for tried, on in methods.items()
+    ]
 
 
 def failure_entry(
@@ -205,6 +237,8 @@ class Found:
     # O8: why the search ended before its budget was spent ("" when it was spent): every clause neither
     # failed nor left out is then not checked, for this reason
     stopped: str = ""
+    # B1: the bad constructor settings the target's constructor form cannot take (label -> why)
+    bad_inputs_not_tried: dict[str, str] = field(default_factory=dict)
 
 
 def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
@@ -212,7 +246,8 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     session, component, totals = run.session, run.component, found.figures
     first_error = found.errors[0] if found.errors else None
     _verify_time(session, first_error, totals)
-    session.fs_control.verify(totals.examples)  # O4, the filesystem half (spec/oracle/_fs.py)
+    refusals_only = bool(found.failures) and all(f.clauses[:1] == ["B1"] for f in found.failures)
+    session.fs_control.verify(totals.examples, not refusals_only)  # O4, the filesystem half (_fs.py)
     covered = totals.as_dict()
     if session.fs_control.mode != "none":
         covered["fs_calls"] = session.fs_control.calls()
@@ -235,6 +270,7 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
     checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
     result.passed_clauses = [c for c in checked if c not in not_passed]
     result.bad_inputs = sorted(totals.bad_inputs)
+    result.bad_inputs_not_tried = dict(found.bad_inputs_not_tried)
     result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
     return result
 

@@ -25,6 +25,7 @@ from hypothesis.errors import HypothesisException, Unsatisfiable
 from spec.clauses import CLAUSE_ID
 from spec.machines._base import Figures, LockstepMachine, run_machine
 from spec.oracle import _repro
+from spec.oracle._bad_settings import try_bad_settings
 from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._result import Failure, Found, failure_entry
@@ -247,12 +248,18 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
     def so_far() -> Figures:  # totals and machine change as the search runs
         return _plus(totals, machine.figures)
 
+    found = Found(totals)
+    stop = ""  # why the search ended before its budget was spent
+    # B1 of the constructor first (milliseconds, before the budget's clock starts): a run that stops at its
+    # first failure stops there; otherwise B1 is set aside and the search looks for the others (O2).
+    if "B1" in component.groups and "B1" not in session.left_out:
+        _try_bad_settings(run, found, totals)
+        if found.failures and not budget.every_clause:
+            stop = "it stops at the first failure (B1; every_clause=False)"
     examples = RunBudget(budget.seconds, budget.progress, budget.clock, so_far, shrinks)
     machine = machine_class(component, session, examples)
-    found = Found(totals)
     done = 0
-    stop = ""  # why the search ended before its budget was spent
-    while done < budget.max_examples and not examples.out_of_time(examples.elapsed()):
+    while not stop and done < budget.max_examples and not examples.out_of_time(examples.elapsed()):
         failure: BaseException | None = None
         chunk = min(CHUNK, budget.max_examples - done)
         run_settings = settings(
@@ -325,6 +332,20 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
         ran = f"{totals.examples} of {budget.max_examples} examples"
         found.stopped = f"(the search stopped after {ran}: {stop})"
     return found
+
+
+def _try_bad_settings(run: Prepared, found: Found, totals: Figures) -> None:
+    """B1 of the constructor, before the search: each bad setting through the target's constructor form
+    (spec/oracle/_bad_settings.py); a setting let through is B1's failure, and B1 is then set aside."""
+    session = run.session
+    tried = try_bad_settings(session, run.target_path)
+    totals.bad_inputs |= set(tried.tried)
+    found.bad_inputs_not_tried.update(tried.not_tried)
+    if tried.failure is not None:
+        found.failures.append(tried.failure)
+        found.errors.append(AssertionError(tried.failure.message))
+        session.reported.add("B1")
+        session.left_out["B1"] = "B1: set aside after its failure, to look for the others"
 
 
 def _why_stop(budget: SearchBudget, clause: str, aside: str, session: Session, failures: int) -> str:
@@ -478,6 +499,8 @@ def _inferred_blame(component: Component, replayed: Replay, named: list[str]) ->
     diverged = component.method_clauses.get(replayed.calls[-1].method, ())
     if not diverged:
         return named, []
+    if "B1" in component.groups:  # bad input: every method's, when the machine named it (a refusal)
+        diverged = (*diverged, "B1")
     blamed = [next((c for c in named if c in diverged), diverged[0])]
     blamed += [c for c in named if c in diverged and c not in blamed]
     order = {c: i for i, c in enumerate(component.clauses)}

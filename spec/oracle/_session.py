@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import reject
 
+from spec.machines._base import names_any, parameter_named
 from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
@@ -67,7 +68,9 @@ class Call:
     now: float | None
 
 
-Outcome = tuple[str, Any]  # ("value", projected answer) | ("raised", exception type name)
+# ("value", projected answer) | ("raised", exception type name) | ("raised", type name, the names its
+# message must name one of: a B1 refusal)
+Outcome = tuple[Any, ...]
 
 
 @dataclass
@@ -104,6 +107,11 @@ class PerPoolRegistry:
         self._pools: dict[Any, Any] = {}
 
     def pool(self, name: Any) -> Any:
+        try:
+            hash(name)
+        except TypeError:  # P1, B1: as a registry refuses it, naming the parameter
+            what = f"{type(name).__name__} {name!r}"
+            raise TypeError(f"name must be hashable (a pool's name), got {what}") from None
         if name not in self._pools:
             self._pools[name] = self._make()
         return self._pools[name]
@@ -453,6 +461,29 @@ class TargetProxy:
     def __len__(self) -> int:
         return int(self._call("__len__", (), {}))
 
+    def _in_one_call(self, calls: Callable[[], object], text: str) -> object:
+        """Run ``calls`` (several calls of the target, B1's bad inputs) as one call of the guard: the calls
+        inside run on its worker directly, under one timeout (O8), each still recorded."""
+        return self._session.guard.run(calls, text)
+
+    def _parameter_names(self, method: str, position: int) -> tuple[str, ...]:
+        """B1: the target's own name for the spec parameter at ``position`` of ``method`` (the one a message
+        about a bad argument there may name): the adapter's keyword for it, or the parameter of the
+        target's method that takes it positionally.  Nothing is called (a pool is not asked for)."""
+        session = self._session
+        names = session.component.methods.get(method, ())
+        if position >= len(names):
+            return ()
+        spec_name = names[position]
+        pool, call = session.target_call(method, tuple((n, n) for n in names))
+        keyword = [k for k, v in call.kwargs.items() if v == spec_name]
+        if keyword or pool or spec_name not in call.args:
+            return tuple(keyword)
+        signature = _signature_of(getattr(self._obj, call.method, None))
+        parameters = list(signature.parameters) if signature is not None else []
+        index = call.args.index(spec_name)
+        return (parameters[index],) if index < len(parameters) else ()
+
     def _call(self, method: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
         session = self._session
         bound = session.bind(method, args, kwargs)
@@ -526,6 +557,21 @@ def _outcome(
         return ("raised", type(error).__name__)
 
 
+def _named(
+    receiver: TargetProxy, method: str, spec_error: str, error: str, actual: Outcome
+) -> tuple[Outcome, Outcome]:
+    """B1: the outcomes of a call the spec and the target both refused with the same exception type: the
+    spec's names the parameter its message begins with (with the target's own name for it); the target's
+    matches only when its message names one of them."""
+    spec_message, message = spec_error.partition(": ")[2], error.partition(": ")[2]
+    named = parameter_named(Exception(spec_message))
+    parameters = receiver._session.component.methods.get(method, ())
+    own = receiver._parameter_names(method, parameters.index(named)) if named in parameters else ()
+    names = tuple(sorted({named, *own} - {""}))
+    expected: Outcome = ("raised", actual[1], names)
+    return expected, (expected if names_any(message, names) else actual)
+
+
 def _diverges(got: Outcome, want: Outcome | None) -> bool:
     raised_alone = got[0] == "raised" and (want is None or want[0] != "raised")
     return raised_alone or (want is not None and got != want)
@@ -551,13 +597,14 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             if call.now is not None:
                 clock.now = call.now
             projection = session.projection(call.method)
+            refused: list[str] = []  # the spec's B1 refusal, with its message
             spec_receiver = _resolve(model, call.receiver)
             expected: Outcome | None = None
             if projection is not None:
                 expected = ("value", projection.spec(spec_receiver))
             elif hasattr(spec_receiver, call.method):
                 method = getattr(spec_receiver, call.method)
-                expected = _outcome(partial(_spec_call, method, call.bound))
+                expected = _outcome(partial(_spec_call, method, call.bound), errors=refused)
                 if expected[0] == "value" and (expected[1] is None or not isinstance(expected[1], _PLAIN)):
                     expected = None
             impl_receiver = _resolve(target, call.receiver)
@@ -566,6 +613,8 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
             raised: list[str] = []
             actual = _outcome(run, projection.impl if projection else lambda value: value, raised)
             errors.append(raised[0] if raised else "")
+            if refused and raised and expected == actual:  # B1: the message names the parameter too
+                expected, actual = _named(impl_receiver, call.method, refused[0], raised[0], actual)
             if timed and call.method in component.one_instant and clock.reads - reads > 1:
                 actual, expected = ("clock readings", clock.reads - reads), ("clock readings", 1)
             got.append(actual)
@@ -589,6 +638,13 @@ def minimize(session: Session, recording: Recording) -> Replay | None:
     best = replay(session, recording, recording.calls)
     if best.divergence is None:
         return None
+    # B1's bad inputs the spec refused (a machine tries a dozen or more an example): all dropped at once
+    # first, when the divergence does not need them, so the one-call pass has that many fewer replays.
+    kept = [c for c, w in zip(best.calls[:-1], best.want, strict=False) if not (w and w[0] == "raised")]
+    if len(kept) < len(best.calls) - 1:
+        candidate = replay(session, recording, [*kept, best.calls[-1]])
+        if candidate.divergence is not None:
+            best = candidate
     changed = True
     while changed:
         changed = False

@@ -122,8 +122,14 @@ class CallGuard:
         """``call()``'s answer, or its exception; :class:`CallTimedOut` past the timeout.  ``text`` names
         the call in the report (``cache.add('a')``)."""
         worker = self._worker
-        if self.timeout is None or threading.current_thread() is worker:  # a call the target makes back
+        if self.timeout is None:
             return call()
+        if threading.current_thread() is worker:  # a call made inside one the worker runs (a callback,
+            self.in_flight.append(text)  # B1's bad inputs one by one): run here, named while under way
+            try:
+                return call()
+            finally:
+                self.in_flight.pop()
         if worker is None or not worker.is_alive():
             worker = self._worker = _Worker()
             worker.start()
@@ -140,7 +146,8 @@ class CallGuard:
             # exception above is not delivered: wake it with no job, so it ends either way.
             worker.job = None
             worker.go.release()
-            raise CallTimedOut(text, list(self.in_flight), stacks, self.timeout)
+            # The innermost call in flight is the one that did not return (a call run inside this one).
+            raise CallTimedOut(self.in_flight[-1], list(self.in_flight), stacks, self.timeout)
         self.in_flight.pop()
         returned: bool = worker.outcome[0]
         answer: Any = worker.outcome[1]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Iterable, Sequence
 
-from spec.existence_cache import StorageExistenceCacheSpec, refuse_bad_input, touch, trim
+from spec.existence_cache import StorageExistenceCacheSpec, refuse_bad_capacity, refuse_bad_input, touch, trim
 
 __all__ = [
     "CORRECT",
@@ -49,6 +49,7 @@ class ExistenceLRUAnswersOnly:
     ``snapshot``: only the answers can be compared."""
 
     def __init__(self, max_entries: int = 512 * 1024) -> None:
+        refuse_bad_capacity(max_entries)  # B1 (E1)
         self.max_entries = max_entries
         self.beliefs: OrderedDict[Belief, None] = OrderedDict()
 
@@ -61,7 +62,7 @@ class ExistenceLRUAnswersOnly:
             self.beliefs.popitem(last=False)
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         for h in hashes:
             self.touch((pool, h))
         self.trim()
@@ -74,13 +75,13 @@ class ExistenceLRUAnswersOnly:
         return False
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         return self.covers_all(pool, hashes)
 
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
-        refuse_bad_input(pool, extra_cover=extra_cover)  # B1 (E5)
+        refuse_bad_input(pool, hashes=hashes, extra_cover=extra_cover)  # B1 (E5, E8)
         for h in hashes:
             if (pool, h) in self.beliefs:
                 self.beliefs.move_to_end((pool, h))
@@ -112,7 +113,7 @@ class TrimBeforeInsert(TextbookExistenceLRU):
     even when the page is already believed and nothing needed to go."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         for h in hashes:
             if self.beliefs and len(self.beliefs) >= self.max_entries:
                 self.beliefs.popitem(last=False)
@@ -125,7 +126,7 @@ class BatchEvictionCountsKnownPages(TextbookExistenceLRU):
     counting already-believed (and repeated) pages as new: the cache drops too many."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         chain = list(hashes)
         overflow = len(self.beliefs) + len(chain) - self.max_entries
         for h in chain:
@@ -141,7 +142,7 @@ class ExtraCoverCheckedFirst(TextbookExistenceLRU):
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
-        refuse_bad_input(pool, extra_cover=extra_cover)  # B1 (E5)
+        refuse_bad_input(pool, hashes=hashes, extra_cover=extra_cover)  # B1 (E5, E8)
         for h in hashes:
             if h in extra_cover:
                 continue
@@ -176,7 +177,7 @@ class ContainsAllTouchesInReverse(TextbookExistenceLRU):
     page ends up most recently used instead of its last."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         chain = list(hashes)
         for i, h in enumerate(chain):
             if (pool, h) not in self.beliefs:
@@ -193,7 +194,7 @@ class ContainsAllSizesTheChain(TextbookExistenceLRU):
     which has no length, raises TypeError."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         size = len(hashes)  # type: ignore[arg-type]
         chain = [h for _, h in zip(range(size), hashes, strict=False)]
         return self.covers_all(pool, chain)
@@ -205,7 +206,7 @@ class TrimmedInLen(ExistenceLRUAnswersOnly):
     step trims it at once and never sees the mistake (O1)."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         for h in hashes:
             self.touch((pool, h))
 
@@ -238,7 +239,7 @@ class AddKeepsTheOldPositionOfAKnownPage(StorageExistenceCacheSpec):
     """E2: re-adding a believed page does not make it most recently used (set-style ``add``)."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         for h in hashes:
             if (pool, h) not in self.beliefs:
                 self.beliefs = [*self.beliefs, (pool, h)]
@@ -249,7 +250,7 @@ class BoundPerPool(StorageExistenceCacheSpec):
     """E2: each pool is bounded on its own, instead of one global LRU over all pools."""
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         for h in hashes:
             self.beliefs = touch(self.beliefs, (pool, h))
         mine = [b for b in self.beliefs if b[0] == pool]
@@ -269,7 +270,7 @@ class ContainsAllTouchesNothingOnAMiss(StorageExistenceCacheSpec):
     """E4: all-or-nothing: when a page is missing, the believed prefix is not touched either."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         chain = list(hashes)
         if all((pool, h) in self.beliefs for h in chain):
             return super().contains_all(pool, chain)
@@ -280,7 +281,7 @@ class ContainsAllTouchesPastTheFirstMiss(StorageExistenceCacheSpec):
     """E4: every believed page is touched, even those after the first miss."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         answer = True
         for h in hashes:
             if (pool, h) in self.beliefs:
@@ -294,7 +295,7 @@ class ContainsAllReadsTheChainTwice(StorageExistenceCacheSpec):
     """E8: checks the chain, then walks it again to touch: a one-shot generator is empty the second time."""
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        refuse_bad_input(pool)  # B1 (E1)
+        refuse_bad_input(pool, hashes=hashes)  # B1 (E1, E8)
         if not all((pool, h) in self.beliefs for h in hashes):
             return False
         for h in hashes:
@@ -308,7 +309,7 @@ class ExtraCoverIsAdded(StorageExistenceCacheSpec):
     def covers_all(
         self, pool: Hashable, hashes: Iterable[Hashable], extra_cover: Collection[Hashable] = frozenset()
     ) -> bool:
-        refuse_bad_input(pool, extra_cover=extra_cover)  # B1 (E5)
+        refuse_bad_input(pool, hashes=hashes, extra_cover=extra_cover)  # B1 (E5, E8)
         for h in hashes:
             if (pool, h) in self.beliefs or h in extra_cover:
                 self.beliefs = trim(touch(self.beliefs, (pool, h)), self.max_entries)
@@ -329,6 +330,7 @@ class ZeroCapacityRemembersOne(StorageExistenceCacheSpec):
     """E1: ``max_entries=0`` is treated as 1 instead of remembering nothing."""
 
     def __init__(self, max_entries: int = 512 * 1024) -> None:
+        refuse_bad_capacity(max_entries)  # B1 (E1): the one mistake is what 0 means
         super().__init__(max(1, max_entries))
 
 

@@ -27,8 +27,10 @@ import math
 import os
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor, _Entry
+from spec.file_evictor import refuse_bad_limits, refuse_bad_size
 
 __all__ = [
     "CORRECT",
@@ -42,11 +44,14 @@ __all__ = [
     "CommitKeepsReservationOrder",
     "DiscardDropsWritesInFlight",
     "DrainsToTheHighWatermark",
+    "NegativeSizeAdmitted",
     "NeverDrains",
     "OsEvictor",
     "PassEvictsWritesInFlight",
     "RatioIgnored",
+    "RatioUnchecked",
     "RetriesUnremovableEvictor",
+    "SizeIsAValueError",
     "StopsAtUnremovable",
     "TouchAdoptsWithoutSize",
     "VanishedNotRefunded",
@@ -213,6 +218,7 @@ class OsEvictor:
         eviction_ratio: float,
         on_evict: Callable[[str], object],
     ) -> None:
+        refuse_bad_limits(max_size, min_free_space, eviction_ratio, on_evict)  # B1 (V1)
         self.directory = directory
         self.cap, self.floor, self.ratio = max_size, min_free_space, eviction_ratio
         self.on_evict = on_evict
@@ -232,6 +238,7 @@ class OsEvictor:
         return st.f_bavail * st.f_frsize
 
     def reserve(self, key: str, nbytes: int) -> bool:
+        refuse_bad_size(nbytes)  # B1 (V3)
         if not self.enabled:
             return True  # inert: nothing to enforce, nothing tracked (V1)
         if not self.admit(key, nbytes):
@@ -429,6 +436,39 @@ class PassEvictsWritesInFlight(BackgroundEvictor):
         return key != keep and key not in self.resting
 
 
+class NegativeSizeAdmitted(OsEvictor):
+    """B1 (V3): ``reserve`` checks the type of ``nbytes`` but not its sign: a negative size is admitted
+    (taken for an empty write) instead of refused."""
+
+    def reserve(self, key: str, nbytes: int) -> bool:
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+            raise TypeError(f"nbytes must be an int, got {nbytes!r}")
+        return super().reserve(key, max(nbytes, 0))
+
+
+class SizeIsAValueError(OsEvictor):
+    """B1 (V3): every bad ``nbytes`` is a ``ValueError`` ("a size must be a non-negative int"), a float or
+    a string included, where B1 says ``TypeError`` for a wrong type."""
+
+    def reserve(self, key: str, nbytes: int) -> bool:
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+            raise ValueError(f"nbytes must be a non-negative int, got {nbytes!r}")
+        return super().reserve(key, nbytes)
+
+
+class RatioUnchecked(OsEvictor):
+    """B1 (V1): the limits are checked, the ratio is not: ``eviction_ratio=0`` (or 1.5, or NaN) is taken,
+    and a pass then evicts everything (or nothing)."""
+
+    # Named parameters, no **kwargs: the oracle would pass its fs to those, and this evictor calls os itself.
+    def __init__(
+        self, directory: str, *, max_size: int, min_free_space: int, eviction_ratio: float, on_evict: Any
+    ) -> None:
+        limits = {"max_size": max_size, "min_free_space": min_free_space}
+        super().__init__(directory, **limits, eviction_ratio=0.9, on_evict=on_evict)
+        self.ratio = eviction_ratio
+
+
 CORRECT: dict[str, type] = {"OsEvictor": OsEvictor}
 
 # V3-bg (O3): correct and wrong only when ``eviction=background`` is declared (the catalogue declares it).
@@ -446,6 +486,9 @@ WRONG: dict[str, tuple[type, str]] = {
     "StopsAtUnremovable": (StopsAtUnremovable, "V5"),
     "CallbackAfterUnlink": (CallbackAfterUnlink, "V6"),
     "VanishedNotRefunded": (VanishedNotRefunded, "V5"),
+    "NegativeSizeAdmitted": (NegativeSizeAdmitted, "B1"),
+    "SizeIsAValueError": (SizeIsAValueError, "B1"),
+    "RatioUnchecked": (RatioUnchecked, "B1"),
 }
 
 WRONG_PRODUCTION: dict[str, tuple[type[LRUFileEvictor], str]] = {

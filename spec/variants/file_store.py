@@ -23,12 +23,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
 from hicache.fs import DirEntry, FileStat
+from spec.file_inputs import SETTINGS
 from spec.variants.file_evictor import (
     BackgroundLRUFileEvictor,
     RatioIgnored,
@@ -53,9 +54,11 @@ __all__ = [
     "BackgroundStoreNeverDrains",
     "BatchGetForgetsWithALateMark",
     "CallbackSkippedWhenGone",
+    "DotKeysAccepted",
     "EvictsWritesInFlight",
     "ExistsAlwaysStats",
     "KeepsTempOnFailure",
+    "KeyTypeIsAValueError",
     "NoC1Guard",
     "NoRefundOnAbort",
     "NoRefundWhenMissing",
@@ -65,6 +68,7 @@ __all__ = [
     "ScanReadoptsRemovedPages",
     "ScansOtherNamespaces",
     "TakesAnyNodeForAPage",
+    "UnknownSettingsIgnored",
     "UnlinksOutsideItsGuard",
     "WedgedOnEperm",
 ]
@@ -232,6 +236,39 @@ class BatchGetForgetsWithALateMark(HiCacheFile):
         super()._forget_missing(key, mark)
 
 
+class DotKeysAccepted(HiCacheFile):
+    """B1 (F2): the key check looks for a separator and NUL only, so a key starting with ``.`` is taken: its
+    file is hidden, and one named like a temp file (``.0123456789ab.tmp`` with the namespace ``""``...)
+    would be swept by another store's start-up."""
+
+    def _check_key(self, key: object) -> None:
+        if isinstance(key, str) and key.startswith(".") and len(key) > 1:
+            key = key[1:]
+        super()._check_key(key)
+
+
+class KeyTypeIsAValueError(HiCacheFile):
+    """B1 (F2): a key that is not a ``str`` is refused with a ``ValueError`` (every bad key alike) where B1
+    says ``TypeError`` for a wrong type."""
+
+    def _check_key(self, key: object) -> None:
+        if not isinstance(key, str):
+            raise ValueError(f"key must be a valid str, got {key!r}")
+        super()._check_key(key)
+
+
+class UnknownSettingsIgnored(HiCacheFile):
+    """B1 (F9): a setting ``extra_config`` does not know is dropped instead of refused, so a misspelt key
+    (``max_sise``) leaves the default in force, silently."""
+
+    def __init__(self, storage_dir: str | None = None, **kwargs: Any) -> None:
+        config = kwargs.get("extra_config")
+        if isinstance(config, Mapping):
+            known = set(SETTINGS)
+            kwargs["extra_config"] = {k: v for k, v in config.items() if not isinstance(k, str) or k in known}
+        super().__init__(storage_dir, **kwargs)
+
+
 WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "callback skipped when the file is already gone": (CallbackSkippedWhenGone, "V6"),
     "capacity not refunded on abort": (NoRefundOnAbort, "V4"),
@@ -243,6 +280,9 @@ WRONG: dict[str, tuple[Callable[..., Any], str]] = {
     "namespace taken as a plain suffix": (PlainSuffixNaming, "F1"),
     "any node taken for a page": (TakesAnyNodeForAPage, "S3"),
     "eviction ratio ignored": (RatioIgnoredStore, "V3"),
+    "keys starting with a dot accepted": (DotKeysAccepted, "B1"),
+    "a key of the wrong type is a ValueError": (KeyTypeIsAValueError, "B1"),
+    "unknown settings ignored": (UnknownSettingsIgnored, "B1"),
 }
 
 

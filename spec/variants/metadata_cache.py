@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import OrderedDict
@@ -31,6 +32,7 @@ from typing import Any, NamedTuple
 
 from hicache.metadata_cache import MetadataCache
 from spec.fakes import meeting_point
+from spec.metadata_cache import refuse_bad_key, refuse_bad_keys, refuse_bad_settings
 
 __all__ = [
     "CONCURRENT",
@@ -59,12 +61,14 @@ __all__ = [
     "MetadataCacheLRU",
     "MonotonicBoundaryExclusive",
     "MonotonicHardTTL",
+    "NanTtlAccepted",
     "OppositeLockOrder",
     "PlainHardTTLSet",
     "PrefixCountsPastTheMiss",
     "RacyMetadataCache",
     "ReAddKeepsPosition",
     "RefreshOnReAdd",
+    "RemoveIgnoresUnhashableKeys",
     "ScheduledBatchMetadataCache",
     "ScheduledMetadataCache",
     "StaleBirthOnReAdd",
@@ -73,6 +77,7 @@ __all__ = [
     "TextbookHardTTL",
     "TornBatchMetadataCache",
     "TornContainsMany",
+    "UnhashableKeyIsAValueError",
     "UnlockedCheckThenAdd",
     "UnlockedLen",
     "ZeroTtlNeverExpires",
@@ -90,6 +95,7 @@ class TextbookHardTTL:
         max_entries: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        refuse_bad_settings(ttl_seconds, max_entries, clock)  # B1 (M1)
         self.ttl = ttl_seconds
         self.max_entries = max_entries
         self.clock = clock
@@ -106,6 +112,7 @@ class TextbookHardTTL:
             del self.births[key]
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         self.add_at(key, self.clock())
 
     def add_at(self, key: Hashable, now: float) -> None:
@@ -121,10 +128,12 @@ class TextbookHardTTL:
         self.births.popitem(last=False)
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         birth = self.births.get(key)
         return birth is not None and self.live(birth, self.clock())
 
     def remove(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         self.births.pop(key, None)
 
     def clear(self) -> None:
@@ -148,6 +157,7 @@ class CountingTextbook(TextbookHardTTL):
     hits = misses = evictions = 0  # each instance's own from its first count
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         found = super().contains(key)
         if found:
             self.hits += 1
@@ -167,6 +177,7 @@ class PlainHardTTLSet:
     """Correct: the benchmark's plain lock + dict set, with hard-TTL re-add (add and contains only)."""
 
     def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+        refuse_bad_settings(ttl, clock=clock)  # B1 (M1)
         self._births: dict[Hashable, float] = {}
         self._lock = threading.Lock()
         self._ttl = ttl
@@ -176,12 +187,14 @@ class PlainHardTTLSet:
         return birth is not None and (self._ttl == -1 or now - birth <= self._ttl)
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         with self._lock:
             now = self._clock()
             if not self._live(self._births.get(key), now):
                 self._births[key] = now
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         with self._lock:
             return self._live(self._births.get(key), self._clock())
 
@@ -214,6 +227,7 @@ class RefreshOnReAdd(TextbookHardTTL):
     """M3: re-adding a live key restarts its lifetime (a sliding TTL, as in the benchmark's plain set)."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         self.births.pop(key, None)
         super().add(key)
 
@@ -222,6 +236,7 @@ class StaleBirthOnReAdd(TextbookHardTTL):
     """M3: the add fast path tests ``key in births`` without purging: an expired entry keeps its old birth."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         if key in self.births:
             return
         super().add(key)
@@ -234,6 +249,7 @@ class LazyPurgeStaleBirth(TextbookHardTTL):
     re-add repairs it: an oracle that probes between steps never sees the mistake (O1)."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         if key in self.births:
             return
         if self.max_entries is not None and len(self.births) >= self.max_entries:
@@ -243,6 +259,7 @@ class LazyPurgeStaleBirth(TextbookHardTTL):
         self.births[key] = self.clock()
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         birth = self.births.get(key)
         if birth is None:
             return False
@@ -268,6 +285,7 @@ class ReAddKeepsPosition(TextbookHardTTL):
     is no longer in birth order, so the bound evicts a fresh key instead of the oldest birth."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         now = self.clock()
         birth = self.births.get(key)
         if birth is not None and self.live(birth, now):
@@ -294,6 +312,7 @@ class BoundOffByOne(TextbookHardTTL):
     """M6: ``>`` for ``>=`` in the bound check: the cache holds max_entries + 1 keys."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         now = self.clock()
         self.purge(now)
         if key in self.births:
@@ -314,6 +333,7 @@ class EvictionCountsExpired(CountingTextbook):
     """M8: the bound is applied before the purge, so an expired entry dropped by it counts as an eviction."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         now = self.clock()
         if key not in self.births or not self.live(self.births[key], now):
             self.births.pop(key, None)
@@ -327,6 +347,7 @@ class HitOnExpiredEntry(CountingTextbook):
     """M8: the hit counter is bumped on a stored key before the liveness test."""
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         birth = self.births.get(key)
         if birth is None:
             self.misses += 1
@@ -346,6 +367,7 @@ class TextbookBatches(TextbookHardTTL):
     """Correct: the textbook cache with the M9 batches, each the single operations at one reading."""
 
     def add_many(self, keys: Iterable[Hashable]) -> None:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         keys = list(keys)
         if keys:
             now = self.clock()
@@ -357,10 +379,12 @@ class TextbookBatches(TextbookHardTTL):
         return birth is not None and self.live(birth, now)
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         now = self.clock()
         return [self.contains_at(key, now) for key in keys]
 
     def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         now, count = self.clock(), 0
         for key in keys:
             if not self.contains_at(key, now):
@@ -369,6 +393,7 @@ class TextbookBatches(TextbookHardTTL):
         return count
 
     def remove_many(self, keys: Iterable[Hashable]) -> None:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         for key in keys:
             self.births.pop(key, None)
 
@@ -378,6 +403,7 @@ class BatchReadsTheClockPerKey(TextbookBatches):
     one instant (a clock that moves between two keys answers for two instants)."""
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         return [self.contains(key) for key in keys]
 
 
@@ -386,8 +412,43 @@ class PrefixCountsPastTheMiss(TextbookBatches):
     that is not."""
 
     def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         now = self.clock()
         return sum(self.contains_at(key, now) for key in keys)
+
+
+class RemoveIgnoresUnhashableKeys(TextbookBatches):
+    """B1: ``remove`` never raises ("removing an absent key is not an error", M5, read as any key): it
+    swallows the ``TypeError`` of a key that is not hashable, so ``remove([])`` passes silently."""
+
+    def remove(self, key: Hashable) -> None:
+        with contextlib.suppress(TypeError):
+            self.births.pop(key, None)
+
+
+class UnhashableKeyIsAValueError(TextbookBatches):
+    """B1: ``add`` refuses a key that is not hashable with a ``ValueError`` (a bad key taken for a bad
+    value) where B1 says ``TypeError``."""
+
+    def add(self, key: Hashable) -> None:
+        try:
+            hash(key)
+        except TypeError:
+            raise ValueError(f"key must be hashable, got {key!r}") from None
+        super().add(key)
+
+
+class NanTtlAccepted(TextbookBatches):
+    """B1 (M1): the TTL is checked with comparisons, ``ttl < 0 and ttl != -1`` and ``ttl == inf``, which a
+    NaN fails every one of: ``ttl_seconds=nan`` is taken, and every key then dies at once."""
+
+    def __init__(self, ttl_seconds: float, **others: Any) -> None:
+        if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, (int, float)):
+            raise TypeError(f"ttl_seconds must be a number, got {ttl_seconds!r}")
+        if (ttl_seconds < 0 and ttl_seconds != -1) or ttl_seconds == float("inf"):
+            raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl_seconds!r}")
+        super().__init__(1.0, **others)  # the rest as it should be
+        self.ttl = ttl_seconds
 
 
 WRONG: dict[str, tuple[type, str]] = {
@@ -406,6 +467,9 @@ WRONG: dict[str, tuple[type, str]] = {
     "MonotonicBoundaryExclusive": (MonotonicBoundaryExclusive, "M2"),
     "BatchReadsTheClockPerKey": (BatchReadsTheClockPerKey, "M9"),
     "PrefixCountsPastTheMiss": (PrefixCountsPastTheMiss, "M9"),
+    "RemoveIgnoresUnhashableKeys": (RemoveIgnoresUnhashableKeys, "B1"),
+    "UnhashableKeyIsAValueError": (UnhashableKeyIsAValueError, "B1"),
+    "NanTtlAccepted": (NanTtlAccepted, "B1"),
 }
 
 CORRECT: dict[str, type] = {
@@ -429,6 +493,7 @@ def forgets_the_nth_live_key(n: int) -> Callable[..., Any]:
 
     class ForgetsTheNthLiveKey(MetadataCache):
         def add(self, key: Hashable) -> None:
+            refuse_bad_key(key)  # B1
             if len(self) == n - 1 and key not in self.snapshot_keys():
                 return
             super().add(key)
@@ -446,6 +511,7 @@ class EvictsTheNewest(MetadataCache):
     """M6 broken: a full cache evicts its newest entry instead of its oldest (shortest: 3 ops at cap 2)."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         with self._lock:
             now = self._clock()
             self._reclaim(now)
@@ -466,6 +532,7 @@ class ExclusiveBoundary(MetadataCache):
         self.contains = self._exclusive  # type: ignore[method-assign]
 
     def _exclusive(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         with self._lock:
             birth = self._births.get(key)
             found = birth is not None and (self._ttl < 0 or self._clock() - birth < self._ttl)
@@ -478,6 +545,7 @@ class KeepsStaleBirth(MetadataCache):
     """M3 broken: re-adding an expired, not yet purged key keeps its old birth (add, expire past, add)."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         with self._lock:
             if key in self._births:
                 return
@@ -512,6 +580,7 @@ class RacyMetadataCache(_Scheduled):
     """DELIBERATELY WRONG (M7): ``add`` is check-then-act across two critical sections."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         with self._lock:
             self._reclaim(self._clock())
             known = key in self._births
@@ -531,6 +600,7 @@ class ScheduledMetadataCache(_Scheduled):
     """The control: the same scheduling point, placed before production's atomic ``add``."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         self._schedule_point()
         super().add(key)
 
@@ -548,15 +618,19 @@ class TornBatchMetadataCache(_Scheduled):
         return answers
 
     def add_many(self, keys: Iterable[Hashable]) -> None:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         self._each(self.add, keys)
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         return self._each(self.contains, keys)
 
     def remove_many(self, keys: Iterable[Hashable]) -> None:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         self._each(self.remove, keys)
 
     def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         found = self.contains_many(keys)
         return found.index(False) if False in found else len(found)
 
@@ -565,6 +639,7 @@ class ScheduledBatchMetadataCache(_Scheduled):
     """The control: the same scheduling point, placed before production's atomic ``contains_many``."""
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         self._schedule_point()
         return super().contains_many(keys)
 
@@ -619,6 +694,7 @@ class UnlockedCheckThenAdd(MetadataCache):
     lifetime restarted (M3) at the newest end."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         now = self._clock()
         with self._lock:
             self._reclaim(now)
@@ -649,6 +725,7 @@ class LockFreeReadLazyPurge(_Narrowed):
     so a key that was just added answers False."""
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         birth = self._births.get(key)  # lock-free
         hit = birth is not None and _live(self._ttl, birth, self._clock())  # the clock: the race window
         if hit:
@@ -678,6 +755,7 @@ class TornContainsMany(_Narrowed):
     (``[True, False]`` for two keys only ever added and cleared together)."""
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         now: float | None = None
         found = []
         for key in keys:
@@ -705,6 +783,7 @@ class OppositeLockOrder(_Narrowed):
         self._bound_lock = threading.Lock()
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         with self._lock:
             now = self._clock()
             with self._bound_lock:
@@ -712,6 +791,7 @@ class OppositeLockOrder(_Narrowed):
                 self._insert(key, now)
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         with self._bound_lock:
             now = self._clock()
             with self._lock:
@@ -730,6 +810,7 @@ class LockFreeRead(MetadataCache):
     the lock."""
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         if self._recency is not None or self._counting:
             return super().contains(key)
         now = self._clock()
@@ -802,6 +883,7 @@ class StripedMetadataCache:
         stripe[key] = (now, (now, next(self._sequence)))
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         if self._bound is None:
             with self._one(key):
                 self._insert(key, self._clock(), every_stripe=False)
@@ -820,10 +902,12 @@ class StripedMetadataCache:
         return hit
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)  # B1
         with self._one(key):
             return self._contains_at(key, self._clock())
 
     def remove(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1
         with self._one(key) as stripe:
             stripe.pop(key, None)
 
@@ -840,6 +924,7 @@ class StripedMetadataCache:
             return sum(map(len, self._stripes))
 
     def add_many(self, keys: Iterable[Hashable]) -> None:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         with self._all():
             keys = list(keys)
             if keys:
@@ -848,12 +933,14 @@ class StripedMetadataCache:
                     self._insert(key, now, every_stripe=True)
 
     def contains_many(self, keys: Iterable[Hashable]) -> list[bool]:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         with self._all():
             keys = list(keys)
             now = self._clock() if keys else 0.0
             return [self._contains_at(key, now) for key in keys]
 
     def contains_prefix(self, keys: Iterable[Hashable]) -> int:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         with self._all():
             now, count = self._clock(), 0
             for key in keys:
@@ -863,6 +950,7 @@ class StripedMetadataCache:
             return count
 
     def remove_many(self, keys: Iterable[Hashable]) -> None:
+        keys = refuse_bad_keys(keys)  # B1 (M9)
         with self._all():
             for key in keys:
                 self._stripes[self._index(key)].pop(key, None)

@@ -15,7 +15,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from spec import existence_cache as e
-from spec.pool_beliefs import POOL, PooledExistenceCacheSpec, PoolExistenceBeliefsSpec
+from spec.pool_beliefs import POOL, PooledExistenceCacheSpec, PoolExistenceBeliefsSpec, refuse_bad_name
 
 __all__ = [
     "CORRECT",
@@ -41,11 +41,13 @@ class PoolBeliefsAnswersOnly:
     ``snapshot``: only the answers can be compared."""
 
     def __init__(self, max_entries: int) -> None:
+        e.refuse_bad_capacity(max_entries)  # B1 (P1 as E1)
         self.max_entries = max_entries
         self.beliefs: OrderedDict[Hashable, None] = OrderedDict()
         self.inflight: Counter[Hashable] = Counter()
 
     def add(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             self.beliefs[h] = None
             self.beliefs.move_to_end(h)
@@ -59,15 +61,19 @@ class PoolBeliefsAnswersOnly:
         return False
 
     def contains_all(self, hashes: Iterable[Hashable]) -> bool:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         return all(self.contains(h) for h in hashes)
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         return all(self.contains(h) or h in self.inflight for h in hashes)
 
     def track_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         self.inflight.update(hashes)
 
     def untrack_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             if h in self.inflight:
                 self.inflight[h] -= 1
@@ -101,10 +107,12 @@ class InflightAsASet(TextbookPoolBeliefs):
     """P3: in-flight content kept as a set: a page in two launched writes is dropped by the first ack."""
 
     def track_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             self.inflight[h] = 1
 
     def untrack_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             self.inflight.pop(h, None)
 
@@ -113,6 +121,7 @@ class CoveredStopsAtInflight(TextbookPoolBeliefs):
     """P4: an early exit: once an in-flight page is reached the rest of the chain is taken as covered."""
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             if self.contains(h):
                 continue
@@ -132,6 +141,7 @@ class TrimmedInLen(PoolBeliefsAnswersOnly):
     pool believes more pages than it may.  Asking ``len()`` after every step would hide it (O1)."""
 
     def add(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             self.beliefs[h] = None
             self.beliefs.move_to_end(h)
@@ -162,12 +172,14 @@ class UntrackGoesBelowZero(PoolExistenceBeliefsSpec):
     """P3: untracking a page not in flight leaves a negative count, so a later track does not cover it."""
 
     def untrack_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             self.inflight[h] = self.inflight.get(h, 0) - 1
             if self.inflight[h] == 0:
                 del self.inflight[h]
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         live = {h for h, n in self.inflight.items() if n > 0}
         covered, self.beliefs = e.covers_all(self.beliefs, POOL, list(hashes), live)
         return covered
@@ -181,6 +193,7 @@ class TrackCountsDistinctPagesOnly(PoolExistenceBeliefsSpec):
     """P3: a chain naming a page twice takes one reference, not one per occurrence."""
 
     def track_inflight(self, hashes: Iterable[Hashable]) -> None:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         super().track_inflight(dict.fromkeys(hashes))
 
 
@@ -188,6 +201,7 @@ class CoveredTouchesInFlightPages(PoolExistenceBeliefsSpec):
     """P4: an in-flight-only page is added as a belief when ``covered`` passes it."""
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
+        e.refuse_bad_input(POOL, hashes=hashes)  # B1 (E8)
         for h in hashes:
             if (POOL, h) in self.beliefs or h in self.inflight:
                 self.beliefs = e.trim(e.touch(self.beliefs, (POOL, h)), self.max_entries)
@@ -207,7 +221,7 @@ class SharedBeliefsRegistry(PooledExistenceCacheSpec):
     """P1, P2: every name gets the same pool object, so pools share beliefs and one bound."""
 
     def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
-        hash(name)  # B1 (P1): a name that is not hashable is a TypeError
+        refuse_bad_name(name)  # B1 (P1)
         return super().pool("shared")
 
 
@@ -222,6 +236,7 @@ class RegistryClearSkipsInflight(PooledExistenceCacheSpec):
 def _registry_of(pool_class: type[PoolExistenceBeliefsSpec]) -> Callable[[int], PooledExistenceCacheSpec]:
     class Registry(PooledExistenceCacheSpec):
         def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
+            refuse_bad_name(name)  # B1 (P1)
             if name not in self.pools:
                 self.pools[name] = pool_class(self.max_entries)
             return self.pools[name]

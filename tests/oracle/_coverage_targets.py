@@ -8,6 +8,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from hicache.metadata_cache import MetadataCache
+from spec.metadata_cache import refuse_bad_key, refuse_bad_settings
 from spec.variants.file_evictor import OsEvictor
 
 __all__ = ["RELEASE", "CallsBackAfterRemovalAndStops", "RefusesABound", "SpinsWhenFull"]
@@ -35,6 +36,7 @@ class RefusesABound(MetadataCache):
     """M1: a metadata cache whose constructor refuses any ``max_entries`` (it only runs unbounded)."""
 
     def __init__(self, ttl_seconds: float, **options: Any) -> None:
+        refuse_bad_settings(ttl_seconds, options.get("max_entries"))  # B1 as M1 says: its mistake is the next
         if options.get("max_entries") is not None:
             raise ValueError(f"max_entries is not supported, got {options['max_entries']}")
         super().__init__(ttl_seconds, **options)
@@ -45,6 +47,7 @@ class SpinsWhenFull(MetadataCache):
     the oracle must end the run with a FAIL instead of hanging."""
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)  # B1 first: the spin is its one mistake
         bound = self.max_entries
         while bound is not None and len(self._births) >= bound and not RELEASE.is_set():
             pass  # a spin in Python: a thread the oracle abandons here can be stopped at any bytecode

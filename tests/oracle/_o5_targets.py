@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from time import monotonic
 
+from spec.existence_cache import refuse_bad_capacity
+from spec.metadata_cache import refuse_bad_key, refuse_bad_settings
 from spec.variants.existence_cache import TextbookExistenceLRU
 from spec.variants.metadata_cache import TextbookHardTTL
 
@@ -24,6 +26,7 @@ class RefusesZero(TextbookExistenceLRU):
     """Like a C LRU library's ``LRU(0)``: capacity 0 is refused (E1 allows it: it remembers nothing)."""
 
     def __init__(self, max_entries: int = 512 * 1024) -> None:
+        refuse_bad_capacity(max_entries)  # B1 as E1 says (its one mistake is refusing 0)
         if max_entries < 1:
             raise ValueError(f"capacity must be >= 1, got {max_entries}")
         super().__init__(max_entries)
@@ -37,7 +40,10 @@ class ContainsTakesTwo(TextbookHardTTL):
 
 
 class _TTLSet:
+    """A correct hard-TTL set (add and contains), refusing bad input as M says (B1)."""
+
     def __init__(self, ttl_seconds: float, read: Callable[[], float]) -> None:
+        refuse_bad_settings(ttl_seconds, clock=read)
         self.ttl = ttl_seconds
         self.read = read
         self.births: dict[Hashable, float] = {}
@@ -47,11 +53,13 @@ class _TTLSet:
         return birth is not None and (self.ttl == -1 or now - birth <= self.ttl)
 
     def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)
         now = self.read()
         if not self.live(key, now):
             self.births[key] = now
 
     def contains(self, key: Hashable) -> bool:
+        refuse_bad_key(key)
         return self.live(key, self.read())
 
 

@@ -50,6 +50,7 @@ def test_every_catalogued_wrong_variant_is_caught_with_a_short_counterexample(
         steps=STEPS,
         every_clause=False,  # the first failure is the one this test is about: no search for others
         declare=dict(variant.declare),
+        leave_out=variant.leave_out,
     )
     record_property("examples", result.figures["examples"])
     record_property("counterexample_calls", result.calls)
@@ -72,6 +73,7 @@ def test_every_correct_alternative_passes(
         max_examples=PASS_EXAMPLES,
         steps=STEPS,
         declare=dict(variant.declare),
+        leave_out=variant.leave_out,
     )
     for key, value in result.figures.items():
         record_property(key, value)

@@ -48,7 +48,12 @@ def test_a_catalogued_mistake_of_each_component_fails_with_its_clause_and_a_repr
     variant: Variant, record_property: Callable[[str, object], None]
 ) -> None:
     result = check(
-        variant.component, variant.target, max_examples=FIND_EXAMPLES, steps=STEPS, every_clause=False
+        variant.component,
+        variant.target,
+        max_examples=FIND_EXAMPLES,
+        steps=STEPS,
+        every_clause=False,
+        leave_out=variant.leave_out,
     )
     record_property("examples", result.figures["examples"])
     assert result.verdict == "FAIL", f"{variant.name} slipped through: {result.summary()}"
@@ -62,7 +67,13 @@ def test_a_catalogued_mistake_of_each_component_fails_with_its_clause_and_a_repr
 def test_the_production_class_of_each_component_passes_a_small_budget(
     variant: Variant, record_property: Callable[[str, object], None]
 ) -> None:
-    result = check(variant.component, variant.target, max_examples=PASS_EXAMPLES, steps=STEPS)
+    result = check(
+        variant.component,
+        variant.target,
+        max_examples=PASS_EXAMPLES,
+        steps=STEPS,
+        leave_out=variant.leave_out,
+    )
     for key, value in result.figures.items():
         record_property(key, value)
     assert result.passed, result.summary()

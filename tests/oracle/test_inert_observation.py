@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from spec.existence_cache import refuse_bad_capacity
 from spec.oracle import check
 from spec.oracle._session import OneShot, _repr
+from spec.pool_beliefs import refuse_bad_name
 from spec.variants import existence_cache as oracle_e
 from spec.variants import metadata_cache as oracle_m
 from spec.variants import pool_beliefs as oracle_p
@@ -76,11 +78,13 @@ class Registry:
     """A registry handing out one ``make(max_entries)`` per pool name (P1)."""
 
     def __init__(self, make: Callable[[int], Any], max_entries: int) -> None:
+        refuse_bad_capacity(max_entries)  # B1 (P1)
         self._make = make
         self._max_entries = max_entries
         self._pools: dict[Any, Any] = {}
 
     def pool(self, name: Any) -> Any:
+        refuse_bad_name(name)  # B1 (P1)
         if name not in self._pools:
             self._pools[name] = self._make(self._max_entries)
         return self._pools[name]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from spec.metadata_cache import refuse_bad_key
 from spec.oracle import check
 from spec.oracle.__main__ import main
 from spec.oracle._adapter import KEYS
@@ -106,7 +107,8 @@ def test_a_trace_report_fills_missing_not_checked_and_strict_gaps_as_the_other_m
     assert {"remove", "clear", "len", "config max_entries", "stats"} <= set(report["missing"])
     assert set(report["left_out"]) == {"M5", "M6", "M9"}, report["left_out"]
     assert report["passed_clauses"] == ["M2", "M3", "M4"], report["passed_clauses"]
-    assert set(report["not_checked"]) == {"M7", "M8"}, report["not_checked"]
+    # B1: no call in this trace raised, so no bad input was judged
+    assert set(report["not_checked"]) == {"M7", "M8", "B1"}, report["not_checked"]
     assert set(report["strict_gaps"]) == {"M5", "M6", "M7", "M9"}, report["strict_gaps"]
     assert main(["metadata-cache", "--trace", str(path), "--strict"]) == 1
     [line] = [line for line in capsys.readouterr().out.splitlines() if "STRICT" in line]
@@ -178,6 +180,7 @@ class RaisesWithAMessage(PlainHardTTLSet):
     """M4: ``contains`` of a key never added raises, with a message of its own."""
 
     def contains(self, key: Any) -> bool:
+        refuse_bad_key(key)  # B1, as its base
         if key not in self._births:
             raise KeyError(f"never saw {key!r}")
         return bool(super().contains(key))

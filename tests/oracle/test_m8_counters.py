@@ -31,6 +31,8 @@ class CountsOnlyWhenAsked(MetadataCacheSpec):
     was given ``stats=True``: the oracle must turn it on."""
 
     def __init__(self, *args: Any, stats: bool = False, **kwargs: Any) -> None:
+        if not isinstance(stats, bool):  # B1 (M1)
+            raise TypeError(f"stats must be a bool, got {stats!r}")
         super().__init__(*args, **kwargs)
         self.asked = stats
 

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from spec.existence_cache import refuse_bad_capacity
 from spec.oracle import OracleUsageError, check
+from spec.pool_beliefs import refuse_bad_name
 from spec.variants.pool_beliefs import InflightAsASet, TextbookPoolBeliefs
 
 
@@ -53,10 +55,12 @@ class RegistryWithoutClears:
     """A registry whose pools have no ``clear``/``clear_inflight`` (nor does the registry)."""
 
     def __init__(self, max_entries: int) -> None:
+        refuse_bad_capacity(max_entries)  # B1 (P1)
         self.max_entries = max_entries
         self.pools: dict[Hashable, PoolWithout] = {}
 
     def pool(self, name: Hashable) -> PoolWithout:
+        refuse_bad_name(name)  # B1 (P1)
         if name not in self.pools:
             self.pools[name] = PoolWithoutClears(self.max_entries)
         return self.pools[name]
@@ -71,6 +75,7 @@ class RegistryWithoutItsOwnClears(RegistryWithoutClears):
     left out, the pools' are still checked."""
 
     def pool(self, name: Hashable) -> PoolWithout:
+        refuse_bad_name(name)  # B1 (P1)
         if name not in self.pools:
             self.pools[name] = PoolWithout(self.max_entries)
         return self.pools[name]
@@ -125,10 +130,10 @@ class ExistenceWithoutContains:
         self._inner = StorageExistenceCacheSpec(max_entries)
 
     def add(self, pool: Hashable, hashes: Iterable[Hashable]) -> None:
-        self._inner.add(pool, list(hashes))
+        self._inner.add(pool, hashes)
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        return self._inner.contains_all(pool, list(hashes))
+        return self._inner.contains_all(pool, hashes)
 
 
 @pytest.mark.clauses("E2", "E4")

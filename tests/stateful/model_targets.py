@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from typing import Any
 
 from spec.fake_fs import FakeFile, FakeFileSystem
+from spec.file_inputs import refuse_bad_call
 from spec.file_names import Entry, total
 from spec.file_store import FileStoreModel
 from spec.machines.file_evictor import FileEvictorMachine
@@ -172,15 +173,18 @@ class ModelStore(FileStoreModel):
         self.listing.left = None
 
     def get_into(self, key: str, buffer: bytearray) -> bool:
+        refuse_bad_call("get_into", key, buffer, namespace=self.namespace)  # B1 (F2)
         data = self.get(key, buffer_size=len(buffer))
         if data is not None:
             buffer[:] = data
         return data is not None
 
     def batch_set(self, keys: list[str], values: list[bytes]) -> list[bool]:
+        refuse_bad_call("batch_set", keys, values, namespace=self.namespace)  # B1 (F5): all first
         return [self.set(k, v) for k, v in zip(keys, values, strict=True)]
 
     def batch_get(self, keys: list[str]) -> list[bytes | None]:
+        refuse_bad_call("batch_get", keys, namespace=self.namespace)  # B1 (F5): every key first
         return [self.get(k) for k in keys]
 
 

@@ -37,6 +37,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "spec.file_store",
             "spec.file_evictor",
             "spec.file_names",
+            "spec.file_inputs",
         ),
     ),
     ("world", ("spec.fakes", "spec.fake_fs")),

@@ -363,7 +363,12 @@ def test_get_into_fills_a_buffer_of_any_item_format_or_shape_by_its_bytes(
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"storage_dir": ""}, ValueError, "storage_dir must be a non-empty str path, got ''"),
+        ({"storage_dir": ""}, ValueError, "storage_dir must be a non-empty str path without NUL, got ''"),
+        (
+            {"storage_dir": "/a\0b"},
+            ValueError,
+            "storage_dir must be a non-empty str path without NUL, got '/a\\x00b'",
+        ),
         ({"storage_dir": 5}, TypeError, "storage_dir must be a str path or None, got int 5"),
         ({"namespace": 5}, TypeError, "namespace must be a str, got int 5"),
         ({"namespace": "_a/b"}, ValueError, "namespace must not contain a path separator or NUL, got '_a/b'"),
@@ -381,6 +386,7 @@ def test_get_into_fills_a_buffer_of_any_item_format_or_shape_by_its_bytes(
     ],
     ids=[
         "empty-dir",
+        "nul-dir",
         "int-dir",
         "int-namespace",
         "slash-namespace",
