@@ -203,6 +203,10 @@ def machine_class(
         base.__init__(self)
         if session.counting():  # M8: counters that never move are a failure, not a cache without them
             self.counting = True  # type: ignore[attr-defined]
+        if budget is not None and _shrinking_another_clause(budget, session):
+            # B1's bad inputs are no part of the failure under shrinking: its examples take the step
+            # without the calls (the same draws, the same rules: every example replays as it ran).
+            self.skip_bad_inputs = True
         if budget is not None and budget.shrinking and not component.replayable:
             session.steps = []
             stop.append(_record_steps(codes, session.steps))
@@ -235,6 +239,14 @@ def machine_class(
 
     members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
     return type(f"Oracle{base.__name__}", (base.over(session.factory, **session.declared),), members)
+
+
+def _shrinking_another_clause(budget: RunBudget, session: Session) -> bool:
+    """Whether Hypothesis is shrinking a failure of another clause than B1 (bad input)."""
+    if not budget.shrinking or budget.last_failure is None:
+        return False
+    error, _recording, _steps, step_clause = budget.last_failure
+    return (clauses_of(str(error)) or [step_clause])[0] != "B1"
 
 
 def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
