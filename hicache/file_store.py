@@ -446,9 +446,10 @@ class HiCacheFile:
                         else:
                             left += 1
                 self._evictor.clear()
-                # Survivors are adopted again oldest first (by mtime, then name), as start-up seeds
-                # pages: the order must not depend on the directory listing's order (V2).
-                for _mtime, _name, key, size in sorted(kept):
+                # Survivors are adopted again oldest first, ties in the listing's order, as start-up
+                # seeds pages (F8, V2).
+                kept.sort(key=lambda page: page[0])
+                for _mtime, _name, key, size in kept:
                     self._evictor.touch(key, size)
                 return not kept and not left
             finally:

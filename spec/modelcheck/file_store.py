@@ -174,8 +174,12 @@ class FileStorePair(Pair):
         return tuple(sorted((n if n[0] != "." else ".tmp", d, ranks[m]) for n, (d, m) in files.items()))
 
     def _beliefs(self, births: list[tuple[Hashable, float]]) -> Hashable:
+        """The live beliefs with their ages, oldest first; those born at one instant in key order: the
+        store's beliefs have no bound, so their order among equal births is unobservable (they expire
+        together, none is evicted), and start-up births them at once in the listing's order (F8)."""
         now = self.clock()
-        return tuple((k, now - b) for k, b in births if self.ttl < 0 or now - b <= self.ttl)
+        live = [(k, now - b) for k, b in births if self.ttl < 0 or now - b <= self.ttl]
+        return tuple(sorted(live, key=lambda belief: (-belief[1], repr(belief[0]))))
 
     def abstract_implementation(self) -> Hashable:
         impl, fs = self.implementation, self.fs
