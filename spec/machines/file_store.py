@@ -43,7 +43,7 @@ import copy
 import errno
 from collections.abc import Callable, Hashable
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
@@ -66,6 +66,8 @@ __all__ = [
     "believed",
     "stepped",
 ]
+
+T = TypeVar("T")  # what a call the machine crashes inside answers
 
 DIRECTORY = "/cache"
 NAMESPACE = "_ns"
@@ -590,19 +592,11 @@ class FileStoreMachine(FileWorldMachine):
     @rule(key=keys, value=values, after=st.integers(0, 10))
     def crash_during_set(self, key: str, value: bytes, after: int) -> None:
         """C4: the process dies after ``after`` more filesystem calls; a new store starts."""
-        self.heal()
-        self._step("C4")
-        acknowledged = self._acknowledged()
-        shadow, tried = self._shadow()  # which files this set may remove: its victims
-        shadow.set(key, value)
-        self.fs.crash_after(after)
-        try:
-            got = self.impl.set(key, value)
-        except Crash:
-            self.fs.restart()
-            self._after_crash(acknowledged, self._names(tried), key, value)
+        crashed, got = self._crash_inside(
+            after, lambda shadow: shadow.set(key, value), lambda: self.impl.set(key, value), key, value
+        )
+        if crashed:
             return
-        self.fs.restart()
         want = self.model.set(key, value)
         assert got == want, f"C4: set({key!r}, {value!r}) -> {got}, model {want}"
         self._note_evictions()
@@ -636,19 +630,9 @@ class FileStoreMachine(FileWorldMachine):
     @rule(after=st.integers(0, 10))
     def crash_during_start_up(self, after: int) -> None:
         """C4, F8: the process dies while a new store scans the directory, cleans up and evicts."""
-        self.heal()
-        self._step("C4")
-        acknowledged = self._acknowledged()
-        shadow, tried = self._shadow()
-        shadow.restart()
-        self.fs.crash_after(after)
-        try:
-            store = self._new_store()
-        except Crash:
-            self.fs.restart()
-            self._after_crash(acknowledged, self._names(tried))
+        crashed, store = self._crash_inside(after, FileStoreModel.restart, self._new_store)
+        if crashed:
             return
-        self.fs.restart()
         self.impl = store
         self.model.restart()
         self._note_evictions()
@@ -673,6 +657,32 @@ class FileStoreMachine(FileWorldMachine):
 
     def _names(self, keys: list[str]) -> frozenset[str]:
         return frozenset(self.model.name(k) for k in keys)
+
+    def _crash_inside(
+        self,
+        after: int,
+        shadow_step: Callable[[FileStoreModel], object],
+        act: Callable[[], T],
+        key: str | None = None,
+        value: bytes = b"",
+    ) -> tuple[bool, T | None]:
+        """C4: ``act`` with the process dying after ``after`` more filesystem calls.  ``shadow_step`` runs
+        on a copy of the model first, to learn which files ``act`` may remove (its victims).  (True, None)
+        when it died (a new store's view then checked by ``_after_crash``), else (False, its answer)."""
+        self.heal()
+        self._step("C4")
+        acknowledged = self._acknowledged()
+        shadow, tried = self._shadow()
+        shadow_step(shadow)
+        self.fs.crash_after(after)
+        try:
+            got = act()
+        except Crash:
+            self.fs.restart()
+            self._after_crash(acknowledged, self._names(tried), key, value)
+            return True, None
+        self.fs.restart()
+        return False, got
 
     def _after_crash(
         self,
@@ -846,19 +856,9 @@ class BackgroundScanMachine(FileStoreMachine):
     @rule(after=st.integers(0, 6))
     def crash_during_scan_step(self, after: int) -> None:
         """C4, F8-bg: the process dies inside a batch (its sweep, or the evictions after it)."""
-        self.heal()
-        self._step("C4")
-        acknowledged = self._acknowledged()
-        shadow, tried = self._shadow()
-        shadow.scan_step()
-        self.fs.crash_after(after)
-        try:
-            got = self.impl._scan_step()
-        except Crash:
-            self.fs.restart()
-            self._after_crash(acknowledged, self._names(tried))
+        crashed, got = self._crash_inside(after, FileStoreModel.scan_step, self.impl._scan_step)
+        if crashed:
             return
-        self.fs.restart()
         running = self.model.listing.left is not None
         want = self.model.scan_step()
         assert got == want, f"F8-bg: a scan step says the listing has more: {got}, model {want}"
