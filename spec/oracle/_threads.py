@@ -118,7 +118,11 @@ class Scheduler:
         self._choose = choose
         self._replay = list(replay)
         self.schedule = Schedule()
-        self._cv = threading.Condition()
+        # One mutex; the scheduler waits on ``_cv`` and each worker on its own turn, so a hand-over
+        # wakes the one thread it concerns (a shared condition woke every parked worker at each of them).
+        self._mutex = threading.Lock()
+        self._cv = threading.Condition(self._mutex)
+        self._turns = [threading.Condition(self._mutex) for _ in range(workers)]
         self.parked: dict[int, str] = {}  # worker -> where it is held
         self.waiting: dict[int, ScheduledLock] = {}  # parked workers waiting for a lock of the target's
         self.done: set[int] = set()
@@ -132,11 +136,12 @@ class Scheduler:
         index = getattr(_local, "index", None)
         if index is None or getattr(_local, "scheduler", None) is not self:
             return
-        with self._cv:
+        with self._mutex:
             self.parked[index] = where
-            self._cv.notify_all()
+            self._hand_over()
+            turn = self._turns[index]
             while self.granted != index and not self.aborted:
-                self._cv.wait()
+                turn.wait()
             self.parked.pop(index, None)
             self.granted = None
             if self.aborted:
@@ -147,12 +152,13 @@ class Scheduler:
         index = getattr(_local, "index", None)
         if index is None:
             return
-        with self._cv:
+        with self._mutex:
             self.waiting[index] = lock
             self.parked[index] = "lock"
-            self._cv.notify_all()
+            self._hand_over()
+            turn = self._turns[index]
             while self.granted != index and not self.aborted:
-                self._cv.wait()
+                turn.wait()
             self.parked.pop(index, None)
             self.waiting.pop(index, None)
             self.granted = None
@@ -161,14 +167,34 @@ class Scheduler:
         return sorted(i for i in self.parked if i not in self.waiting or self.waiting[i].owner is None)
 
     def finished(self, index: int) -> None:
-        with self._cv:
+        with self._mutex:
             self.done.add(index)
-            self._cv.notify_all()
+            self._hand_over()
 
     def abort(self) -> None:
-        with self._cv:
+        with self._mutex:
             self.aborted = True
             self._cv.notify_all()
+            for turn in self._turns:
+                turn.notify_all()
+
+    def _hand_over(self) -> None:
+        """The worker that just parked or finished picks the next one itself when every worker is parked
+        or finished (one thread switch, not two); otherwise the scheduler looks (mutex held)."""
+        if not (self.granted is None and len(self.parked) + len(self.done) == self.workers and self._grant()):
+            self._cv.notify()
+
+    def _grant(self) -> bool:
+        """Pick the next worker among the ready ones and wake it (mutex held); False when none is ready."""
+        ready = self._ready()
+        if not ready:
+            return False
+        where = self.parked.get(self._last, "call") if self._last is not None else "call"
+        pick = self._pick(ready, where)
+        self.schedule.picks.append(pick)
+        self._last = self.granted = pick
+        self._turns[pick].notify()
+        return True
 
     def _settled(self, looks: dict[int, tuple[int, int, int]]) -> bool:
         """Whether every worker is parked, finished or blocked (lock held: the workers are not running)."""
@@ -200,19 +226,13 @@ class Scheduler:
                     self._cv.wait(POLL)
                     deadline()
                     continue
-                ready = self._ready()
-                if not ready and self.parked and len(self.parked) + len(self.done) == self.workers:
-                    raise CallTimedOut(self._deadlock())  # each waits for a lock another holds: now
-                if not ready:  # every worker left is blocked: a deadlock, or a wake-up under way
-                    self._cv.wait(POLL)
-                    deadline()
+                if self._grant():
+                    looks.clear()
                     continue
-                where = self.parked.get(self._last, "call") if self._last is not None else "call"
-                pick = self._pick(ready, where)
-                self.schedule.picks.append(pick)
-                self._last = self.granted = pick
-                looks.clear()
-                self._cv.notify_all()
+                if self.parked and len(self.parked) + len(self.done) == self.workers:
+                    raise CallTimedOut(self._deadlock())  # each waits for a lock another holds: now
+                self._cv.wait(POLL)  # every worker left is blocked: a deadlock, or a wake-up under way
+                deadline()
 
     def _deadlock(self) -> str:
         owners = {thread: index for index, thread in self.idents.items()}

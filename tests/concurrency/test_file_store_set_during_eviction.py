@@ -11,7 +11,7 @@ start, so it rejected this history, which SEMANTICS allows; it now lets such a
 ``set`` probe and refresh at its end, as it already did for a present key with
 no belief.  Found by a random search of schedules, then forced here with the
 fake filesystem's hooks; it was the one violation in 60 real-thread histories
-of ``test_real_thread_histories_of_a_capped_store_are_all_linearizable_in_steps``.
+of ``test_real_thread_histories_of_a_store_are_all_linearizable[capped-in-steps]``.
 """
 
 from __future__ import annotations
