@@ -32,7 +32,10 @@ RUNS = [
             "StripedMetadataCache",
         )
     ),
-    ("UnlinksOutsideItsGuard", "file-store", "spec.variants.file_store:UnlinksOutsideItsGuard", []),
+    *(
+        (name, "file-store", f"spec.variants.file_store:{name}", [])
+        for name in ("UnlinksOutsideItsGuard", "BatchGetForgetsWithALateMark")
+    ),
 ]
 
 
