@@ -5,7 +5,7 @@ bench-scale SIZES=10000,100000``).  For each size one directory is filled with e
 ``ftruncate`` to ``PAGE`` bytes, so each reports its size but holds no data block) named as both the engine
 and the store name them in the flat layout (``<64 hex>.bin``), in a temp directory on the local disk, and
 removed at the end.  Every figure is measured in a fresh process (``python -m benchmarks.bench_scale --child
-...``), best of ``RUNS`` processes for start-up and memory, best of 3 repeats inside one process for the
+...``), best of ``RUNS`` processes for start-up and memory (the configurations in turn), best of 3 repeats inside one process for the
 operations.  The dentries and inodes are in the kernel's cache for every run (the files were just made):
 these are warm start-ups, the same for both sides.
 
@@ -241,12 +241,15 @@ def measure(sizes: tuple[int, ...], runs: int = RUNS, root: str | None = None) -
             made = time.perf_counter() - start
             print(f"  {n} pages made in {made:.1f} s", file=sys.stderr, flush=True)
             figures: dict[str, float] = {"make s": made}
-            for which in (*STARTUPS, BACKGROUND):
-                best: dict[str, float] = {}
-                for _ in range(runs):
+            # Round robin (each run starts every configuration once): a drift of the machine or of the
+            # kernel's caches over the minutes of a size reaches every configuration alike.
+            bests: dict[str, dict[str, float]] = {which: {} for which in (*STARTUPS, BACKGROUND)}
+            for _ in range(runs):
+                for which, best in bests.items():
                     got = _spawn(["startup", directory, str(n), which])
                     for name, value in got.items():
                         best[name] = min(best.get(name, value), value)
+            for which, best in bests.items():
                 for name, value in best.items():
                     figures[f"{which}: {name}"] = value
                 print(f"  {n} {which}: {best}", file=sys.stderr, flush=True)
@@ -344,7 +347,7 @@ def section(results: dict[str, dict[str, float]], write_chart: bool) -> str:
             "",
             f"Sparse page files of {PAGE} bytes named `<64 hex>.bin` (the flat layout), made in a temp"
             " directory on the local disk and removed after; the engine release's `LRUFileEvictor` loaded"
-            f" from its wheel in the same run.  Start-up and memory: best of {RUNS} fresh processes;"
+            f" from its wheel in the same run.  Start-up and memory: best of {RUNS} fresh processes, the configurations in turn;"
             f" operations: best of 3 repeats of {OPS} in one fresh process.  The machine is shared (2"
             " cores, other jobs running): the CPU time of the constructing process is the steadier start-up"
             " figure; the wall-clock time, which also counts waiting for a core, is shown beside it."

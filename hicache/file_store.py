@@ -1264,6 +1264,14 @@ class HiCacheFile:
         """One directory's pages into ``found``; its old temp files removed (F8).  ``place``: the two
         subdirectories ``where`` is (fanout), whose pages must hash there (others are misplaced and
         skipped); None in the flat directory.  True when the fanout marker of this namespace was met."""
+        # _key_of's common name and _is_page_entry are written out here: at a million pages a call per
+        # page is a tenth of a microsecond each (docs/SEMANTICS.md "F8 at scale").  A subclass that
+        # overrides either (the catalogue's wrong variants) has its own called.
+        suffix, cut, namespace = self._suffix, -len(self._suffix), self._namespace
+        euid, group = self._euid, self._group
+        own = type(self)._key_of is not HiCacheFile._key_of or type(self)._is_page_entry is not (
+            HiCacheFile._is_page_entry
+        )
         key_of, is_page = self._key_of, self._is_page_entry
         add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
         share = found.shared.setdefault
@@ -1271,8 +1279,14 @@ class HiCacheFile:
         marker = os.path.basename(self.layout_marker)
         met = False
         for entry in entries:
-            name = entry.name
-            key = key_of(name)
+            name, size, mtime, kind, uid, gid, _ = entry
+            if own:
+                key, page = key_of(name), is_page(entry)
+            else:
+                key = name[:cut] if name.endswith(suffix) else None
+                if key is not None and (not key or key[0] == "." or "_" in key or "%" in key):
+                    key = key_of_name(name, namespace)
+                page = kind == "file" and (uid == euid or (group is not None and gid == group))  # S3
             if key is None:
                 if is_temp_name(name):
                     self._sweep(where, entry, now)
@@ -1280,13 +1294,12 @@ class HiCacheFile:
                     met = True
             elif place is not None and fanout_dirs(name) != place:
                 skipped["misplaced"] = skipped.get("misplaced", 0) + 1  # not where its key's probes look
-            elif is_page(entry):
+            elif page:
                 add_key(key)
-                add_mtime(entry.mtime)
-                size = entry.size
+                add_mtime(mtime)
                 add_size(share(size, size))
             else:
-                kind = entry.kind if entry.kind != "file" else "file of another user"
+                kind = kind if kind != "file" else "file of another user"
                 skipped[kind] = skipped.get(kind, 0) + 1
         return met
 

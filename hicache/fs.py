@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import operator
 import os
 import stat as stat_module
 import time
@@ -292,6 +293,7 @@ class OSFileSystem:
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
         new, is_file = tuple.__new__, stat_module.S_ISREG
+        fields = operator.attrgetter("st_size", "st_mtime", "st_uid", "st_gid", "st_mode")  # one C call
         # Listed through a descriptor: each entry's lstat is then an fstatat relative to it, which spares
         # the kernel the walk of ``path`` once per entry.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
@@ -302,13 +304,10 @@ class OSFileSystem:
                         st = entry.stat(follow_symlinks=False)
                     except FileNotFoundError:
                         continue  # removed by another process during the pass: not there any more
-                    mode = st.st_mode
+                    size, mtime, uid, gid, mode = fields(st)
                     kind = "file" if is_file(mode) else kind_of(mode)
                     # tuple.__new__: the NamedTuple's own __new__ is a Python function, a step per entry
-                    yield new(
-                        DirEntry,
-                        (entry.name, st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid, mode & 0o7777),
-                    )
+                    yield new(DirEntry, (entry.name, size, mtime, kind, uid, gid, mode & 0o7777))
         finally:
             os.close(fd)
 
