@@ -5,9 +5,9 @@ bench-scale SIZES=10000,100000``).  For each size one directory is filled with e
 ``ftruncate`` to ``PAGE`` bytes, so each reports its size but holds no data block) named as both the engine
 and the store name them in the flat layout (``<64 hex>.bin``), in a temp directory on the local disk, and
 removed at the end.  Every figure is measured in a fresh process (``python -m benchmarks.bench_scale --child
-...``), best of ``RUNS`` processes for start-up and memory (the configurations in turn), best of 3 repeats inside one process for the
-operations.  The dentries and inodes are in the kernel's cache for every run (the files were just made):
-these are warm start-ups, the same for both sides.
+...``), best of ``RUNS`` processes for start-up and memory (the configurations in turn), best of 3
+repeats inside one process for the operations.  The dentries and inodes are in the kernel's cache for
+every run (the files were just made): these are warm start-ups, the same for both sides.
 
 Start-up rows:
 
@@ -347,7 +347,8 @@ def section(results: dict[str, dict[str, float]], write_chart: bool) -> str:
             "",
             f"Sparse page files of {PAGE} bytes named `<64 hex>.bin` (the flat layout), made in a temp"
             " directory on the local disk and removed after; the engine release's `LRUFileEvictor` loaded"
-            f" from its wheel in the same run.  Start-up and memory: best of {RUNS} fresh processes, the configurations in turn;"
+            f" from its wheel in the same run.  Start-up and memory: best of {RUNS} fresh processes, the"
+            " configurations in turn;"
             f" operations: best of 3 repeats of {OPS} in one fresh process.  The machine is shared (2"
             " cores, other jobs running): the CPU time of the constructing process is the steadier start-up"
             " figure; the wall-clock time, which also counts waiting for a core, is shown beside it."
