@@ -181,8 +181,12 @@ class Scheduler:
     def _hand_over(self) -> None:
         """The worker that just parked or finished picks the next one itself when every worker is parked
         or finished (one thread switch, not two); otherwise the scheduler looks (mutex held)."""
-        if not (self.granted is None and len(self.parked) + len(self.done) == self.workers and self._grant()):
+        if not (self.granted is None and self._none_running() and self._grant()):
             self._cv.notify()
+
+    def _none_running(self) -> bool:
+        """Whether every worker is parked or finished (mutex held)."""
+        return len(self.parked) + len(self.done) == self.workers
 
     def _grant(self) -> bool:
         """Pick the next worker among the ready ones and wake it (mutex held); False when none is ready."""
@@ -229,7 +233,7 @@ class Scheduler:
                 if self._grant():
                     looks.clear()
                     continue
-                if self.parked and len(self.parked) + len(self.done) == self.workers:
+                if self.parked and self._none_running():
                     raise CallTimedOut(self._deadlock())  # each waits for a lock another holds: now
                 self._cv.wait(POLL)  # every worker left is blocked: a deadlock, or a wake-up under way
                 deadline()
