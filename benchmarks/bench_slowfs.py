@@ -21,6 +21,8 @@ in every metadata call (``stat``, ``scandir``, and each open: ``read_file``, ``r
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import random
@@ -43,7 +45,7 @@ CHAIN = 64
 PREFIXES = 8  # distinct stored prefixes (system prompts, shared documents) the queries reuse
 SCAN_FILES = (10_000, 100_000)
 THREADS = (1, 4)
-REPEATS = 5  # of each miss-path run, interleaved; the median is reported
+REPEATS = 9  # pairs of miss-path runs (1 thread, then 4), interleaved; medians are reported
 MISS_SECONDS = 0.08  # rounds of a miss-path run = this over the latency (at least 80)
 VALUE = b"v" * 4096
 
@@ -123,6 +125,7 @@ def prefetch(root: str, latency: float, cache: bool, queries: int) -> dict[str, 
     for prefix in prefixes:
         store.batch_set(prefix, [VALUE] * len(prefix))
     fs.latency = latency
+    gc.collect()  # an earlier section's garbage is not collected inside this one's timing
     times, calls = [], []
     for q in range(queries):
         prefix = prefixes[rng.randrange(PREFIXES)]
@@ -146,6 +149,7 @@ def scan(root: str, latency: float, files: int) -> float:
     now = time.time() - 3600
     fs.listing = [DirEntry(f"{i:064x}.bin", 4096, now + i * 1e-3, "file", os.geteuid()) for i in range(files)]
     os.makedirs(os.path.join(root, f"scan-{files}-{latency}"), exist_ok=True)
+    gc.collect()
     start = time.perf_counter()
     store = _store(root, f"scan-{files}-{latency}", fs, cache=True)
     seconds = time.perf_counter() - start
@@ -179,6 +183,10 @@ def miss_path(
     workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
     for worker in workers:
         worker.start()
+    # A store holds its evictor, which holds two of its bound methods: a dropped store (the scan's
+    # 100,000 entries) waits for a full collection, which would otherwise fall inside a later timing
+    # and stop every thread for its length.
+    gc.collect()
     barrier.wait()
     start, cpu = time.perf_counter(), time.process_time()
     for worker in workers:
@@ -187,10 +195,58 @@ def miss_path(
     return ops / (time.perf_counter() - start), fs.under_lock, (time.process_time() - cpu) / ops * 1000
 
 
+def paired_speedup(one: list[float], four: list[float]) -> tuple[float, float, float]:
+    """The median, lowest and highest of the pairs' own speed-ups (``four[i] / one[i]``: the runs of a
+    pair are back to back, so each ratio sees one pace of the machine)."""
+    if not one or len(one) != len(four):
+        raise ValueError(f"one and four must be pairs, got {len(one)} and {len(four)} runs")
+    ratios = sorted(f / o for o, f in zip(one, four, strict=True))
+    return statistics.median(ratios), ratios[0], ratios[-1]
+
+
+def _miss_runs(out: dict[str, Any], root: str, latency: float, calls: int) -> None:
+    """``REPEATS`` pairs of miss-path runs at ``latency`` (1 thread, then 4, back to back), into ``out``."""
+    ms = latency * 1000
+    runs: dict[int, list[tuple[float, int, float]]] = {t: [] for t in THREADS}
+    for repeat in range(REPEATS):  # interleaved: a busy spell of the machine hits both sides
+        for threads in THREADS:
+            runs[threads].append(miss_path(root, latency, threads, calls, repeat))
+    for threads, results in runs.items():
+        ops, cpu = (statistics.median(r[i] for r in results) for i in (0, 2))
+        out["miss"][f"{ms:g} {threads}"] = (ops, sum(r[1] for r in results), cpu)
+    # The speed-up of each pair (the two runs back to back): the machine's pace drifts (0.07-0.18 ms
+    # of CPU per operation at 1 thread and 0.2 ms from one run to another, idle), and a pair sees one
+    # pace on both sides where two medians may not.
+    out["speedup"][f"{ms:g}"] = paired_speedup([r[0] for r in runs[1]], [r[0] for r in runs[4]])
+
+
+def _bare_lstat(root: str, calls: int) -> tuple[float, float]:
+    """``os.lstat`` of a missing name per second on 1 thread, then on 4 (``calls`` each): the
+    interpreter's own convoy, with no store at all."""
+    missing = os.path.join(root, "missing")
+
+    def work() -> None:
+        for _ in range(calls):
+            with contextlib.suppress(FileNotFoundError):
+                os.lstat(missing)
+
+    rates = []
+    for threads in THREADS:
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        gc.collect()
+        start = time.perf_counter()
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        rates.append(threads * calls / (time.perf_counter() - start))
+    return rates[0], rates[1]
+
+
 def measure(quick: bool) -> dict[str, Any]:
     queries, rounds = (10, 10) if quick else (60, 80)
     scan_sizes = SCAN_FILES[:1] if quick else SCAN_FILES
-    out: dict[str, Any] = {"prefetch": {}, "scan": {}, "miss": {}, "slept": {}}
+    out: dict[str, Any] = {"prefetch": {}, "scan": {}, "miss": {}, "speedup": {}, "slept": {}}
     root = tempfile.mkdtemp(prefix="hicache-slowfs-")
     try:
         for ms in LATENCIES_MS:
@@ -199,17 +255,16 @@ def measure(quick: bool) -> dict[str, Any]:
                 out["prefetch"][f"{ms:g} {label}"] = prefetch(root, latency, cache, queries)
             for files in scan_sizes:
                 out["scan"][f"{ms:g} {files}"] = scan(root, latency, files)
-            runs: dict[int, list[tuple[float, int, float]]] = {t: [] for t in THREADS}
-            # At a small latency, 80 rounds last a fifth of a second and the figure swings by a fifth
-            # (2.99-3.74x at 0.2 ms in three idle runs); 400 rounds hold it within 2% (3.71-3.77x).
+            # At a small latency, 80 rounds last a fifth of a second; 400 hold a pair's ratio within a
+            # few percent, but not the machine's pace, which drifts over tens of seconds here.
             calls = rounds if quick else max(rounds, round(MISS_SECONDS / latency))
-            for repeat in range(REPEATS):  # interleaved: a busy spell of the machine hits both sides
-                for threads in THREADS:
-                    runs[threads].append(miss_path(root, latency, threads, calls, repeat))
-            for threads, results in runs.items():
-                ops, cpu = (statistics.median(r[i] for r in results) for i in (0, 2))
-                out["miss"][f"{ms:g} {threads}"] = (ops, sum(r[1] for r in results), cpu)
+            _miss_runs(out, root, latency, calls)
             out["slept"][f"{ms:g}"] = _slept(latency)
+        # No latency at all: what the interpreter's lock costs the threads by itself (CPython's convoy:
+        # each call lets the lock go and a waiting thread takes it), beside bare os.lstat calls.
+        _miss_runs(out, root, 0.0, rounds if quick else 2000)
+        bare = [_bare_lstat(root, 2000 if quick else 20000) for _ in range(REPEATS)]
+        out["bare"] = paired_speedup([b[0] for b in bare], [b[1] for b in bare])
     finally:
         _remove_tree(root)
     out["load"] = list(os.getloadavg())
@@ -243,29 +298,37 @@ def render(figures: dict[str, Any], quick: bool) -> str:
         "Miss path (`exists` and `get` of a missing key, `set` of a new one; metadata cache on), operations"
         " per second; target >= 3.5x at 4 threads, which needs no filesystem call under the store's lock:",
         "",
-        "| latency per call (slept, measured) | 1 thread | 4 threads | speed-up | calls under the lock"
-        " | CPU per operation, 1 thread |",
+        "| latency per call (slept, measured) | 1 thread | 4 threads | speed-up (pairs: median, range)"
+        " | calls under the lock | CPU per operation, 1 thread |",
         "|---|---|---|---|---|---|",
     ]
-    for ms in LATENCIES_MS:
+    for ms in (*LATENCIES_MS, 0):
         one, under_one, cpu = figures["miss"][f"{ms:g} 1"]
         four, under_four, _cpu = figures["miss"][f"{ms:g} 4"]
-        slept = figures["slept"][f"{ms:g}"]
+        speedup, low, high = figures["speedup"][f"{ms:g}"]
+        label = f"{ms:g} ms ({figures['slept'][f'{ms:g}']:.2f} ms)" if ms else "none (no sleep)"
         lines.append(
-            f"| {ms:g} ms ({slept:.2f} ms) | {one:,.0f} | {four:,.0f} | {four / one:.2f}x"
+            f"| {label} | {one:,.0f} | {four:,.0f} | {speedup:.2f}x ({low:.2f}-{high:.2f})"
             f" | {under_one + under_four} | {cpu:.2f} ms |"
         )
     load = figures.get("load", [0.0])
+    bare = figures["bare"]
     lines += [
         "",
-        f"Medians of {REPEATS} interleaved runs of each, each run at least {MISS_SECONDS:g} s of"
-        " slept latency per thread (400 rounds of the three calls at 0.2 ms, 80 above).  A sleep takes"
+        f"{REPEATS} pairs of runs, 1 thread then 4 back to back, each run at least {MISS_SECONDS:g} s of"
+        " slept latency per thread (400 rounds of the three calls at 0.2 ms, 80 above): the operations"
+        " per second are the medians of each side, the speed-up the median of the pairs' own (and their"
+        " range), as the machine's pace drifts from one second to the next.  A sleep takes"
         " longer than asked (the timer's slack and the machine's load): the first column says how long"
         " one took in this run.  No"
         " filesystem call runs under the store's lock at any latency; where a call's latency is small"
         " against the CPU time per operation (the store's and the real disk calls' behind the port, last"
         " column), the threads queue for the interpreter and the cores and the speed-up can fall below"
-        f" the target (load average {load[0]:.1f} on {os.cpu_count()} cores at the end of this run).",
+        " the target.  Each call the port makes lets the interpreter's lock go, and a thread waiting for"
+        " it takes it: CPython's convoy, the last row (no latency at all), which bare `os.lstat` calls of"
+        f" a missing name show as well: {bare[0]:.2f}x at 4 threads ({bare[1]:.2f}-{bare[2]:.2f}); the"
+        " longer the latency, the smaller its share"
+        f" (load average {load[0]:.1f} on {os.cpu_count()} cores at the end of this run).",
         "",
         "![batch_exists latency against the latency per call, metadata cache off and on](slowfs.svg)",
     ]

@@ -9,7 +9,15 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from benchmarks.bench_slowfs import SlowFileSystem, _replace_section, _store, chart, miss_path, prefetch
+from benchmarks.bench_slowfs import (
+    SlowFileSystem,
+    _replace_section,
+    _store,
+    chart,
+    miss_path,
+    paired_speedup,
+    prefetch,
+)
 
 
 @pytest.mark.clauses("F6", "C5")
@@ -42,3 +50,14 @@ def test_make_slowfs_replaces_its_own_section_of_the_results_and_keeps_the_other
     new = "## HiCacheFile on a slow metadata path\n\nnew"
     assert _replace_section(results, new) == "# R\n\n## A\n\na\n\n" + new + "\n\n## B\n\nb\n"
     assert _replace_section("# R\n\n## A\n\na\n", new) == "# R\n\n## A\n\na\n\n" + new + "\n"
+
+
+@pytest.mark.clauses("F6")
+def test_the_speed_up_is_the_median_of_the_pairs_own_not_a_ratio_of_medians() -> None:
+    # A slow spell hits both runs of the second pair: its ratio is 4x like the others', while the
+    # medians of each side (200 and 400) would say 2x.
+    one, four = [100.0, 50.0, 200.0], [400.0, 200.0, 800.0]
+    assert paired_speedup(one, four) == (4.0, 4.0, 4.0)
+    assert paired_speedup([100.0, 100.0, 100.0], [300.0, 350.0, 400.0]) == (3.5, 3.0, 4.0)
+    with pytest.raises(ValueError, match="one and four"):
+        paired_speedup([1.0], [])
