@@ -183,9 +183,9 @@ def miss_path(
     workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
     for worker in workers:
         worker.start()
-    # A store holds its evictor, which holds two of its bound methods: a dropped store (the scan's
-    # 100,000 entries) waits for a full collection, which would otherwise fall inside a later timing
-    # and stop every thread for its length.
+    # Garbage of the sections before (the scan's 100,000 made-up entries, before stores went with their
+    # last reference) is collected here, not in a full collection inside this timing, which stops every
+    # thread for its length.
     gc.collect()
     barrier.wait()
     start, cpu = time.perf_counter(), time.process_time()

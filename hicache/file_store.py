@@ -173,6 +173,21 @@ def is_temp_name(name: str) -> bool:
     return len(name) == 17 and _TEMP_NAME.fullmatch(name) is not None
 
 
+def _weakly(method: Callable[..., _T]) -> Callable[..., _T]:
+    """``method`` (bound to a store) called through a weak reference to its store, so that what holds it
+    (the evictor) keeps the store alive no longer than the store's own references do.  Called after the
+    store is gone (an evictor kept on its own): ``ReferenceError``."""
+    ref = weakref.WeakMethod(method)
+
+    def call(*args: Any) -> _T:
+        bound = ref()
+        if bound is None:
+            raise ReferenceError("the file store this evictor served is gone")
+        return bound(*args)
+
+    return call
+
+
 class HiCacheFile:
     """One file per key in a shared directory, with a metadata cache and an LRU evictor.
 
@@ -254,16 +269,18 @@ class HiCacheFile:
                 clock=clock if clock is not None else time.monotonic,
                 eviction=config.metadata_eviction,
             )
+        # The evictor calls back into this store through weak references: a store in no reference cycle
+        # goes with its last reference, and its namespace lock with it (C6), not at a later collection.
         self._evictor = LRUFileEvictor(
             self._fs,
-            self._path,
+            _weakly(self._path),
             directory=directory,
             max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
             eviction_ratio=config.eviction_ratio,
             on_evict=self._on_evict(config.startup_scan == "background"),  # V6: the belief goes first
             lock=self._lock,
-            accept=self._is_page,
+            accept=_weakly(self._is_page),
         )
         self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
         # F8-bg: the keys whose files this store removed or found missing since its background scan
@@ -897,10 +914,12 @@ class HiCacheFile:
         if not background:
             return None if beliefs is None else beliefs.remove
 
+        note_gone = _weakly(self._note_gone)
+
         def evicted(key: str) -> None:
             if beliefs is not None:
                 beliefs.remove(key)
-            self._note_gone(key)
+            note_gone(key)
 
         return evicted
 
