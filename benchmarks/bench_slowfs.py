@@ -30,7 +30,7 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -172,27 +172,37 @@ def miss_path(
     the process's CPU milliseconds per operation."""
     fs = SlowFileSystem(latency)
     store = _store(root, f"miss-{latency}-{threads}-{repeat}", fs, cache=True)
-    barrier = threading.Barrier(threads + 1)
 
     def work(t: int) -> None:
-        barrier.wait()
         for i in range(rounds):
             key = f"t{t}-{i:05d}"
             assert not store.exists(key) and store.get(key) is None and store.set(key, VALUE)
 
-    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    seconds, cpu = _on_threads(threads, work)
+    ops = 3 * rounds * threads
+    return ops / seconds, fs.under_lock, cpu / ops * 1000
+
+
+def _on_threads(threads: int, work: Callable[[int], object]) -> tuple[float, float]:
+    """``work(t)`` on threads ``t = 0 .. threads - 1``, released together once they have started: the
+    wall-clock and process CPU seconds from the release until the last has ended."""
+    barrier = threading.Barrier(threads + 1)
+
+    def run(t: int) -> None:
+        barrier.wait()
+        work(t)
+
+    workers = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
     for worker in workers:
         worker.start()
-    # Garbage of the sections before (the scan's 100,000 made-up entries, before stores went with their
-    # last reference) is collected here, not in a full collection inside this timing, which stops every
-    # thread for its length.
+    # Garbage of what ran before (a section's made-up listing, another run's store) is collected here,
+    # not in a full collection inside this timing, which would stop every thread for its length.
     gc.collect()
     barrier.wait()
     start, cpu = time.perf_counter(), time.process_time()
     for worker in workers:
         worker.join()
-    ops = 3 * rounds * threads
-    return ops / (time.perf_counter() - start), fs.under_lock, (time.process_time() - cpu) / ops * 1000
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def paired_speedup(one: list[float], four: list[float]) -> tuple[float, float, float]:
@@ -225,22 +235,13 @@ def _bare_lstat(root: str, calls: int) -> tuple[float, float]:
     interpreter's own convoy, with no store at all."""
     missing = os.path.join(root, "missing")
 
-    def work() -> None:
+    def work(_t: int) -> None:
         for _ in range(calls):
             with contextlib.suppress(FileNotFoundError):
                 os.lstat(missing)
 
-    rates = []
-    for threads in THREADS:
-        workers = [threading.Thread(target=work) for _ in range(threads)]
-        gc.collect()
-        start = time.perf_counter()
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        rates.append(threads * calls / (time.perf_counter() - start))
-    return rates[0], rates[1]
+    one, four = (threads * calls / _on_threads(threads, work)[0] for threads in THREADS)
+    return one, four
 
 
 def measure(quick: bool) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import logging
 import weakref
+from collections.abc import Iterator
 
 import pytest
 
@@ -29,7 +30,20 @@ def test_a_second_live_store_on_a_namespace_is_warned_about_word_for_word(
     assert first is not second
 
 
+@pytest.fixture
+def collector_off() -> Iterator[None]:
+    """Python's cyclic collector off for the test: only reference counting frees a store.  A store in a
+    reference cycle (its evictor holding its bound methods) would stay, lock and all, until the next
+    full collection."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 @pytest.mark.clauses("C6")
+@pytest.mark.usefixtures("collector_off")
 @pytest.mark.parametrize(
     "config",
     [
@@ -43,38 +57,29 @@ def test_a_second_live_store_on_a_namespace_is_warned_about_word_for_word(
 def test_a_dropped_store_lets_its_namespace_go_at_once_with_no_collection(
     fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, config: dict[str, object]
 ) -> None:
-    # The collector is off: only reference counting can free the first store.  A store that is part of
-    # a reference cycle (its evictor holding its bound methods) would keep the lock until the next full
-    # collection, and the second store would be warned about a store that no one holds.
-    gc.disable()
-    try:
-        first = store(fs, clock, **config)
-        first.wait_started()
-        assert first.set("k", b"v")
-        gone = weakref.ref(first)
-        del first
-        assert gone() is None, "the store outlived its last reference"
-        with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
-            second = store(fs, clock, **config)
-            second.wait_started()
-        assert caplog.messages == []
-        assert second.exists("k")
-    finally:
-        gc.enable()
+    # With the store in a cycle, the second store would be warned about a store that no one holds.
+    first = store(fs, clock, **config)
+    first.wait_started()
+    assert first.set("k", b"v")
+    gone = weakref.ref(first)
+    del first
+    assert gone() is None, "the store outlived its last reference"
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        second = store(fs, clock, **config)
+        second.wait_started()
+    assert caplog.messages == []
+    assert second.exists("k")
 
 
 @pytest.mark.clauses("C6")
+@pytest.mark.usefixtures("collector_off")
 def test_an_evictor_kept_beyond_its_store_still_reads_and_says_why_it_cannot_act(
     fs: FakeFileSystem, clock: FakeClock
 ) -> None:
-    gc.disable()
-    try:
-        first = store(fs, clock)
-        assert first.set("k", b"v")
-        evictor = first.evictor
-        del first
-        assert evictor.total == 1 and [entry.key for entry in evictor.snapshot()] == ["k"]
-        with pytest.raises(ReferenceError, match="the file store this evictor served is gone"):
-            evictor.touch("untracked")  # adopting a file needs the store's name for it
-    finally:
-        gc.enable()
+    first = store(fs, clock)
+    assert first.set("k", b"v")
+    evictor = first.evictor
+    del first
+    assert evictor.total == 1 and [entry.key for entry in evictor.snapshot()] == ["k"]
+    with pytest.raises(ReferenceError, match="the file store this evictor served is gone"):
+        evictor.touch("untracked")  # adopting a file needs the store's name for it

@@ -593,8 +593,10 @@ def test_a_second_live_store_on_a_namespace_is_warned_about_and_a_gone_one_is_no
         caplog.clear()
         HiCacheFile(DIR, namespace="_other", fs=fs, clock=clock)  # another namespace: its own lock
         assert "another live store" not in caplog.text
-        del first, second  # both gone with their last references (no collection needed: see
-        store(fs, clock)  # test_file_store_namespace_lock.py): the lock is free
+        # Both gone with their last references, no collection needed (test_file_store_namespace_lock.py):
+        # the lock is free.
+        del first, second
+        store(fs, clock)
         assert "another live store" not in caplog.text
 
 
