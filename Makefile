@@ -23,7 +23,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: test verify verify-quick docs bench bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: torch-path test verify verify-quick docs bench bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -34,7 +34,23 @@ $(STAMP): pyproject.toml $(LOCK)
 	@$(PIP) --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-test: $(STAMP)
+# Torch for the engine's own store (its tests and the oracle's engine form): Debian's python3-torch (CPU),
+# which .ci/run installs with apt-get.  The venv does not see system packages, so a path file adds torch and
+# numpy alone (links in $(VENV)/system-torch), when the system's Python is the venv's version; checked on
+# every run (torch may be installed after the venv was made).  Without it those tests skip, saying why.
+SYSTEM_SITE := /usr/lib/python3/dist-packages
+torch-path: $(STAMP)
+	@if [ -d $(SYSTEM_SITE)/torch ] && [ ! -e $(VENV)/system-torch/torch ] && \
+	    [ "$$($(BIN)/python -c 'import sys; print(sys.version_info[:2])')" = \
+	      "$$(/usr/bin/python3 -c 'import sys; print(sys.version_info[:2])' 2>/dev/null)" ]; then \
+	    mkdir -p $(VENV)/system-torch && \
+	    ln -sfn $(SYSTEM_SITE)/torch $(VENV)/system-torch/torch && \
+	    ln -sfn $(SYSTEM_SITE)/numpy $(VENV)/system-torch/numpy && \
+	    echo "$(abspath $(VENV))/system-torch" > "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/system-torch.pth" && \
+	    echo "torch: $(SYSTEM_SITE)/torch linked into $(VENV) (torch and numpy alone)"; \
+	fi
+
+test: $(STAMP) torch-path
 	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 # The lock file of the dev extra, for every platform and Python >= 3.10, with hashes.  Run it after a
@@ -53,10 +69,10 @@ threads: $(STAMP)
 stress: $(STAMP)
 	$(BIN)/python -m tools.stress --runs $(or $(RUNS),20)
 
-verify: $(STAMP)
+verify: $(STAMP) torch-path
 	$(BIN)/python -m spec.verify --jobs $(JOBS)
 
-verify-quick: $(STAMP)
+verify-quick: $(STAMP) torch-path
 	$(BIN)/python -m spec.verify --quick --jobs $(JOBS)
 
 # make mutation [MODULES=hicache/metadata_cache.py]: mutmut over hicache/, one file at a time, in a scratch
@@ -80,7 +96,7 @@ typecheck: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m tools.docs build/docs
 
-bench: $(STAMP)
+bench: $(STAMP) torch-path
 	$(if $(SIZES),HICACHE_BENCH_SIZES=$(SIZES)) $(BIN)/python -m benchmarks
 
 bench-scale: $(STAMP)

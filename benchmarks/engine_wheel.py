@@ -101,3 +101,112 @@ def load_engine_evictor(path: Path | None = None) -> ModuleType:
 def unload() -> None:
     """Forget the module ``load_engine_evictor`` registered."""
     sys.modules.pop(MODULE_NAME, None)
+
+
+# -- the engine's storage modules, under their own names ------------------------------------------------
+
+# The wheel's modules that the engine's storage backends are made of, loaded as the wheel has them; their
+# packages are namespace stand-ins (the wheel's ``sglang/__init__.py`` pulls in the whole engine), and of
+# the rest of the engine only ``sglang.srt.utils.common.human_readable_int`` is a stand-in of ours.
+STORAGE_MODULES = (
+    "sglang.srt.environ",
+    "sglang.srt.mem_cache.hicache_storage",
+    "sglang.srt.mem_cache.storage.backend_factory",
+    "sglang.srt.mem_cache.storage",
+    "sglang.srt.mem_cache.storage.file.lru_file_evictor",
+    "sglang.srt.mem_cache.storage.file",
+)
+_PACKAGES = ("sglang", "sglang.srt", "sglang.srt.mem_cache")
+_STAND_INS = ("sglang.srt.utils", "sglang.srt.utils.common")
+
+
+def _source_dir(path: Path) -> Path:
+    """The wheel's storage sources, extracted once beside the wheel (byte for byte, never edited)."""
+    target = path.parent / f"{path.stem}-storage-src"
+    wanted = {
+        "sglang/srt/environ.py",
+        "sglang/srt/mem_cache/hicache_storage.py",
+        "sglang/srt/mem_cache/storage/__init__.py",
+        "sglang/srt/mem_cache/storage/backend_factory.py",
+        "sglang/srt/mem_cache/storage/file/__init__.py",
+        "sglang/srt/mem_cache/storage/file/lru_file_evictor.py",
+    }
+    if all((target / name).is_file() for name in wanted):
+        return target
+    with zipfile.ZipFile(path) as archive:
+        missing = wanted - set(archive.namelist())
+        if missing:
+            raise LookupError(f"{path.name} lacks {', '.join(sorted(missing))}")
+        partial = target.with_name(target.name + f".{os.getpid()}.partial")
+        for name in wanted:
+            archive.extract(name, partial)
+    try:
+        partial.rename(target)
+    except OSError:  # another process extracted it first
+        import shutil
+
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
+
+
+_SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def human_readable_int(value: str) -> int:
+    """The engine's size parser, as its tests pin it: ``1k`` = 1000, ``1Ki`` = 1024, ``1.5G`` = 1.5e9, a
+    plain integer as it is; a decimal with an IEC suffix, or anything else, is refused (ValueError)."""
+    import re
+    from decimal import Decimal
+
+    text = value.strip()
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", text)
+    if match is None:
+        return int(text)
+    number, suffix = match.groups()
+    if suffix in _IEC:
+        if "." in number:
+            raise ValueError(f"no decimals with an IEC suffix: {value!r}")
+        return int(number) * _IEC[suffix]
+    return int(Decimal(number) * _SI[suffix])
+
+
+def load_engine_storage(path: Path | None = None) -> ModuleType:
+    """The engine's ``sglang.srt.mem_cache.hicache_storage``, with its backend factory and file evictor,
+    executed as the wheel has them and registered under the engine's own dotted names in ``sys.modules``
+    until ``unload_engine_storage()`` (``HiCacheFile`` imports its evictor by that name; the factory checks
+    ``issubclass`` against the real ``HiCacheStorage``).  Needs torch (ImportError naming it);
+    ``WheelUnavailable`` without a wheel.  Loading twice returns the modules already loaded."""
+    loaded = sys.modules.get("sglang.srt.mem_cache.hicache_storage")
+    if loaded is not None and getattr(sys.modules.get("sglang"), "__hicache_stand_in__", False):
+        return loaded
+    import importlib
+
+    import torch  # noqa: F401  (the engine's module needs it: fail here, naming it)
+
+    source = _source_dir(wheel() if path is None else path)
+    for name in _PACKAGES:
+        package = ModuleType(name)
+        package.__path__ = [str(source.joinpath(*name.split(".")))]
+        package.__hicache_stand_in__ = True  # type: ignore[attr-defined]
+        sys.modules[name] = package
+    utils = ModuleType("sglang.srt.utils")
+    utils.__path__ = []
+    common = ModuleType("sglang.srt.utils.common")
+    common.human_readable_int = human_readable_int  # type: ignore[attr-defined]
+    utils.common = common  # type: ignore[attr-defined]
+    sys.modules["sglang.srt.utils"] = utils
+    sys.modules["sglang.srt.utils.common"] = common
+    try:
+        for name in STORAGE_MODULES:
+            importlib.import_module(name)
+    except BaseException:
+        unload_engine_storage()
+        raise
+    return sys.modules["sglang.srt.mem_cache.hicache_storage"]
+
+
+def unload_engine_storage() -> None:
+    """Forget every ``sglang`` module ``load_engine_storage`` registered."""
+    for name in [n for n in sys.modules if n == "sglang" or n.startswith("sglang.")]:
+        del sys.modules[name]

@@ -72,7 +72,8 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         frozenset({"hypothesis", "pytest"}),
     ),
     "tests": (ANY, ANY),
-    "benchmarks": (frozenset({"hicache", "port", "models"}), frozenset()),
+    # torch: the engine's storage modules need it (benchmarks/engine_wheel.py loads them from the wheel)
+    "benchmarks": (frozenset({"hicache", "port", "models"}), frozenset({"torch"})),
     "tools": (frozenset(), ANY),
 }
 
