@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import reject
@@ -24,6 +25,7 @@ from spec.machines._base import names_any, parameter_named
 from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
+from spec.oracle._probe import Probe, offered
 from spec.oracle._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
 from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
 
@@ -163,6 +165,7 @@ class Session:
         self.fs_control = FsControl(self)  # O4, the filesystem half: spec/oracle/_fs.py
         self.counters_on = False  # M8: the target is built with its counters' constructor parameter True
         self.missing: set[str] = set()  # O3: methods that a declared value needs and the target lacks
+        self.probe: Probe  # O10: what the target is, made once by _probe()
         self._probe()
         counters = component.counters
         if counters is not None and counters[1] not in self.left_out and counters[2] not in adapter.omit:
@@ -243,6 +246,22 @@ class Session:
                     f"the target has no method {self.adapter.name_of(method)!r} (spec: {method}); map it "
                     f'with an adapter, e.g. --adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
                 )
+        offers = frozenset(
+            m
+            for m in self.component.methods
+            if m not in self.adapter.omit and _has(holder(m), self.adapter.name_of(m))
+        )
+        self.probe = Probe(
+            accepts=None if self._accepts is None else frozenset(self._accepts),
+            offers=offers,
+            lacks=MappingProxyType(dict(self.left_out)),
+            missing=frozenset(self.missing),
+            time_control=self.time_control,
+        )
+
+    def offers(self, method: str) -> bool:
+        """O10: ``method`` may be called in this run (the probe found it, and it is not left out)."""
+        return offered(self.component, self.probe, self.left_out, method)
 
     def _add_time_modules(self, *instances: Any) -> None:
         """Patched time: also patch the modules of the probe instances' classes; a usage error when no
@@ -311,7 +330,10 @@ class Session:
         """A fresh target for the spec constructor arguments ``init``."""
         if clock is not None:
             self.holder.clock = clock
-        init = self.fs_control.take(dict(init))
+        # O10: a parameter the constructor does not take is not passed at its spec default (None: a
+        # constructor without max_entries runs unbounded), in every mode.
+        init = {k: v for k, v in init.items() if v is not None or self.accepts(k)}
+        init = self.fs_control.take(init)
         call = self.constructor_call(init, self.holder if clock is not None else None)
         text = self.constructor_text(init, clock is not None)
         obj = self.guard.run(lambda: self.target(*call.args, **call.kwargs), text)

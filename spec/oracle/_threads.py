@@ -423,7 +423,9 @@ class World:
     component: str
     configs: Callable[[Session], list[dict[str, Any]]]
     spec: Callable[[dict[str, Any], Session], Any]
-    scripts: Callable[[random.Random, int, int, dict[str, Any]], list[Script]]
+    # scripts(rng, threads, length, config, offered): the calls drawn only from ``offered``, the spec
+    # methods the probe found on the target and that are not left out (O10)
+    scripts: Callable[[random.Random, int, int, dict[str, Any], frozenset[str]], list[Script]]
     init: Callable[[dict[str, Any], FakeClock], dict[str, Any]]
     clause: str  # the thread-safety clause: M7, C5
     # One call of a script on the target: perform(call, name, args) calls call(name, the target's spec
@@ -460,13 +462,18 @@ def _mc_spec(config: dict[str, Any], session: Session) -> Any:
     return MetadataCacheHistorySpec(config["ttl_seconds"], config["max_entries"], eviction=eviction)
 
 
-def _mc_scripts(rng: random.Random, threads: int, length: int, config: dict[str, Any]) -> list[Script]:
-    """Mostly add/contains on three keys, some remove, len, clear and batches; thread 0 moves the clock."""
+def _mc_scripts(
+    rng: random.Random, threads: int, length: int, config: dict[str, Any], offered: frozenset[str]
+) -> list[Script]:
+    """Mostly add/contains on three keys, some remove, len, clear and batches (those of them ``offered``);
+    thread 0 moves the clock."""
     keys = ("a", "b", "c") if config["max_entries"] is not None else ("a", "b")
     moves = config["ttl_seconds"] >= 0
+    singles = [(n, w) for n, w in _MC_SINGLES if n in offered]
+    batches = [b for b in _MC_BATCHES if b in offered]
 
     def single(r: random.Random, key: Hashable) -> Call:
-        name = r.choices([n for n, _ in _MC_SINGLES], [w for _, w in _MC_SINGLES])[0]
+        name = r.choices([n for n, _ in singles], [w for _, w in singles])[0]
         return name, () if name in ("__len__", "clear") else (r.choice(keys),)
 
     picks = [
@@ -474,9 +481,15 @@ def _mc_scripts(rng: random.Random, threads: int, length: int, config: dict[str,
             lambda thread, roll, r: thread == 0 and moves and roll < 0.3,
             lambda r, k: ("advance", (r.choice(_MC_TICKS),)),
         ),
-        Pick(
-            lambda thread, roll, r: roll < 0.45 and r.random() < 0.5,
-            lambda r, k: (r.choice(_MC_BATCHES), tuple(r.sample(keys, r.randint(1, 2)))),
+        *(
+            [
+                Pick(
+                    lambda thread, roll, r: roll < 0.45 and r.random() < 0.5,
+                    lambda r, k: (r.choice(batches), tuple(r.sample(keys, r.randint(1, 2)))),
+                )
+            ]
+            if batches
+            else []
         ),
         Pick(always, single),
     ]
@@ -525,11 +538,15 @@ _FS_CALLS = (
 )
 
 
-def _fs_scripts(rng: random.Random, threads: int, length: int, config: dict[str, Any]) -> list[Script]:
+def _fs_scripts(
+    rng: random.Random, threads: int, length: int, config: dict[str, Any], offered: frozenset[str]
+) -> list[Script]:
     """C5's calls over three content-addressed keys (one value per key): mostly sets, gets, exists and
     deletes; some get_into (a buffer of each value's size), batches of two or three distinct keys, and
-    clear."""
+    clear; only those ``offered`` (a call the target lacks gives its share to the next one)."""
     keys = tuple(VALUE_OF)
+    calls = [(bound, name) for bound, name in _FS_CALLS if name in offered]
+    calls[-1] = (1.0, calls[-1][1])  # the table ends in a pick always taken
 
     def make(name: str) -> Callable[[random.Random, Hashable], Call]:
         if name == "get_into":
@@ -540,7 +557,7 @@ def _fs_scripts(rng: random.Random, threads: int, length: int, config: dict[str,
             return lambda r, key: (name, ())
         return store_call(name)
 
-    picks = [Pick(below(bound), make(name)) for bound, name in _FS_CALLS]
+    picks = [Pick(below(bound), make(name)) for bound, name in calls]
     return weighted_scripts(rng, threads, length, picks, keys)
 
 
@@ -777,6 +794,7 @@ def search(
     """Run up to ``histories`` histories, their scripts growing through ``LENGTHS``; the first failure."""
     figures = ThreadsFigures()
     configs = world.configs(session)
+    offered = frozenset(m for m in session.component.methods if session.offers(m))
     start = time.perf_counter()
     per_length = max(1, histories // len(LENGTHS))
     found: Found | None = None
@@ -784,7 +802,7 @@ def search(
         length = LENGTHS[min(number // per_length, len(LENGTHS) - 1)]
         rng = random.Random(seed * 1_000_003 + number)
         config = configs[number % len(configs)]
-        scripts = world.scripts(rng, threads, length, config)
+        scripts = world.scripts(rng, threads, length, config, offered)
         run = run_history(session, world, config, scripts, random_chooser(rng), call_timeout=call_timeout)
         failure, verdict = judge(run, world.spec(config, session), max_steps)
         figures.histories += 1
@@ -967,6 +985,21 @@ def _clauses(world: World, found: Found, spec: Any, max_steps: int) -> list[str]
     return [world.clause]
 
 
+def _one_at_a_time_clauses(session: Session, alone: Found) -> list[str]:
+    """The clause of the call that diverges when the calls run one at a time: the first that raised, or
+    that no order explains (its method's own clause; the component's constructor clause otherwise)."""
+    history = alone.run.history
+    explained = {id(op) for op in alone.verdict.stuck} if alone.verdict is not None else set()
+    unexplained = alone.verdict is not None
+    wrong = next(
+        (op for op in history if isinstance(op.result, Raised) or (unexplained and id(op) not in explained)),
+        None,
+    )
+    name = "__len__" if wrong is not None and wrong.name == "len" else wrong.name if wrong else ""
+    own = session.component.method_clauses.get(name, ())
+    return [own[0]] if own else [session.component.constructor_clause or "O5"]
+
+
 def _message(world: World, found: Found, also: str = "") -> str:
     if found.kind == "timed out":
         head, _, stacks = found.detail.strip().partition("\n")
@@ -1070,6 +1103,7 @@ def check_threads(
         )
         failures: list[Failure] = []
         note = also = ""
+        blamed: list[str] = []
         if found is not None:
             alone = sequential_replay(session, world, found, max_steps=max_steps, call_timeout=call_timeout)
             if alone is not None and alone.kind != "timed out":
@@ -1092,6 +1126,7 @@ def check_threads(
                     )
                     return sequential
                 note = " (the same calls one at a time diverge too; the sequential check found no clause)"
+                blamed = _one_at_a_time_clauses(session, alone)
             elif alone is not None:  # a call never returns, one at a time too: a spin, M7 (C5) under threads
                 also = " The same calls made one at a time never return either: not a race."
             elif found.kind != "timed out":
@@ -1104,7 +1139,9 @@ def check_threads(
                     budget=shrink_budget,
                 )
             config = {k: v for k, v in found.run.config.items() if k != "_seed"}
-            clauses = _clauses(world, found, world.spec(config, session), max_steps) if not note else []
+            # O10: a failure carries its clauses in every mode; the same calls one at a time diverging,
+            # the clause of the call that diverged then, never the thread-safety clause
+            clauses = blamed if note else _clauses(world, found, world.spec(config, session), max_steps)
             lines = render_history(found)
             repro = render_repro(component, target_path, found, clauses, session)
             calls = sum(op.name != "advance" for op in found.run.history)
@@ -1126,7 +1163,7 @@ def check_threads(
         result = ThreadsResult(target=target_path, verdict=verdict, seed=seed, figures=covered, **fields)
         # O8: what this mode checks is its clause (M9 too, with batches); the others, sequential clauses,
         # are the sequential run's, which --strict does not count here (as that run does not count M7).
-        batches = world.batches and not all(b in session.left_out for b in world.batches)
+        batches = any(session.offers(b) for b in world.batches)  # O10: called in this run
         mine = [world.clause, *(["M9"] if batches else [])]
         checked = spec_component.checked_clauses(session.declared)
         one_at_a_time = "(threads run: the sequential clauses; run without --threads for them)"

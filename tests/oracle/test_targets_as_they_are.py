@@ -1,0 +1,141 @@
+"""Targets as they are (O10): one probe of the target, read by every mode.
+
+Caches written the way people write them (``tests/oracle/_user_caches.py``: the seed's four methods,
+no ``max_entries``, no batches) are judged under ``--threads 4`` from what the probe found: no call is
+made up for a method the target lacks, a constructor without ``max_entries`` runs unbounded, M7 is
+blamed only for what threads show, and a failure carries its clauses in JSON in every mode.  Each of
+these tests fails on the oracle before the probe was shared (an AttributeError for ``contains_many``
+blamed on M7, a TypeError for ``max_entries``, ``"clauses": []``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from hicache.metadata_cache import MetadataCache
+from spec.linearizability.checker import Operation
+from spec.oracle import check, check_threads, replay_threads
+from spec.oracle.__main__ import main
+from spec.oracle._result import Failure
+from spec.oracle._threads import ThreadsResult
+from tests.oracle import _user_caches
+
+pytestmark = pytest.mark.threads
+
+USER = "tests.oracle._user_caches"
+NO_B1 = ("B1",)  # they validate nothing (O3)
+HISTORIES = 150  # enough for each verdict below at seed 0 (the lock-free race shows by history 80)
+
+
+def _overlap(history: list[Operation]) -> bool:
+    """Two calls of different threads overlap in time."""
+    calls = [op for op in history if op.name != "advance" and op.ret is not None]
+    return any(
+        a.thread != b.thread and a.call < b.ret and b.call < a.ret  # type: ignore[operator]
+        for i, a in enumerate(calls)
+        for b in calls[i + 1 :]
+    )
+
+
+@pytest.mark.clauses("O10", "M7")
+def test_a_locked_cache_with_only_the_seeds_methods_passes_sequentially_and_under_threads() -> None:
+    sequential = check("metadata-cache", _user_caches.LockedCache, leave_out=NO_B1, max_examples=100)
+    assert sequential.verdict == "PASS", sequential.summary()
+    threads = check_threads(
+        "metadata-cache", _user_caches.LockedCache, threads=4, histories=HISTORIES, leave_out=NO_B1
+    )
+    assert threads.verdict == "PASS", threads.summary()
+    assert threads.passed_clauses == ["M7"]  # not M9: it has no batches
+    assert {"max_entries", "contains_many", "add_many"} <= set(threads.missing)
+
+
+@pytest.mark.clauses("O10", "M3", "M7")
+def test_a_seed_shaped_cache_fails_its_own_clause_under_threads_never_m7_and_no_traceback() -> None:
+    result = check_threads(
+        "metadata-cache", _user_caches.SeedShapedCache, threads=4, histories=HISTORIES, leave_out=NO_B1
+    )
+    assert result.verdict == "FAIL", result.summary()
+    assert "M7" not in result.clauses, result.summary()
+    assert all("M7" not in f.clauses and f.clauses for f in result.failures), result.summary()
+    assert "M3" in [*result.clauses, *result.failures[0].consistent_with], result.summary()
+    assert "Traceback" not in result.summary()
+    assert "M7" in result.not_checked  # not blamed: one thread shows it (O6)
+
+
+@pytest.mark.clauses("O10", "O6", "M7")
+def test_a_lock_free_cache_fails_m7_with_a_real_race_whose_calls_one_at_a_time_pass() -> None:
+    sequential = check("metadata-cache", _user_caches.LockFreeCache, leave_out=NO_B1, max_examples=100)
+    assert sequential.verdict == "PASS", sequential.summary()
+    result = check_threads(
+        "metadata-cache", _user_caches.LockFreeCache, threads=4, histories=HISTORIES, leave_out=NO_B1
+    )
+    assert result.verdict == "FAIL", result.summary()
+    assert result.clauses == ["M7"], result.summary()
+    assert "no order of the calls" in result.message  # a race, not an exception
+    assert isinstance(result, ThreadsResult)
+    history = result.picture_history()[0]
+    assert _overlap(history), result.counterexample
+    # The same calls made one at a time, in the order they were called, on one thread: they pass.
+    script = [("__len__" if op.name == "len" else op.name, op.args) for op in history]
+    config = {"ttl_seconds": 0.5, "max_entries": None}
+    alone = replay_threads(
+        "metadata-cache", f"{USER}:LockFreeCache", config=config, scripts=[script], schedule=[]
+    )
+    assert alone is None, alone
+
+
+class _BatchesRaise(MetadataCache):
+    """The project's cache with batches that raise: a run that calls one fails."""
+
+    def contains_many(self, keys: Any) -> list[bool]:
+        raise RuntimeError("contains_many must not be called with M9 left out")
+
+    def add_many(self, keys: Any) -> None:
+        raise RuntimeError("add_many must not be called with M9 left out")
+
+
+@pytest.mark.clauses("O10", "M9")
+def test_leave_out_m9_stops_the_batches_under_threads_as_it_does_sequentially() -> None:
+    caught = check_threads("metadata-cache", _BatchesRaise, threads=4, histories=40)
+    assert caught.verdict == "FAIL", caught.summary()  # without --leave-out the batches are called
+    result = check_threads("metadata-cache", _BatchesRaise, threads=4, histories=HISTORIES, leave_out=["M9"])
+    assert result.verdict == "PASS", result.summary()
+    assert result.passed_clauses == ["M7"]
+    assert "M9" in result.left_out
+
+
+def _json_failures(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
+    status = main([*argv, "--json"])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert status == 1, report
+    failures: list[dict[str, Any]] = report["failures"]
+    return failures
+
+
+@pytest.mark.clauses("O10")
+def test_every_mode_reports_a_failure_in_one_json_shape_with_its_clauses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    small = ["--leave-out", "B1"]
+    modes = {
+        "sequential": ["metadata-cache", f"{USER}:SeedShapedCache", *small, "--max-examples", "30"],
+        "threads": ["metadata-cache", f"{USER}:LockFreeCache", *small, "--threads", "4"],
+    }
+    trace = tmp_path / "stale.jsonl"
+    header = {"format": "hicache-trace/1", "component": "metadata-cache", "config": {"ttl_seconds": 1.0}}
+    calls = [
+        {"thread": 1, "op": "add", "args": ["k"], "invoke": 0.0, "return": 0.1, "result": None},
+        {"thread": 1, "op": "contains", "args": ["k"], "invoke": 0.2, "return": 0.3, "result": False},
+    ]
+    trace.write_text("\n".join(json.dumps(line) for line in [header, *calls]) + "\n")
+    modes["trace"] = ["metadata-cache", "--trace", str(trace)]
+    fields = set(Failure.__dataclass_fields__)
+    for mode, argv in modes.items():
+        failures = _json_failures(argv, capsys)
+        assert failures, mode
+        for failure in failures:
+            assert set(failure) == fields, (mode, failure)
+            assert failure["clauses"], (mode, failure)
