@@ -45,6 +45,7 @@ TARGETS = (
     "tests/concurrency",
     "tests/modelcheck/test_c1_schedules.py",
     "tests/oracle/test_threads.py",
+    "tests/oracle/test_targets_as_they_are.py",
     "tests/integration",
 )
 RUN_ERROR = "(run produced no report or pytest itself failed)"
