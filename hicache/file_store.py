@@ -542,6 +542,8 @@ class HiCacheFile:
 
     def _path(self, key: str) -> str:
         naming = self._naming
+        if naming is not None and not self._fanout:
+            return f"{self._directory}/{naming.name(key)}"  # the directory is resolved: no trailing "/"
         name = escape_key(key) + self._suffix if naming is None else naming.name(key)
         if self._fanout:
             top, sub = fanout_dirs(name)

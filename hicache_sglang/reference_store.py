@@ -154,7 +154,6 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
     def get(self, key: str, target_location: Any = None, target_sizes: Any = None) -> torch.Tensor | None:
         """F4: ``target_location`` filled from ``key``'s page and returned, or None (missing, another size,
         an I/O failure: logged)."""
-        self._naming.check(key)
         view, staged = _writable(target_location, "target_location")
         if not self._store.get_into(key, view):
             return None
@@ -307,7 +306,8 @@ def _pairs(keys: Iterable[str], items: Any, name: str) -> tuple[list[str], list[
 
 def _byte_view(tensor: torch.Tensor) -> memoryview:
     """The bytes of a contiguous CPU tensor of any dtype, shared (no copy)."""
-    return memoryview(tensor.reshape(-1).view(torch.uint8).numpy())
+    flat = tensor if tensor.dim() == 1 else tensor.reshape(-1)
+    return memoryview(flat.view(torch.uint8).numpy())
 
 
 def _readable(value: object, name: str) -> memoryview:
