@@ -6,6 +6,8 @@
 # make bench-scale [SIZES=10000,100000,1000000] - the file store at 10k/100k/1M page files against the
 #                engine's evictor (issue 24) alone; rewrites its section of benchmarks/RESULTS.md and scale.svg
 # make mutation / make modelcheck - see their targets below
+# make bench-engine - the reference store inside the engine against the engine's HiCacheFile (issue 31,
+#                F10) alone; prints its section (also part of make bench)
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
 # make hitrate - benchmarks/metadata_hitrate.svg: MetadataCache hit rate, eviction birth vs lru, on Zipf streams
 # make slowfs  - benchmarks/slowfs.svg: HiCacheFile on a simulated slow metadata path (0.2, 1, 5 ms per call;
@@ -23,7 +25,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: torch-path test verify verify-quick docs bench bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: torch-path test verify verify-quick docs bench bench-engine bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -98,6 +100,9 @@ docs: $(STAMP)
 
 bench: $(STAMP) torch-path
 	$(if $(SIZES),HICACHE_BENCH_SIZES=$(SIZES)) $(BIN)/python -m benchmarks
+
+bench-engine: $(STAMP) torch-path
+	$(BIN)/python -m benchmarks --only bench_engine_backend
 
 bench-scale: $(STAMP)
 	$(BIN)/python -m benchmarks.bench_scale $(if $(SIZES),--sizes $(SIZES))

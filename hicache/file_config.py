@@ -84,6 +84,7 @@ __all__ = [
     "DEFAULT_STORAGE_DIR",
     "ENV_PREFIX",
     "LAYOUTS",
+    "SETTING_NAMES",
     "STARTUP_SCANS",
     "FileStoreConfig",
     "load_file_config",
@@ -110,6 +111,7 @@ _SETTINGS: dict[str, str] = {
     "layout": "LAYOUT",
     "startup_scan": "STARTUP_SCAN",
 }
+SETTING_NAMES = tuple(_SETTINGS)  # the extra_config keys load_file_config takes
 _EVICTIONS = ("birth", "lru")  # hicache.metadata_cache.EVICTIONS, without importing the cache here
 LAYOUTS = ("flat", "fanout")  # F1-fanout
 STARTUP_SCANS = ("blocking", "background")  # F8, F8-bg

@@ -80,6 +80,7 @@ from typing import Any, TypeVar
 from hicache._validate import shown
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
+from hicache.file_naming import EngineNaming
 from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
@@ -195,7 +196,9 @@ class HiCacheFile:
     every file name: a store sees only its own namespace), ``extra_config``
     (see :mod:`hicache.file_config`; it overrides the environment), ``fs``
     (the filesystem port, default the OS), ``clock`` (monotonic seconds for
-    the belief lifetimes, default ``time.monotonic``).
+    the belief lifetimes, default ``time.monotonic``), ``naming`` (F10: an
+    :class:`~hicache.file_naming.EngineNaming` names the files as the engine
+    does, and brings its own namespace; None: ``escape_key`` and ``namespace``).
 
     Raises ``TypeError``/``ValueError`` naming the parameter on bad arguments,
     and ``OSError`` when the directory cannot be created or listed.
@@ -217,8 +220,15 @@ class HiCacheFile:
         extra_config: Mapping[str, object] | None = None,
         fs: FileSystem | None = None,
         clock: Callable[[], float] | None = None,
+        naming: EngineNaming | None = None,
     ) -> None:
         config = load_file_config(extra_config)
+        if naming is not None:
+            if not isinstance(naming, EngineNaming):
+                raise TypeError(f"naming must be an EngineNaming or None, got {type(naming).__name__}")
+            if namespace:
+                raise ValueError(f"namespace must be empty with a naming (it has its own), got {namespace!r}")
+            namespace = naming.namespace
         if storage_dir is None:
             directory = config.storage_dir
         elif isinstance(storage_dir, (str, os.PathLike)):
@@ -233,7 +243,7 @@ class HiCacheFile:
             raise TypeError(f"namespace must be a str, got {type(namespace).__name__} {namespace!r}")
         if "/" in namespace or "\0" in namespace or (os.altsep is not None and os.altsep in namespace):
             raise ValueError(f"namespace must not contain a path separator or NUL, got {namespace!r}")
-        if namespace and not namespace.startswith(NAMESPACE_MARK):
+        if namespace and not namespace.startswith(NAMESPACE_MARK) and naming is None:
             raise ValueError(
                 f"namespace must be empty or start with {NAMESPACE_MARK!r} (it ends the key in file names),"
                 f" got {namespace!r}"
@@ -242,6 +252,7 @@ class HiCacheFile:
             raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
         self._config = config
         self._namespace = namespace
+        self._naming = naming  # F10: the engine's names instead of escape_key's (None: the default)
         self._suffix = namespace + ".bin"
         try:
             self._suffix_bytes = len(self._suffix.encode(_FS_ENCODING))  # strict (S5)
@@ -317,6 +328,8 @@ class HiCacheFile:
     def file_name(self, key: str) -> str:
         """The name of ``key``'s file (F1); ValueError for a bad key (F2)."""
         self._check_key(key)
+        if self._naming is not None:
+            return self._naming.name(key)
         return escape_key(key) + self._suffix
 
     def file_path(self, key: str) -> str:
@@ -528,7 +541,10 @@ class HiCacheFile:
     # -- internals -----------------------------------------------------------
 
     def _path(self, key: str) -> str:
-        name = escape_key(key) + self._suffix
+        naming = self._naming
+        if naming is not None and not self._fanout:
+            return f"{self._directory}/{naming.name(key)}"  # the directory is resolved: no trailing "/"
+        name = escape_key(key) + self._suffix if naming is None else naming.name(key)
         if self._fanout:
             top, sub = fanout_dirs(name)
             return f"{self._directory}/{top}/{sub}/{name}"
@@ -536,6 +552,9 @@ class HiCacheFile:
 
     def _check_key(self, key: object) -> None:
         """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
+        if self._naming is not None:
+            self._naming.check(key)  # F10: the engine's names hold fewer keys
+            return
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
         if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
@@ -567,7 +586,8 @@ class HiCacheFile:
         """``_check_key`` of every key, the first bad one raising; decided at once on the joined keys
         when they are plainly valid (the common case), key by key otherwise."""
         keys = _listed("keys", keys)
-        if not self._plainly_valid(keys):
+        plainly_valid = self._plainly_valid if self._naming is None else self._naming.plainly_valid
+        if not plainly_valid(keys):
             for key in keys:
                 self._check_key(key)
         return keys
@@ -947,6 +967,8 @@ class HiCacheFile:
     def _key_of(self, name: str) -> str | None:
         """The key of the node ``name`` when it is named like a file of this namespace (F1), else None (a
         temp file never: no key starts with a dot)."""
+        if self._naming is not None:
+            return self._naming.key_of(name)
         suffix = self._suffix
         if name.endswith(suffix):
             part = name[: -len(suffix)]
@@ -1288,8 +1310,10 @@ class HiCacheFile:
         # overrides either (the catalogue's wrong variants) has its own called.
         suffix, cut, namespace = self._suffix, -len(self._suffix), self._namespace
         euid, group = self._euid, self._group
-        own = type(self)._key_of is not HiCacheFile._key_of or type(self)._is_page_entry is not (
-            HiCacheFile._is_page_entry
+        own = (
+            self._naming is not None
+            or type(self)._key_of is not HiCacheFile._key_of
+            or type(self)._is_page_entry is not HiCacheFile._is_page_entry
         )
         key_of, is_page = self._key_of, self._is_page_entry
         add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append

@@ -68,6 +68,7 @@ _TITLES: dict[str, str] = {
     "F7": "clear removes only this namespace; delete removes one key",
     "F8": "start-up scan seeds evictor and beliefs; stale temp files removed",
     "F9": "configuration precedence, env aliases, invalid values are ValueError",
+    "F10": "the engine backend: a dynamic HiCacheStorage, engine file names, tensors as raw bytes, no raise",
     "F8-bg": "declared variant of F8: the constructor returns as the listing begins; a thread adopts batches",
     "F1-fanout": "layout flat or fanout (two levels of 256 subdirectories); a mismatch is refused",
     "V1": "evictor on iff max_size > 0 or min_free_space > 0",

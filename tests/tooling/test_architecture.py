@@ -21,13 +21,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("hicache", "spec", "tests", "benchmarks", "tools")
+PACKAGES = ("hicache", "hicache_sglang", "spec", "tests", "benchmarks", "tools")
 
 # room -> the module prefixes it holds; the first room with a matching prefix wins, so the specific
 # rooms come before the catch-all ``checkers`` (every other module of spec/).
 ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("port", ("hicache.fs",)),
     ("hicache", ("hicache",)),
+    ("engine backend", ("hicache_sglang",)),
     (
         "models",
         (
@@ -63,6 +64,8 @@ ANY = frozenset({"*"})
 RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "port": (frozenset(), frozenset()),
     "hicache": (frozenset({"port"}), frozenset()),
+    # the reference store inside the engine (F10): torch and sglang come from the engine's own install
+    "engine backend": (frozenset({"hicache", "port"}), frozenset({"torch", "sglang"})),
     "models": (frozenset(), frozenset()),
     "world": (frozenset({"port"}), frozenset()),
     "variants": (frozenset({"hicache", "port", "models", "world"}), frozenset()),
@@ -73,7 +76,10 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     ),
     "tests": (ANY, ANY),
     # torch: the engine's storage modules need it (benchmarks/engine_wheel.py loads them from the wheel)
-    "benchmarks": (frozenset({"hicache", "port", "models"}), frozenset({"torch"})),
+    "benchmarks": (
+        frozenset({"hicache", "port", "models", "engine backend"}),
+        frozenset({"torch", "sglang"}),
+    ),
     "tools": (frozenset(), ANY),
 }
 
@@ -170,6 +176,7 @@ def test_the_checker_finds_wrong_imports_in_synthetic_modules() -> None:
         "spec/oracle/_run.py": "from ..machines import _base\nfrom tests.unit import _store\nimport numpy\n",
         "spec/variants/file_store.py": "from hicache.fs import FileStat\nfrom spec.oracle import check\n",
         "benchmarks/x.py": "from spec.existence_cache import Spec\nfrom tests import conftest\n",
+        "hicache_sglang/x.py": "import torch, sglang.srt, hicache\nimport spec.fakes\n",
         "tests/unit/anything.py": "import spec.verify, hicache, benchmarks, tools.docs, numpy\n",
         "elsewhere/x.py": "import os\n",
     }
@@ -178,6 +185,7 @@ def test_the_checker_finds_wrong_imports_in_synthetic_modules() -> None:
         "elsewhere/x.py: in no room of ROOMS",
         "hicache/cheat.py:2: hicache imports spec.machines._base (checkers)",
         "hicache/cheat.py:3: hicache imports the third-party hypothesis",
+        "hicache_sglang/x.py:2: engine backend imports spec.fakes (world)",
         "spec/fake_fs.py:2: world imports hicache.file_store.HiCacheFile (hicache)",
         "spec/metadata_cache.py:2: models imports hicache.MetadataCache (hicache)",
         "spec/oracle/_run.py:2: checkers imports tests.unit._store (tests)",

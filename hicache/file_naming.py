@@ -1,0 +1,181 @@
+"""EngineNaming: the engine's file names for :class:`~hicache.file_store.HiCacheFile` (docs/SEMANTICS.md F10).
+
+What it is for: a store given ``naming=EngineNaming(...)`` names its files exactly as the engine's
+``HiCacheFile`` does, ``<key><suffix>.bin`` with the key written as it is (nothing escaped), so that pages
+written by either store read back in the other.  The default naming (``escape_key``) is untouched.
+
+The engine's names: a KV page is ``<hash><suffix>.bin``, a page of another pool ``<hash>.<pool><suffix>.bin``;
+``suffix`` is the engine's ``config_suffix`` (``_<model>_<tp rank>_<tp size>`` and its pp/cp/dcp parts, or
+``_<model>...`` alone for MLA), and a key ending in ``sharded_tail`` (``.mamba``: TP-sharded state) takes
+``sharded_suffix`` instead (the engine's ``tp_config_suffix``).
+
+Keys this naming holds (everything else is a ``ValueError`` naming ``key``, before any I/O):
+
+* a non-empty ``str`` that does not start with ``.``, with no path separator and no NUL, whose file name
+  encodes strictly under the filesystem encoding (S5) and fits ``NAME_MAX`` bytes (F2);
+* ``<page>`` or ``<page>.<pool>``: the page part holds no ``.`` and no ``_``, and ``<pool>`` is one of the
+  ``pools`` given.  The engine writes only such keys (hex page hashes, and its pools' names after a dot).
+  Why: a file's namespace is the suffix it ends with, and every suffix starts with ``_``; a page part
+  without ``_`` and a pool from a fixed list leave no room for a name of another namespace (a longer
+  suffix ``_x`` + ours) to be taken for one of ours, or ours for another's, as long as no model name is a
+  pool name's tail followed by ``_`` and another model's name (the one ambiguity the engine's names keep).
+
+Ownership (F1): the store owns the files ending in ``suffix + ".bin"`` (when ``owns_suffix``) or
+``sharded_suffix + ".bin"`` whose stem is a key of this naming that names that very file; it never
+scans, counts, evicts or clears another.
+
+Complexity: every method O(len(key)).  Thread model: immutable after construction; any thread.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+__all__ = ["EngineNaming"]
+
+_NAME_MAX = 255  # bytes in one file name (F2)
+_FS_ENCODING = sys.getfilesystemencoding()
+_SEPARATORS = tuple(s for s in ("/", os.altsep, "\0") if s)
+_ALTSEP = os.altsep
+
+
+def _suffix_of(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    if not value.startswith("_") or any(s in value for s in _SEPARATORS):
+        raise ValueError(f"{name} must start with '_' and hold no path separator or NUL, got {value!r}")
+    try:
+        value.encode(_FS_ENCODING)
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} cannot be encoded as part of a file name, got {value!r}") from None
+    return value
+
+
+class EngineNaming:
+    """The engine's file names: ``<key><suffix>.bin``, keys written as they are.
+
+    ``suffix`` (the engine's ``config_suffix``), ``sharded_suffix`` (its ``tp_config_suffix``, for keys
+    ending in ``sharded_tail``; default ``suffix``), ``pools`` (the pool names a key may end in after a
+    dot), ``owns_suffix`` (False for an MLA rank that reads the shared pages but does not own them).
+    ``TypeError``/``ValueError`` naming the parameter on bad arguments.
+
+    >>> naming = EngineNaming("_m_0_1", pools=["mamba", "swa"])
+    >>> naming.name("3fa9"), naming.name("3fa9.swa"), naming.key_of("3fa9.swa_m_0_1.bin")
+    ('3fa9_m_0_1.bin', '3fa9.swa_m_0_1.bin', '3fa9.swa')
+    >>> naming.key_of("3fa9_q_m_0_1.bin"), naming.key_of("3fa9_m_1_2.bin")  # model "q_m"; another rank
+    (None, None)
+    """
+
+    __slots__ = ("_bytes", "_ends", "_pools", "_sharded", "_suffix", "_tail", "namespace")
+
+    def __init__(
+        self,
+        suffix: str,
+        *,
+        sharded_suffix: str | None = None,
+        sharded_tail: str = ".mamba",
+        pools: Iterable[str] = (),
+        owns_suffix: bool = True,
+    ) -> None:
+        self._suffix = _suffix_of("suffix", suffix)
+        sharded = suffix if sharded_suffix is None else sharded_suffix
+        self._sharded = _suffix_of("sharded_suffix", sharded)
+        if isinstance(pools, str):
+            raise TypeError(f"pools must be an iterable of str, got str {pools!r}")
+        self._pools = frozenset(pools)
+        for pool in self._pools:
+            if not isinstance(pool, str):
+                raise TypeError(f"pools must hold str, got {type(pool).__name__} {pool!r}")
+            if not pool or "." in pool or any(s in pool for s in _SEPARATORS):
+                raise ValueError(f"pools must be non-empty names without '.', separator or NUL, got {pool!r}")
+        known = self._pools
+        tail_ok = isinstance(sharded_tail, str) and sharded_tail[:1] == "." and sharded_tail[1:] in known
+        if not tail_ok:
+            raise ValueError(f"sharded_tail must be '.' and one of pools, got {sharded_tail!r}")
+        if not isinstance(owns_suffix, bool):
+            raise TypeError(f"owns_suffix must be a bool, got {type(owns_suffix).__name__} {owns_suffix!r}")
+        self._tail = sharded_tail
+        ends = [self._sharded + ".bin"]
+        if owns_suffix and self._suffix != self._sharded:
+            ends.append(self._suffix + ".bin")
+        self._ends = tuple(ends)
+        # bytes of the longer suffix with ".bin": a key of at most NAME_MAX minus this many bytes always fits
+        self._bytes = max(len((s + ".bin").encode(_FS_ENCODING)) for s in (self._suffix, self._sharded))
+        self.namespace = self._sharded  # the rank's own: names its lock file (C6)
+
+    def name(self, key: str) -> str:
+        """The file name of a checked ``key``. O(len(key))."""
+        if key.endswith(self._tail):
+            return key + self._sharded + ".bin"
+        return key + self._suffix + ".bin"
+
+    def check(self, key: object) -> None:
+        """``TypeError``/``ValueError`` naming ``key`` unless this naming holds ``key`` (module docstring)."""
+        if (
+            type(key) is str
+            and key.isascii()
+            and len(key) + self._bytes <= _NAME_MAX
+            and "_" not in key
+            and "." not in key
+            and "/" not in key
+            and "\0" not in key
+            and key
+            and _ALTSEP is None
+        ):
+            return  # a plain page hash, the common case: each test one C-level pass
+        if not isinstance(key, str):
+            raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
+        page, dot, pool = key.partition(".")
+        if not page or "_" in page or any(s in key for s in _SEPARATORS):
+            raise ValueError(
+                "key must be a page hash without '_', path separator or NUL, optionally '.' and a pool's"
+                f" name, got {key!r:.100}"
+            )
+        if dot and pool not in self._pools:
+            raise ValueError(f"key ends in a pool this store does not know ({pool!r:.40}), got {key!r:.100}")
+        if key.isascii():
+            if len(key) + self._bytes <= _NAME_MAX:
+                return
+            size = len(key) + self._bytes
+        else:
+            try:
+                size = len(key.encode(_FS_ENCODING)) + self._bytes  # strict: no lone surrogate (S5)
+            except UnicodeEncodeError:
+                raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
+        if size > _NAME_MAX:
+            raise ValueError(f"key makes a file name of {size} bytes (limit {_NAME_MAX}), got {key!r:.100}")
+
+    def plainly_valid(self, keys: list[str]) -> bool:
+        """True only when every key passes ``check``, decided on the keys joined (one C-level pass per
+        test); False says nothing (check each key)."""
+        try:
+            joined = "".join(keys)
+        except TypeError:
+            return False
+        return (
+            all(keys)
+            and joined.isascii()
+            and "." not in joined
+            and "_" not in joined
+            and not any(s in joined for s in _SEPARATORS)
+            and (not keys or max(map(len, keys)) + self._bytes <= _NAME_MAX)
+        )
+
+    def key_of(self, name: str) -> str | None:
+        """The key of the file ``name`` when it is a file this naming owns, else None (F1)."""
+        for end in self._ends:
+            if name.endswith(end):
+                key = name[: -len(end)]
+                try:
+                    self.check(key)
+                except ValueError:
+                    return None
+                if self.name(key) == name:
+                    return key
+        return None
+
+    def __repr__(self) -> str:
+        pools = sorted(self._pools)
+        return f"EngineNaming({self._suffix!r}, sharded_suffix={self._sharded!r}, pools={pools!r})"
