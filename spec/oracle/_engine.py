@@ -92,7 +92,17 @@ class _Config:
     enable_storage_metrics: bool
     is_page_first_layout: bool
     model_name: str | None
+    tp_lcm_size: int | None = None
+    should_split_heads: bool = False
+    dp_rank: int = 0
     extra_config: dict[str, Any] | None = None
+    dcp_size: int = 1
+    dcp_rank: int = 0
+    logical_page_size: int | None = None
+
+    @property
+    def is_storage_writer(self) -> bool:
+        return not self.is_mla_model or self.tp_rank == self.dcp_rank
 
 
 def escape(key: Any) -> Any:
