@@ -65,7 +65,7 @@ class _KwargsForm:
     """What the engine's factory builds for a dynamic backend: ``backend_class(storage_config, kwargs)``."""
 
     def __init__(self, storage_config: Any, kwargs: dict[str, Any]) -> None:
-        from sglang.srt.mem_cache.hicache_storage import HiCacheFile
+        HiCacheFile = sys.modules["sglang.srt.mem_cache.hicache_storage"].HiCacheFile  # the engine fixture's
 
         self.store = HiCacheFile(storage_config, kwargs["file_path"])
 
@@ -77,7 +77,7 @@ class _Renamed:
     """A store whose constructor names its parameters otherwise: the engine form only when declared."""
 
     def __init__(self, config: Any, path: str) -> None:
-        from sglang.srt.mem_cache.hicache_storage import HiCacheFile
+        HiCacheFile = sys.modules["sglang.srt.mem_cache.hicache_storage"].HiCacheFile  # the engine fixture's
 
         self.store = HiCacheFile(config, path)
 
