@@ -16,14 +16,15 @@ from typing import Any
 
 __all__ = ["FORMS", "KEYS", "Adapter", "TargetCall"]
 
-FORMS = ("global", "per-pool")
+FORMS = ("global", "per-pool", "engine")  # engine: O12, the engine's HiCacheStorage (file stores)
 
 # The adapter's keys and what each does (``--describe`` prints them, with an example per component).
 KEYS: dict[str, str] = {
     "methods": "spec method -> your method's name (__len__ may map to a method, e.g. size)",
     "arguments": "per method (__init__: the constructor), spec parameter -> your keyword; passed by keyword",
     "positional": "per method, the spec parameters taken positionally, in your order (the rest by keyword)",
-    "form": f"existence caches: {' or '.join(FORMS)} (pool(name) objects, or a per-pool class)",
+    "form": "existence caches: global or per-pool (pool(name) objects, or a per-pool class); file stores: "
+    "engine (the engine's HiCacheStorage: (storage_config, file_path), uint8 tensors; O12)",
     "omit": "spec operations or constructor parameters to leave out even if your class seems to have them",
 }
 

@@ -55,6 +55,8 @@ def _unexpressed(session: Session, settings: Mapping[str, Any]) -> str:
     constructor = component.constructor
     positional = session.adapter.translate("__init__", {p: p for p in constructor}, constructor[:1]).args
     for parameter in settings:
+        if session.probe.form == "engine" and parameter in ("storage_dir", "namespace"):
+            return f"the engine form (O12) makes the {parameter} itself (the engine takes a storage_config)"
         if parameter in session.adapter.omit:
             return f"the adapter omits {parameter}"
         if parameter == "clock" and session.time_control != "injected":

@@ -30,6 +30,8 @@ import posixpath
 import shutil as real_shutil
 import stat as stat_module
 import sys
+import tempfile
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -137,6 +139,9 @@ class FakeOS:
 
     def __init__(self, fs: FakeFileSystem | None = None) -> None:
         self.fs: FakeFileSystem | None = fs
+        # O12: real directory -> the fake directory it stands for (the engine form's, see real_dir)
+        self.real_dirs: dict[str, str] = {}
+        self._made: weakref.WeakKeyDictionary[FakeFileSystem, dict[str, str]] = weakref.WeakKeyDictionary()
         self.calls: Counter[str] = Counter()
         self.unsupported: list[str] = []
         self.faked: list[tuple[ModuleType, ModuleType, list[str]]] = []  # (real, fake, its functions faked)
@@ -151,6 +156,49 @@ class FakeOS:
             setattr(self.os, function.__name__[1:], function)
         for method in (self._rmtree, self._move):
             setattr(self.shutil, method.__name__[1:], method)
+
+    def real_dir(self, directory: str) -> str:
+        """O12: the fresh private real directory that stands for the fake ``directory`` of the world under
+        way (made on first use, removed with its world).  A target whose own C code writes a file there
+        (the engine's ``numpy.tofile``) leaves it for the stand-ins: the next stand-in call that names
+        the path takes it into the fake world as the target's write (counted, faulted, its mtime the fake
+        clock's) and removes the real one, so the machine's world stays the one truth."""
+        fs = self.fs
+        if fs is None:
+            raise OSError(errno.EIO, "the oracle's fake filesystem is not set up")
+        made = self._made.setdefault(fs, {})
+        fake = posixpath.normpath(directory)
+        if fake not in made:
+            real = tempfile.mkdtemp(prefix="hicache-oracle-engine-")
+            made[fake] = real
+            self.real_dirs[real] = fake
+            weakref.finalize(fs, _remove_real_dir, self.real_dirs, real)
+        return made[fake]
+
+    def _path(self, path: Any) -> Any:
+        """A real directory's path as the fake one it stands for (O12), a file the target's C code wrote
+        there taken in first; any other path as it is."""
+        if not isinstance(path, str) or not self.real_dirs:
+            return path
+        for real, fake in list(self.real_dirs.items()):
+            if path == real or path.startswith(real + "/"):
+                mapped = fake + path[len(real) :]
+                if path != real and real_os.path.isfile(path) and not real_os.path.islink(path):
+                    self._take_in(path, mapped)
+                return mapped
+        return path
+
+    def _take_in(self, real: str, mapped: str) -> None:
+        """The bytes a target's C code wrote at ``real`` become its write of ``mapped`` in the fake world."""
+        watch = disk_watch()
+        active, watch.active = watch.active, False  # the oracle's own reading, not the target's
+        try:
+            with builtins.open(real, "rb") as file:
+                data = file.read()
+            real_os.unlink(real)
+        finally:
+            watch.active = active
+        self._fs("os.write (numpy)").write_new(mapped, memoryview(data))
 
     def _fs(self, name: str) -> FakeFileSystem:
         self.calls[name] += 1
@@ -178,26 +226,27 @@ class FakeOS:
 
     def _function(self, qualified: str, act: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            paths = {k: real_os.fspath(v) for k, v in kwargs.items() if k not in _IGNORED}
-            return act(self._fs(qualified), *map(real_os.fspath, args), **paths)
+            paths = {k: self._path(real_os.fspath(v)) for k, v in kwargs.items() if k not in _IGNORED}
+            fs = self._fs(qualified)
+            return act(fs, *(self._path(real_os.fspath(a)) for a in args), **paths)
 
         call.__name__ = qualified.rsplit(".", 1)[-1]
         return call
 
     def _scandir(self, path: str = ".") -> _ScanDir:
         directory = real_os.fspath(path)
-        entries = list(self._fs("os.scandir").scandir(directory))
+        entries = list(self._fs("os.scandir").scandir(self._path(directory)))
         return _ScanDir([_FakeDirEntry(self, directory, e) for e in entries])
 
     def _makedirs(self, name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
-        path = posixpath.normpath(real_os.fspath(name))
+        path = posixpath.normpath(self._path(real_os.fspath(name)))
         fs = self._fs("os.makedirs")
         if path in fs.dirs and not exist_ok:
             raise FileExistsError(errno.EEXIST, "File exists", path)
         fs.mkdir(path, mode & 0o777)
 
     def _mkdir(self, path: str, mode: int = 0o777, *, dir_fd: Any = None) -> None:
-        name = posixpath.normpath(real_os.fspath(path))
+        name = posixpath.normpath(self._path(real_os.fspath(path)))
         fs = self._fs("os.mkdir")
         if name in fs.dirs or name in fs.files:
             raise FileExistsError(errno.EEXIST, "File exists", name)
@@ -207,7 +256,7 @@ class FakeOS:
 
     def _rmtree(self, path: str, ignore_errors: bool = False, onerror: Any = None, **_: Any) -> None:
         fs = self._fs("shutil.rmtree")
-        root = posixpath.normpath(real_os.fspath(path))
+        root = posixpath.normpath(self._path(real_os.fspath(path)))
         for name in [p for p in fs.files if p == root or p.startswith(root + "/")]:
             try:
                 fs.unlink(name)
@@ -216,12 +265,12 @@ class FakeOS:
                     raise
 
     def _move(self, src: str, dst: str, **_: Any) -> str:
-        self._fs("shutil.move").replace(real_os.fspath(src), real_os.fspath(dst))
+        self._fs("shutil.move").replace(self._path(real_os.fspath(src)), self._path(real_os.fspath(dst)))
         return dst
 
     def open(self, file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         """The builtin ``open`` on the fake: whole-file reads and writes (``r``, ``w``, ``x``, ``a``)."""
-        path = posixpath.normpath(real_os.fspath(file))
+        path = posixpath.normpath(self._path(real_os.fspath(file)))
         fs = self._fs("open")
         binary = "b" in mode
         if "r" in mode and "+" not in mode:
@@ -255,7 +304,7 @@ class _FakeDirEntry:
         return bool(self._entry.kind == "symlink")
 
     def stat(self, *, follow_symlinks: bool = True) -> os_stat_result:
-        return _stat_result(self._owner._fs("os.DirEntry.stat").stat(self.path))
+        return _stat_result(self._owner._fs("os.DirEntry.stat").stat(self._owner._path(self.path)))
 
     def inode(self) -> int:
         return 0
@@ -297,6 +346,12 @@ class _WriteOnClose(io.BytesIO):
         super().close()
 
 
+def _remove_real_dir(real_dirs: dict[str, str], real: str) -> None:
+    """O12: a world's real directory goes with it (out of the watched roots first)."""
+    real_dirs.pop(real, None)
+    real_shutil.rmtree(real, ignore_errors=True)
+
+
 def unsupported_call(name: str) -> str:
     return (
         f"the target called {name}, which the oracle's fake filesystem does not provide: the run cannot "
@@ -329,6 +384,9 @@ class RealDiskWatch:
     def __init__(self) -> None:
         self.active = False
         self.roots: Callable[[], tuple[str, ...]] = tuple  # the fake's directories, asked at each event
+        # O12: the real directories where a new file may be opened for writing (the engine's numpy.tofile;
+        # the stand-ins take it into the fake world at the next call that names it)
+        self.writable: Callable[[], tuple[str, ...]] = tuple
         self.seen: list[str] = []
 
     def _hook(self, event: str, args: tuple[Any, ...]) -> None:
@@ -340,6 +398,9 @@ class RealDiskWatch:
         if not isinstance(path, str):
             return
         normal = posixpath.normpath(path) if path else path
+        writing = event == "open" and len(args) > 1 and isinstance(args[1], str) and "w" in args[1]
+        if writing and any(normal.startswith(root + "/") for root in self.writable()):
+            return
         if any(normal == root or normal.startswith(root + "/") for root in self.roots()):
             self.seen.append(f"{event} {path}")
 
@@ -382,7 +443,8 @@ class FsControl(Interposition):
         self.mode = "none"
         if "fs" in session.component.constructor:
             self.mode = "injected" if session.accepts("fs") else "interposed"
-        self.fake = FakeOS()
+        # O12: the engine form's shim brings the FakeOS it asks for real directories
+        self.fake = getattr(session.target, "_oracle_fake_os", None) or FakeOS()
         self.worlds: list[FakeFileSystem] = []  # every fake filesystem a target was given or shown
         # A factory's class may live in a module it reaches through a closure or a global: interposed
         # before the probe builds one, so that even the probe never reaches the real disk.
@@ -417,6 +479,7 @@ class FsControl(Interposition):
         probe ran before its instance's modules were interposed)."""
         watch = disk_watch()
         watch.roots = self._roots
+        watch.writable = lambda: tuple(self.fake.real_dirs)
         watch.active = on
         if on:
             watch.seen.clear()
@@ -424,7 +487,7 @@ class FsControl(Interposition):
     def _roots(self) -> tuple[str, ...]:
         """The directories of the fake filesystem under way (and of the probe's)."""
         worlds = [*self.worlds[:1], *([self.fake.fs] if self.fake.fs is not None else [])]
-        return tuple({d for fs in worlds for d in fs.dirs if d != "/"})
+        return tuple({d for fs in worlds for d in fs.dirs if d != "/"} | set(self.fake.real_dirs))
 
     def calls(self) -> int:
         """The filesystem calls the target made on the fakes (through the fake ``os``, or the port)."""

@@ -27,13 +27,15 @@ class Probe:
     constructor takes (None: anything, a ``**kwargs`` or no signature); ``offers`` the spec methods it has
     (on its pools or children where the component has them); ``lacks`` the optional parameters and methods
     it does not have, each with why (the groups a run leaves out from the start); ``missing`` the methods
-    a declared choice would need and it lacks; ``time_control``: "none", "injected" or "patched"."""
+    a declared choice would need and it lacks; ``time_control``: "none", "injected" or "patched"; ``form``:
+    how it is called ("global", "per-pool", or "engine": behind the engine form's shim, O12)."""
 
     accepts: frozenset[str] | None
     offers: frozenset[str]
     lacks: Mapping[str, str] = field(default_factory=dict)
     missing: frozenset[str] = frozenset()
     time_control: str = "none"
+    form: str = "global"  # the adapter's form: "engine" for the engine's HiCacheStorage (O12)
 
     def takes(self, parameter: str) -> bool:
         """The constructor takes the spec parameter ``parameter``."""

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any
 
@@ -80,10 +80,28 @@ def _prepare(
         raise OracleUsageError(f"target {target_path} is not callable")
     spec_component = COMPONENTS[component]
     target_obj = spec_component.wrapped(target_obj)  # the project's own evictor behind SEMANTICS V's factory
+    adapter, target_obj = _engine_form(spec_component, adapter, target_obj)
     # probes the target: OracleUsageError if unusable
     session = Session(spec_component, target_obj, adapter, call_timeout)
     session.declare(declare or {})
     return spec_component, session, target_path
+
+
+def _engine_form(
+    component: Component, adapter: Adapter, target: Callable[..., Any]
+) -> tuple[Adapter, Callable[..., Any]]:
+    """O12: a file store in the engine's form (declared, or recognised by its constructor's parameters
+    ``(storage_config, file_path)`` / ``(storage_config, kwargs)``) behind the component's interface."""
+    from spec.oracle._engine import engine_form, shim
+
+    declared = adapter.form == "engine"
+    if component.name != "file-store":
+        if declared:
+            raise OracleUsageError(f'--adapter form "engine" is for file-store targets, not {component.name}')
+        return adapter, target
+    if not (declared or engine_form(target)):
+        return adapter, target
+    return replace(adapter, form="engine"), shim(target)
 
 
 @dataclass

@@ -179,6 +179,11 @@ def machine_class(
     is built), and told when one fails: the examples Hypothesis runs to shrink it are not counted in the
     figures.  While Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
     base = component.machine()
+    if session.probe.form == "engine":  # O12: the engine's page names and its one-bool batch_set
+        from spec.oracle._engine import ENGINE_FOREIGN, ENGINE_NAMESPACE
+
+        engine = {"namespace": ENGINE_NAMESPACE, "foreign": ENGINE_FOREIGN, "one_bool_batches": True}
+        base = type(base.__name__, (base,), {**engine, "__module__": base.__module__})
     codes = _rule_codes(base)
     rules = set(codes.values())
     # A group set aside after its failure whose rules other clauses need keeps them (O8): its divergences

@@ -72,7 +72,8 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "reporting": (frozenset(), frozenset({"pytest"})),
     "checkers": (
         frozenset({"hicache", "port", "models", "world", "variants", "reporting"}),
-        frozenset({"hypothesis", "pytest"}),
+        # torch: imported only for the engine form of a file store (spec/oracle/_engine.py, O12)
+        frozenset({"hypothesis", "pytest", "torch"}),
     ),
     "tests": (ANY, ANY),
     # torch: the engine's storage modules need it (benchmarks/engine_wheel.py loads them from the wheel)
