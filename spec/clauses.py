@@ -102,6 +102,7 @@ _TITLES: dict[str, str] = {
     "O7": "--trace FILE: a hicache-trace/1 history is timed-linearizable against the spec; malformed exit 2",
     "O8": "honest coverage: passed only when its checks ran to their budget; set aside is not checked",
     "O9": "a recorder wraps any Python object and writes hicache-trace/1 under real traffic, cheaply",
+    "O11": "blame by provenance: without snapshot(), the rule that made the state the answer read first",
 }
 
 CLAUSES: tuple[Clause, ...] = tuple(
