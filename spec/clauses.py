@@ -104,6 +104,7 @@ _TITLES: dict[str, str] = {
     "O8": "honest coverage: passed only when its checks ran to their budget; set aside is not checked",
     "O9": "a recorder wraps any Python object and writes hicache-trace/1 under real traffic, cheaply",
     "O10": "one probe of the target: every mode builds and calls it only from what the probe found",
+    "O11": "blame by provenance: without snapshot(), the rule that made the state the answer read first",
     "O12": "the engine's form: (storage_config, file_path) stores behind a shim; what it lacks is listed",
 }
 

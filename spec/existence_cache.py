@@ -25,6 +25,7 @@ from collections.abc import Collection, Container, Hashable, Iterable, Sequence
 
 __all__ = [
     "BOUNDS",
+    "ContainsWithoutRefresh",
     "StorageExistenceCacheSpec",
     "add",
     "by_pool",
@@ -247,3 +248,13 @@ class StorageExistenceCacheSpec:
     def snapshot(self) -> list[tuple[Hashable, Hashable]]:
         """Every belief as ``(pool, page_hash)``, least recently used first."""
         return list(self.beliefs)
+
+
+class ContainsWithoutRefresh(StorageExistenceCacheSpec):
+    """E3 in its known wrong form (O11: what the oracle replays a counterexample against to tell whose
+    rule made the state an answer read): a ``contains`` hit answers True and leaves the belief where it
+    is in the LRU order, so a later ``add`` evicts it first."""
+
+    def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
+        refuse_bad_input(pool)
+        return (pool, page_hash) in self.beliefs

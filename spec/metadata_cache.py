@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "EVICTIONS",
     "MetadataCacheSpec",
+    "StaleBirthKeptOnReAdd",
     "add",
     "add_many",
     "contains",
@@ -376,3 +377,22 @@ class MetadataCacheSpec:
         """The live keys with their births, in eviction order (the abstract state of M)."""
         now = self.clock()
         return {k: b for k, b in self.births.items() if is_live(b, now, self.ttl)}
+
+
+class StaleBirthKeptOnReAdd(MetadataCacheSpec):
+    """M3 in its known wrong form (O11: what the oracle replays a counterexample against to tell whose
+    rule made the state an answer read): a re-add of a key that is stored but expired keeps its old
+    birth, so the key stays expired ("``if key not in cache: cache[key] = now``").  Nothing else
+    differs: an expired entry stays stored until removed, cleared or dropped by the bound (M6)."""
+
+    def add(self, key: Hashable) -> None:
+        refuse_bad_key(key)
+        if key not in self.births:  # the spec's: ``if not contains(...)``
+            super().add(key)
+
+    def add_many(self, keys: Iterable[Hashable]) -> None:
+        batch, now, lru = refuse_bad_keys(keys), self.clock(), self.eviction == "lru"
+        for key in batch:  # M9: the adds in order at one instant, each as ``add`` above
+            if key not in self.births:
+                self.births, evicted = add(self.births, key, now, self.ttl, self.max_entries, lru)
+                self.evictions += evicted

@@ -12,7 +12,15 @@ from collections.abc import Hashable, Iterable, Sequence
 
 from spec import existence_cache as e
 
-__all__ = ["PoolExistenceBeliefsSpec", "PooledExistenceCacheSpec", "refuse_bad_name", "track", "untrack"]
+__all__ = [
+    "PoolContainsWithoutRefresh",
+    "PoolExistenceBeliefsSpec",
+    "PooledContainsWithoutRefresh",
+    "PooledExistenceCacheSpec",
+    "refuse_bad_name",
+    "track",
+    "untrack",
+]
 
 POOL = "pool"  # the one pool of the E model that a P pool is
 InFlight = dict[Hashable, int]
@@ -124,6 +132,8 @@ class PoolExistenceBeliefsSpec:
 class PooledExistenceCacheSpec:
     """The registry (P1): one pool per name, created on first use."""
 
+    pool_class = PoolExistenceBeliefsSpec  # what a pool is (O11's wrong form of P2 has its own)
+
     def __init__(self, max_entries: int) -> None:
         e.refuse_bad_capacity(max_entries)  # B1 (P1 as E1)
         self.max_entries = max_entries
@@ -132,7 +142,7 @@ class PooledExistenceCacheSpec:
     def pool(self, name: Hashable) -> PoolExistenceBeliefsSpec:
         refuse_bad_name(name)
         if name not in self.pools:
-            self.pools[name] = PoolExistenceBeliefsSpec(self.max_entries)
+            self.pools[name] = self.pool_class(self.max_entries)
         return self.pools[name]
 
     def clear(self) -> None:
@@ -145,3 +155,17 @@ class PooledExistenceCacheSpec:
 
     def snapshot(self) -> dict[Hashable, tuple[list[Hashable], dict[Hashable, int]]]:
         return {name: pool.snapshot() for name, pool in self.pools.items()}
+
+
+class PoolContainsWithoutRefresh(PoolExistenceBeliefsSpec):
+    """P2 (as E3) in its known wrong form (O11): a pool's ``contains`` hit answers True and leaves the
+    belief where it is in the pool's LRU order."""
+
+    def contains(self, page_hash: Hashable) -> bool:
+        return (POOL, page_hash) in self.beliefs
+
+
+class PooledContainsWithoutRefresh(PooledExistenceCacheSpec):
+    """The registry of :class:`PoolContainsWithoutRefresh` pools: P2's wrong form as the oracle replays it."""
+
+    pool_class = PoolContainsWithoutRefresh

@@ -37,7 +37,14 @@ from typing import Any
 from spec.linearizability.checker import Operation
 from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
 
-__all__ = ["Bound", "TimedMetadataCacheSpec", "Zone", "constrain", "unconstrained"]
+__all__ = [
+    "Bound",
+    "TimedMetadataCacheSpec",
+    "TimedStaleBirthKeptOnReAdd",
+    "Zone",
+    "constrain",
+    "unconstrained",
+]
 
 # A bound on a difference v_i - v_j: (c, 1) is "<= c", (c, 0) is "< c"; tuples order them tightest first.
 Bound = tuple[float, int]
@@ -163,3 +170,53 @@ class TimedMetadataCacheSpec:
             variables = [0, x, *(2 + born.index(k) for k in kept), *([x] * len(new))]
             results.append(((_select(cut_zone, variables), (*kept, *new), tuple(keys_after)), answer))
         return results
+
+
+class TimedStaleBirthKeptOnReAdd(TimedMetadataCacheSpec):
+    """M3 in its known wrong form (O11), as a timed spec, what a trace is replayed against to tell whose
+    rule made the state an answer read: an expired entry stays stored (``stale``, a fourth part of the
+    state) until removed, cleared or dropped by the bound, and a re-add of it keeps its old birth, so the
+    key stays expired (``spec.metadata_cache.StaleBirthKeptOnReAdd`` on a real clock)."""
+
+    def __init__(self, ttl: float, max_entries: int | None, eviction: str = "birth") -> None:
+        super().__init__(ttl, max_entries, eviction)
+        self.max_entries = max_entries
+        self.initial = (*self.initial, frozenset())  # type: ignore[assignment]
+
+    def outcomes_at(self, state: Any, op: Operation) -> list[tuple[Any, Any]]:
+        zone, born, order, stale = state
+        timed = self._instant(zone, op)
+        if timed is None:
+            return []
+        x = len(timed) - 1
+        results: list[tuple[Any, Any]] = []
+        for cut, cut_zone in self._cuts(timed, len(born)):
+            alive, expired = born[cut:], stale | frozenset(born[:cut])
+            items = tuple((k, 0.0) for k in order if k in alive)
+            answer, keys_after, expired = self._step(items, expired, op)
+            kept = [k for k in alive if k in keys_after]
+            new = [k for k in keys_after if k not in alive]  # born at x
+            variables = [0, x, *(2 + born.index(k) for k in kept), *([x] * len(new))]
+            after = (_select(cut_zone, variables), (*kept, *new), tuple(keys_after), expired)
+            results.append((after, answer))
+        return results
+
+    def _step(
+        self, items: tuple[tuple[Hashable, float], ...], stale: frozenset[Hashable], op: Operation
+    ) -> tuple[Any, list[Hashable], frozenset[Hashable]]:
+        """The model's step on the live entries, with the stale ones beside it: an add of a stale key
+        changes nothing; a new key added to a cache full of entries, stale ones counted, drops them (M6)."""
+        if op.name not in ("add", "add_many"):
+            (after, _), answer = self.model.step((items, 0.0), op.name, op.args)
+            gone = set(op.args) if op.name in ("remove", "remove_many") else set()
+            left = frozenset() if op.name == "clear" else stale - gone
+            return answer, [k for k, _ in after], left
+        for key in op.args:  # M9: the adds in order, at one instant
+            if key in stale:
+                continue
+            live = {k for k, _ in items}
+            bound = self.max_entries
+            if bound is not None and key not in live and len(live) + len(stale) >= bound:
+                stale = frozenset()  # the bound drops the expired entries first
+            (items, _), _ = self.model.step((items, 0.0), "add", (key,))
+        return None, [k for k, _ in items], stale

@@ -105,6 +105,11 @@ class Component:
     # constructor's arguments (package.module:function, called with those it takes by name).
     bad_settings: str = ""
     settings_spec: str = ""
+    # O11, blame by provenance: the rules that make state, each by its clause, in their known wrong form
+    # (package.module:Class, built as the spec is: M3's re-add that keeps an expired entry's birth, E3's
+    # hit that does not refresh).  Without a snapshot(), a counterexample whose recorded answers such a
+    # spec gives, every one, blames that rule's clause first, the answering operation's next.
+    provenance: Mapping[str, str] = field(default_factory=dict)
 
     def checked_clauses(self, declared: Mapping[str, str]) -> tuple[str, ...]:
         """The clauses a run under the ``declared`` choices checks (O3: a declared variant in place of its
@@ -128,6 +133,10 @@ class Component:
 
     def spec_factory(self) -> Callable[..., Any]:
         return _load(self.spec_path)
+
+    def wrong_form(self, clause: str) -> Callable[..., Any]:
+        """O11: the spec with ``clause``'s rule in its known wrong form (built as the spec is)."""
+        return _load(self.provenance[clause])
 
 
 def _load(path: str) -> Callable[..., Any]:
@@ -225,6 +234,7 @@ METADATA_CACHE = Component(
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
     bad_settings="spec.machines.metadata_cache:BAD_SETTINGS",
     settings_spec="spec.metadata_cache:refuse_bad_settings",
+    provenance={"M3": "spec.metadata_cache:StaleBirthKeptOnReAdd"},
 )
 
 
@@ -300,6 +310,7 @@ EXISTENCE_CACHE = Component(
     probe_text="target(max_entries)",
     bad_settings="spec.machines.existence_cache:BAD_SETTINGS",
     settings_spec="spec.existence_cache:refuse_bad_capacity",
+    provenance={"E3": "spec.existence_cache:ContainsWithoutRefresh"},
 )
 
 
@@ -390,6 +401,7 @@ POOL_BELIEFS = Component(
     probe_text="target(max_entries), a registry with pool(name) or a per-pool class",
     bad_settings="spec.machines.pool_beliefs:BAD_SETTINGS",
     settings_spec="spec.existence_cache:refuse_bad_capacity",
+    provenance={"P2": "spec.pool_beliefs:PooledContainsWithoutRefresh"},
     child="pool",
     child_methods=frozenset(_POOL_METHODS) - {"pool", "check_invariants"},  # the registry's own
 )

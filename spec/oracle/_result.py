@@ -44,7 +44,9 @@ class Failure:
     the construction not counted); ``repro`` a pytest file (empty when a call did not return: it would
     hang); ``stacks`` every thread's stack when a call did not return within the call timeout (O8), else
     "".  ``inferred``: the clause was inferred
-    without a ``snapshot()`` (the clause of the first diverging answer's operation); then
+    without a ``snapshot()``: from the rule that made the state the diverging answer reads, where one
+    did (``provenance``, O11: the clauses, first in ``clauses``, of the rules whose known wrong form gives
+    every answer of the counterexample), then the clause of the first diverging answer's operation; then
     ``consistent_with`` lists the other clauses the same counterexample is consistent with.
     """
 
@@ -56,6 +58,7 @@ class Failure:
     inferred: bool = False
     consistent_with: list[str] = field(default_factory=list)
     stacks: str = ""
+    provenance: list[str] = field(default_factory=list)
 
     def __getitem__(self, key: str) -> Any:
         if key not in _FAILURE_KEYS:
@@ -160,9 +163,19 @@ class OracleResult:
             broken = ", ".join(failure.clauses) or "the target's own invariants"
             if failure.inferred:
                 others = ", ".join(failure.consistent_with) or "no other"
+                made = ", ".join(failure.provenance)
                 broken += (
-                    " (inferred without snapshot(): the clause of the operation whose answer first"
-                    f" diverged; the counterexample is also consistent with {others})"
+                    (
+                        " (inferred without snapshot(), from the rule that made the state the diverging"
+                        f" answer reads: the counterexample is consistent with {made} in its known wrong"
+                        " form; next the clause of the operation whose answer first diverged; the"
+                        f" counterexample is also consistent with {others})"
+                    )
+                    if made
+                    else (
+                        " (inferred without snapshot(): the clause of the operation whose answer first"
+                        f" diverged; the counterexample is also consistent with {others})"
+                    )
                 )
             lines.append(f"  breaks: {broken}")
             lines.append(f"  divergence: {failure.message}")
@@ -219,9 +232,11 @@ def failure_entry(
     *,
     inferred: bool = False,
     consistent_with: list[str] | None = None,
+    provenance: list[str] | None = None,
 ) -> Failure:
     """One failing clause of a report (an item of ``OracleResult.failures``)."""
-    return Failure(clauses, message, calls, lines, repro, inferred, list(consistent_with or []))
+    others = list(consistent_with or [])
+    return Failure(clauses, message, calls, lines, repro, inferred, others, provenance=list(provenance or []))
 
 
 @dataclass

@@ -14,7 +14,7 @@ import inspect
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from spec.oracle import _repro
 from spec.oracle._bad_settings import try_bad_settings
 from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError
+from spec.oracle._provenance import made_by
 from spec.oracle._result import Failure, Found, failure_entry
 from spec.oracle._session import ConstructorRefused, Recording, Replay, Session, _repr, minimize, replay
 from spec.oracle._timeout import CallTimedOut
@@ -496,30 +497,38 @@ def _explain(session: Session, failure: BaseException, target_path: str) -> Fail
         *_repro.render_opening(session, recording, target_path),
         *_repro.render_calls(session, replayed.calls, recording.start, _repro.call_notes(replayed)),
     ]
-    inferred, others = False, list[str]()
+    inferred, others, made = False, list[str](), list[str]()
     if "snapshot" in session.component.optional_methods and "snapshot" in session.left_out:
-        clauses, others = _inferred_blame(session.component, replayed, clauses)
+        made = made_by(session, recording, replayed)  # O11: the rules whose wrong form explains it
+        clauses, others = _inferred_blame(session.component, replayed, clauses, made)
         inferred = True
     repro = _repro.render_repro(session, replayed, recording, target_path, clauses)
     message = _repro.divergence(session, replayed)
     count = len(replayed.calls)
-    return failure_entry(clauses, message, count, lines, repro, inferred=inferred, consistent_with=others)
+    return failure_entry(
+        clauses, message, count, lines, repro, inferred=inferred, consistent_with=others, provenance=made
+    )
 
 
-def _inferred_blame(component: Component, replayed: Replay, named: list[str]) -> tuple[list[str], list[str]]:
-    """Without a snapshot() the state is never compared, only answers: the clause to blame is that of the
-    operation whose answer diverged first (the replay's last call), the machine's own clause where it
-    is one of that operation's (the boundary of M2 seen by contains, say); the counterexample is
-    consistent with the clauses of every operation in it too (a contains that does not refresh recency
-    shows as a later contains_all's wrong answer: E4 blamed, E3 among the others).  Returns the clauses
-    to blame and the others, in the component's order."""
+def _inferred_blame(
+    component: Component, replayed: Replay, named: list[str], made: Sequence[str] = ()
+) -> tuple[list[str], list[str]]:
+    """Without a snapshot() the state is never compared, only answers.  The clauses to blame are first
+    those of the rules that made the state the diverging answer reads (``made``: O11, the rules whose
+    known wrong form gives every recorded answer, :mod:`spec.oracle._provenance`), then that of the
+    operation whose answer diverged first (the replay's last call), the machine's own clause where it is
+    one of that operation's (the boundary of M2 seen by contains, say).  The counterexample is consistent
+    with the clauses of every operation in it too (a contains that does not refresh recency shows as a
+    later contains_all's wrong answer: E3 blamed by provenance, E4 next, E2 among the others).  Returns
+    the clauses to blame and the others, in the component's order."""
     diverged = component.method_clauses.get(replayed.calls[-1].method, ())
     if not diverged:
-        return named, []
+        return list(dict.fromkeys([*made, *named])), []
     if "B1" in component.groups:  # bad input: every method's, when the machine named it (a refusal)
         diverged = (*diverged, "B1")
-    blamed = [next((c for c in named if c in diverged), diverged[0])]
-    blamed += [c for c in named if c in diverged and c not in blamed]
+    answered = [next((c for c in named if c in diverged), diverged[0])]
+    answered += [c for c in named if c in diverged and c not in answered]
+    blamed = list(dict.fromkeys([*made, *answered]))
     order = {c: i for i, c in enumerate(component.clauses)}
     methods = [m for call in replayed.calls for m in (call.method, *(m for m, _ in call.receiver))]
     own = {component.method_clauses[m][0] for m in methods if component.method_clauses.get(m)}

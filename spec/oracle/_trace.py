@@ -19,6 +19,10 @@ A FAIL prints a smallest set of the trace's lines that no order explains
 (1-minimal: dropping any one line leaves an explained set), found by removing
 chunks and then single lines while the rest stays unexplained.  A search
 that runs out of its step budget is UNKNOWN (exit 3), never PASS.
+
+The blame is by provenance (O11) where the trace shows one: when the spec with one of its rules in its
+known wrong form (M3's re-add that keeps an expired entry's birth, E3's hit that does not refresh)
+explains the lines, that rule's clause is named first, and the lines printed are those that show it.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from spec.existence_cache import StorageExistenceCacheSpec
 from spec.linearizability.checker import Operation, Raised, Verdict, check_history
-from spec.linearizability.timed import TimedMetadataCacheSpec
+from spec.linearizability.timed import TimedMetadataCacheSpec, TimedStaleBirthKeptOnReAdd
 from spec.oracle._adapter import Adapter
 from spec.oracle._budgets import DEFAULT_MAX_STEPS
 from spec.oracle._components import COMPONENTS
@@ -80,12 +84,15 @@ class _ExistenceTraceSpec:
 
     accepts = staticmethod(_accepts)
 
-    def __init__(self, max_entries: int, bound: str = "global") -> None:
+    def __init__(
+        self, max_entries: int, bound: str = "global", model: Callable[..., Any] | None = None
+    ) -> None:
         self.max_entries, self.bound = max_entries, bound
+        self.model = StorageExistenceCacheSpec if model is None else model  # O11: or a rule's wrong form
         self.initial: tuple[Any, ...] = ()
 
     def step(self, state: tuple[Any, ...], name: str, args: tuple[Hashable, ...]) -> tuple[Any, Any]:
-        model = StorageExistenceCacheSpec(self.max_entries, bound=self.bound)
+        model = self.model(self.max_entries, bound=self.bound)
         model.beliefs = list(state)
         if name == "len":
             answer: Any = len(model)
@@ -102,12 +109,13 @@ class _PoolsTraceSpec:
 
     accepts = staticmethod(_accepts)
 
-    def __init__(self, max_entries: int) -> None:
+    def __init__(self, max_entries: int, registry: Callable[..., Any] | None = None) -> None:
         self.max_entries = max_entries
+        self.registry = PooledExistenceCacheSpec if registry is None else registry  # O11: or a wrong form
         self.initial: frozenset[Any] = frozenset()
 
     def step(self, state: frozenset[Any], name: str, args: tuple[Hashable, ...]) -> tuple[Any, Any]:
-        registry = PooledExistenceCacheSpec(self.max_entries)
+        registry = self.registry(self.max_entries)
         for pool, beliefs, inflight in state:
             model = registry.pool(pool)
             model.beliefs, model.inflight = list(beliefs), dict(inflight)
@@ -125,14 +133,27 @@ class _PoolsTraceSpec:
         return after, answer
 
 
-def _spec(trace: Trace, **overrides: Any) -> Any:
+class _MetadataStaleBirthTraceSpec(TimedStaleBirthKeptOnReAdd):
+    accepts = staticmethod(_accepts)
+
+
+# O11: the metadata cache's rules in their known wrong form on a real clock, by clause (the existence
+# caches' are the component's own wrong-form models, stepped as the spec is)
+_TIMED_WRONG_FORMS: dict[str, type[TimedMetadataCacheSpec]] = {"M3": _MetadataStaleBirthTraceSpec}
+
+
+def _spec(trace: Trace, wrong: str = "", **overrides: Any) -> Any:
+    """The trace spec of ``trace``'s component, configured from its header; with ``wrong``, the spec
+    with that clause's rule in its known wrong form (O11)."""
     settings = {**trace.config, **overrides}
     if trace.component == "metadata-cache":
         eviction = trace.declare.get("eviction", "birth")
-        return _MetadataTraceSpec(settings["ttl_seconds"], settings["max_entries"], eviction)
+        timed = _TIMED_WRONG_FORMS[wrong] if wrong else _MetadataTraceSpec
+        return timed(settings["ttl_seconds"], settings["max_entries"], eviction)
+    model = COMPONENTS[trace.component].wrong_form(wrong) if wrong else None
     if trace.component == "existence-cache":
-        return _ExistenceTraceSpec(settings["max_entries"], trace.declare.get("bound", "global"))
-    return _PoolsTraceSpec(settings["max_entries"])
+        return _ExistenceTraceSpec(settings["max_entries"], trace.declare.get("bound", "global"), model)
+    return _PoolsTraceSpec(settings["max_entries"], model)
 
 
 def _part_of(trace: Trace) -> Callable[[Operation], Hashable] | None:
@@ -355,8 +376,13 @@ def _failure(
     trace: Trace, part: _Part, spec: Any, max_steps: int
 ) -> tuple[Failure, list[Operation], list[Operation]]:
     answers, context, complete = minimal_unexplained(part.operations, spec, max_steps)
+    made, kept = _made_by(trace, part, spec, answers, context, max_steps)
+    if kept is not None:  # O11: the lines that show the rule's wrong form at work, its cause included
+        chosen = {id(op) for op in answers}
+        answers = [op for op in kept if id(op) in chosen] or [max(kept, key=lambda op: (op.end, op.call))]
+        context = [op for op in kept if op not in answers]
     lines = _by_line([*answers, *context])
-    clauses = _clauses(trace, answers, lines, max_steps)
+    clauses = list(dict.fromkeys([*made, *_clauses(trace, answers, lines, max_steps)]))
     where = "" if part.key is None else f" (of the {len(part.operations)} calls on {part.key!r})"
     numbers = ", ".join(str(op.line) for op in _by_line(answers))
     message = f"{clauses[0]}: no order, at instants inside the calls' intervals, explains line(s) {numbers}"
@@ -367,7 +393,47 @@ def _failure(
         message += f"; not minimized further (the {MINIMIZE_CHECKS} searches of the minimization ran out)"
     repro = "\n".join([trace.header, *(trace.texts[op.line or 0] for op in lines)]) + "\n"
     shown = [f"line {op.line}: {trace.texts[op.line or 0]}" for op in lines]
-    return failure_entry(clauses, message, len(lines), shown, repro), answers, context
+    entry = failure_entry(clauses, message, len(lines), shown, repro, inferred=bool(made), provenance=made)
+    return entry, answers, context
+
+
+def _made_by(
+    trace: Trace,
+    part: _Part,
+    spec: Any,
+    answers: list[Operation],
+    context: list[Operation],
+    max_steps: int,
+) -> tuple[list[str], list[Operation] | None]:
+    """O11: the clauses of the rules whose known wrong form explains what the spec does not (the rules
+    that made the state the unexplained answers read), and the lines to print for it (None: the
+    minimal set as it is).  First the minimal set, its context's answers judged too; then, where the
+    minimal set has dropped the cause (the first add of a key whose re-add kept its birth is no part of
+    a set that "add, then contains answers False" already leaves unexplained), the part's calls up to
+    the last unexplained answer, cut down (as :func:`minimal_unexplained` does) to the fewest lines that
+    the spec still does not explain and the wrong form does."""
+    provenance = COMPONENTS[trace.component].provenance
+    lines = _by_line([*answers, *context])
+    made = [c for c in provenance if _explained(lines, _spec(trace, c), max_steps)]
+    if made:
+        return made, None
+    last = max((op.end, op.call) for op in answers)
+    prefix = [op for op in part.operations if (op.end, op.call) <= last]
+    for clause in provenance:
+        wrong = _spec(trace, clause)
+
+        def shows(kept: list[Operation], wrong: Any = wrong) -> bool:
+            return _fails(kept, spec, max_steps) and _explained(kept, wrong, max_steps)
+
+        if shows(prefix):
+            kept = list(prefix)
+            _smaller(kept, shows, [MINIMIZE_CHECKS])
+            return [clause], kept
+    return [], None
+
+
+def _explained(operations: Sequence[Operation], spec: Any, max_steps: int) -> bool:
+    return check_history(operations, spec, max_steps).linearizable is True
 
 
 # The clauses no call of a trace is judged for (O8: listed as not checked, and not counted by --strict,

@@ -16,7 +16,16 @@ from collections.abc import Callable
 import pytest
 
 from spec.oracle import check
-from tests.oracle.catalogue import ALSO_NAMED, CORRECT, SEEDS, SLOW, WRONG, Variant, named_first
+from tests.oracle.catalogue import (
+    ALSO_NAMED,
+    CORRECT,
+    NAMED_FIRST_BY_PROVENANCE,
+    SEEDS,
+    SLOW,
+    WRONG,
+    Variant,
+    named_first,
+)
 
 MAX_CALLS = 8
 STEPS = 15
@@ -59,6 +68,10 @@ def test_every_catalogued_wrong_variant_is_caught_with_a_short_counterexample(
     breaks = {variant.clause} | ALSO_NAMED.get(variant.name, frozenset())
     assert named_first(result.failures[0]) & breaks, result.summary()  # among an inferred blame's
     assert result.repro, "a failure comes with a reproduction file"
+    # O11: the blame of these moved to the rule that made the state; no other variant's has a provenance
+    made = NAMED_FIRST_BY_PROVENANCE.get(variant.name)
+    assert result.failures[0].provenance == ([made] if made else []), result.summary()
+    assert made is None or result.failures[0].clauses[0] == made, result.summary()
 
 
 @pytest.mark.parametrize("variant", _params(CORRECT))
