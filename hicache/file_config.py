@@ -401,7 +401,8 @@ def _parse_number(setting: str, value: object) -> float:
 def _parse_word(setting: str, value: object, words: tuple[str, str]) -> str:
     """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``, F8-bg's
     ``blocking`` or ``background``),
-    case-insensitive, surrounding blanks ignored."""
+    case-insensitive, surrounding blanks ignored.
+    """
     choices = f"{words[0]!r} or {words[1]!r}"
     if not isinstance(value, str):
         raise TypeError(f"{setting} must be a str, {choices}, got {type(value).__name__} {shown(value)}")

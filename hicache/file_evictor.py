@@ -94,7 +94,8 @@ RETRY_UNREMOVABLE_AFTER = 30.0
 
 def check_bytes_limit(name: str, size: int, given: object = None) -> int:
     """B1: ``size`` when it is at most ``MAX_BYTES``, else a ValueError naming ``name`` and the value
-    as given (``given``, or ``size`` itself).  Above it the cap's float ratio math would overflow."""
+    as given (``given``, or ``size`` itself).  Above it the cap's float ratio math would overflow.
+    """
     if size > MAX_BYTES:
         raise ValueError(
             f"{name} must be at most 2**63 - 1 bytes, got {shown(size if given is None else given)}"
@@ -281,7 +282,8 @@ class LRUFileEvictor:
     @property
     def overlaps(self) -> _Overlaps:
         """The marks an owner's probe reads before its filesystem call (see ``_Overlaps``): eviction
-        opens and closes a removal there itself; the owner opens and closes its own (delete, clear)."""
+        opens and closes a removal there itself; the owner opens and closes its own (delete, clear).
+        """
         return self._overlaps
 
     def forget_missing(self, key: str, since: int) -> bool:
@@ -521,7 +523,8 @@ class LRUFileEvictor:
 
     def _entry(self, key: str) -> _Entry | None:
         """``key``'s entry (None when untracked); a compact one becomes an ``_Entry`` in place first, so
-        that the caller may change it (lock held)."""
+        that the caller may change it (lock held).
+        """
         entry = self._entries.get(key)
         if isinstance(entry, int):
             entry = self._entries[key] = _Entry(entry, 0, self._bulk_seen)

@@ -149,7 +149,8 @@ class EngineNaming:
 
     def plainly_valid(self, keys: list[str]) -> bool:
         """True only when every key passes ``check``, decided on the keys joined (one C-level pass per
-        test); False says nothing (check each key)."""
+        test); False says nothing (check each key).
+        """
         try:
             joined = "".join(keys)
         except TypeError:

@@ -177,7 +177,8 @@ def is_temp_name(name: str) -> bool:
 def _weakly(method: Callable[..., _T]) -> Callable[..., _T]:
     """``method`` (bound to a store) called through a weak reference to its store, so that what holds it
     (the evictor) keeps the store alive no longer than the store's own references do.  Called after the
-    store is gone (an evictor kept on its own): ``ReferenceError``."""
+    store is gone (an evictor kept on its own): ``ReferenceError``.
+    """
     ref = weakref.WeakMethod(method)
 
     def call(*args: Any) -> _T:
@@ -334,25 +335,29 @@ class HiCacheFile:
 
     def file_path(self, key: str) -> str:
         """The path of ``key``'s file: in the directory (``flat``) or two subdirectories down (``fanout``,
-        F1-fanout); ValueError for a bad key (F2)."""
+        F1-fanout); ValueError for a bad key (F2).
+        """
         self._check_key(key)
         return self._path(key)
 
     @property
     def layout_marker(self) -> str:
         """F1-fanout: the file a fanout store keeps in the directory, ``.hicache<namespace>.fanout``, by
-        which a flat store knows that this namespace's pages are in subdirectories."""
+        which a flat store knows that this namespace's pages are in subdirectories.
+        """
         return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
 
     def wait_started(self, timeout: float | None = None) -> bool:
         """F8-bg: wait (at most ``timeout`` seconds; None: as long as it takes) until start-up is complete,
-        the background scan ended; True when it is.  Under ``startup_scan="blocking"`` True at once."""
+        the background scan ended; True when it is.  Under ``startup_scan="blocking"`` True at once.
+        """
         return self._started.wait(timeout)
 
     def close(self) -> None:
         """F8-bg: stop the background scan after the batch under way and wait for its thread.  The pages it
         has not adopted stay unknown until a probe finds them; the store stays usable.  Idempotent;
-        nothing to do under ``startup_scan="blocking"``."""
+        nothing to do under ``startup_scan="blocking"``.
+        """
         scan = self._scanning
         if scan is None:
             return
@@ -584,7 +589,8 @@ class HiCacheFile:
 
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
         """``_check_key`` of every key, the first bad one raising; decided at once on the joined keys
-        when they are plainly valid (the common case), key by key otherwise."""
+        when they are plainly valid (the common case), key by key otherwise.
+        """
         keys = _listed("keys", keys)
         plainly_valid = self._plainly_valid if self._naming is None else self._naming.plainly_valid
         if not plainly_valid(keys):
@@ -596,7 +602,8 @@ class HiCacheFile:
         """True only when every key passes ``_check_key`` (F2, S5), shown on the keys joined: all str,
         none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no leading dot), and short enough
         that no escaped name can exceed NAME_MAX.  Each test is one C-level pass (single characters are
-        searched with memchr).  False says nothing: the caller checks each key."""
+        searched with memchr).  False says nothing: the caller checks each key.
+        """
         try:
             joined = "".join(keys)
         except TypeError:
@@ -684,7 +691,8 @@ class HiCacheFile:
     def _write(self, key: str, view: memoryview, path: str, removals: int) -> int | None:
         """F3, S8: publish ``view`` at ``path``; on ``ENOSPC`` while writing, evict as for the cap and
         retry once.  The removals mark the commit is guarded by (``removals``, or the one after the
-        relief), or None when nothing was published (every attempt's temp file removed, logged)."""
+        relief), or None when nothing was published (every attempt's temp file removed, logged).
+        """
         failed, writing = self._write_once(view, path)
         if failed is not None and self._fanout and isinstance(failed, FileNotFoundError):
             # F1-fanout: its subdirectory went (removed by hand, or by another program): made again,
@@ -703,7 +711,8 @@ class HiCacheFile:
 
     def _write_once(self, view: memoryview, path: str) -> tuple[OSError | None, bool]:
         """One attempt: write a new temp file, rename it to ``path``.  (None, False) when published, else
-        (the error, whether it came while writing), with the temp file removed and a log line (F3)."""
+        (the error, whether it came while writing), with the temp file removed and a log line (F3).
+        """
         temp = None
         writing = True
         where = os.path.dirname(path)
@@ -741,7 +750,8 @@ class HiCacheFile:
         yet,
         each with the directory's mode and group, and check what is there (S1's rules: a directory of this
         user, or of the shared group, writable by no one else; never a symlink).  ``PermissionError``
-        naming it otherwise: the write is refused (F3)."""
+        naming it otherwise: the write is refused (F3).
+        """
         parent = os.path.dirname(leaf)
         top = _HEX_INDEX[os.path.basename(parent)]
         index = 256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]
@@ -762,7 +772,8 @@ class HiCacheFile:
 
     def _subdir_problem(self, kind: str, uid: int, gid: int, mode: int) -> str | None:
         """F1-fanout, S1: why a fanout subdirectory is not trusted, or None: it must be a directory (not a
-        symlink) of this user, or of the shared group, and writable by no one else."""
+        symlink) of this user, or of the shared group, and writable by no one else.
+        """
         group = self._group
         if kind != "dir":
             return f"is a {kind}"
@@ -788,7 +799,8 @@ class HiCacheFile:
 
     def _read(self, key: str) -> tuple[bytes | None, bool, int, int]:
         """One read of a checked key, as ``_look`` answers (the value, or None); a short read is None.
-        Teaches nothing."""
+        Teaches nothing.
+        """
         try:
             got, missing, removals, published = self._look(
                 key, lambda path: self._fs.read_file(path, self._max_value_size, self._is_page), "read"
@@ -809,7 +821,8 @@ class HiCacheFile:
         """One filesystem call on a checked key's file, ``call(path)``, with the answers to its failures
         that every probe shares: (its result, or None; whether the file is missing or not a page of ours;
         the ``removals`` and ``publications`` marks read before the call, for ``_observe``).  Teaches
-        nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``."""
+        nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``.
+        """
         path = self._path(key)
         overlaps = self._overlaps
         removals, published = overlaps.removals, overlaps.publications
@@ -842,7 +855,8 @@ class HiCacheFile:
     ) -> None:
         """Teach what one look at ``key``'s file saw (``_look``'s marks): a page ``found`` refreshes its
         recency and teaches its belief (C1-guarded, ``_learn``); a ``missing`` file is forgotten, belief
-        and entry, unless it was published since (F4, C5); anything else teaches nothing."""
+        and entry, unless it was published since (F4, C5); anything else teaches nothing.
+        """
         if missing:
             self._forget_missing(key, published)
         elif found:
@@ -892,7 +906,8 @@ class HiCacheFile:
 
     def _learn_many(self, lessons: list[tuple[str, int, int]]) -> None:
         """``_learn`` of each (key, removals mark, size) in order, under one acquisition of ``_lock``, and the
-        beliefs taught in one ``add_many`` (M9)."""
+        beliefs taught in one ``add_many`` (M9).
+        """
         if not lessons:
             return
         with self._lock:
@@ -922,14 +937,16 @@ class HiCacheFile:
 
     def _note_gone(self, key: str) -> None:
         """F8-bg: while a background scan runs, the key whose file this store removed or found missing: the
-        scan never adopts it from its (older) listing (lock held)."""
+        scan never adopts it from its (older) listing (lock held).
+        """
         gone = self._scan_gone
         if gone is not None:
             gone.add(key)
 
     def _on_evict(self, background: bool) -> Callable[[str], object] | None:
         """V6: what the evictor calls for each victim before its unlink: its belief goes; F8-bg: and, while
-        the scan runs, its key is noted gone (``_note_gone``)."""
+        the scan runs, its key is noted gone (``_note_gone``).
+        """
         beliefs = self._beliefs
         if not background:
             return None if beliefs is None else beliefs.remove
@@ -966,7 +983,8 @@ class HiCacheFile:
 
     def _key_of(self, name: str) -> str | None:
         """The key of the node ``name`` when it is named like a file of this namespace (F1), else None (a
-        temp file never: no key starts with a dot)."""
+        temp file never: no key starts with a dot).
+        """
         if self._naming is not None:
             return self._naming.key_of(name)
         suffix = self._suffix
@@ -986,7 +1004,8 @@ class HiCacheFile:
         directory it is in, its entry, its key); how many subdirectories could not be listed).  The
         directory itself once (flat), or every trusted subdirectory of both levels (fanout, F1-fanout: a page
         that does not hash where it lies is not ours to remove).  OSError when the directory itself
-        cannot be listed."""
+        cannot be listed.
+        """
         directory, fs = self._directory, self._fs
         if not self._fanout:
             return [(directory, entry, key) for entry, key in self._nodes(fs.scandir(directory))], 0
@@ -1159,7 +1178,8 @@ class HiCacheFile:
 
     def _begin_scan(self) -> None:
         """F8-bg: begin the listing (a directory that cannot be listed raises ``OSError`` here), tell the
-        layouts apart (F1-fanout), then leave the rest to ``_scan_step``, on a daemon thread."""
+        layouts apart (F1-fanout), then leave the rest to ``_scan_step``, on a daemon thread.
+        """
         fs, directory = self._fs, self._directory
         now = fs.now()
         listings: Iterator[tuple[str, Iterator[DirEntry] | list[DirEntry], tuple[str, str] | None]]
@@ -1183,7 +1203,8 @@ class HiCacheFile:
 
     def _refuse_a_fanout_marker(self) -> None:
         """F1-fanout, F8-bg: a flat store refuses a directory holding its namespace's fanout marker (one
-        ``stat``: the listing is read later)."""
+        ``stat``: the listing is read later).
+        """
         try:
             self._fs.stat(self.layout_marker)
         except FileNotFoundError:
@@ -1216,7 +1237,8 @@ class HiCacheFile:
     def _scan_step(self) -> bool:
         """F8-bg: one batch of the background scan: up to ``_scan_batch`` entries of the listing read and
         their old temp files removed (outside the lock), then their pages adopted (``_adopt_scanned``).
-        True while the listing has more; False once the scan has ended (this step ended it, or it had)."""
+        True while the listing has more; False once the scan has ended (this step ended it, or it had).
+        """
         scan = self._scanning
         if scan is None or scan.stop:
             return False
@@ -1256,7 +1278,8 @@ class HiCacheFile:
     def _adopt_scanned(self, scan: _Scan, found: _Found) -> None:
         """F8-bg: a batch's pages, oldest first (ties in the listing's order), adopted as the least
         recently used entries, each believed; a key tracked already or noted gone is not adopted; then
-        the limits enforced on what is known (a warning, once, when they cannot be met)."""
+        the limits enforced on what is known (a warning, once, when they cannot be met).
+        """
         keys, sizes = found.keys, found.sizes
         order = _oldest_first(found.mtimes)
         with self._lock:
@@ -1277,7 +1300,8 @@ class HiCacheFile:
 
     def _end_scan(self, scan: _Scan) -> None:
         """F8-bg: the scan is over (ended or stopped): nothing more is noted gone, its S3 warnings are
-        logged, start-up is complete."""
+        logged, start-up is complete.
+        """
         with self._lock:
             if self._scanning is not scan:
                 return
@@ -1304,7 +1328,8 @@ class HiCacheFile:
     ) -> bool:
         """One directory's pages into ``found``; its old temp files removed (F8).  ``place``: the two
         subdirectories ``where`` is (fanout), whose pages must hash there (others are misplaced and
-        skipped); None in the flat directory.  True when the fanout marker of this namespace was met."""
+        skipped); None in the flat directory.  True when the fanout marker of this namespace was met.
+        """
         # _key_of's common name and _is_page_entry are written out here: at a million pages a call per
         # page is a tenth of a microsecond each (docs/SEMANTICS.md "F8 at scale").  A subclass that
         # overrides either (the catalogue's wrong variants) has its own called.
@@ -1353,13 +1378,15 @@ class HiCacheFile:
 
     def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
         """F1-fanout: the directory itself (``_fanout_top``), then every trusted subdirectory of both
-        levels (``_fanout_leaves``)."""
+        levels (``_fanout_leaves``).
+        """
         for where, entries, place in self._fanout_leaves(self._fanout_top(top, now)):
             self._scan(where, entries, found, now, place)
 
     def _fanout_top(self, top: Iterable[DirEntry], now: float) -> list[DirEntry]:
         """F1-fanout: the directory itself: its old temp files removed, a page of this namespace there
-        refused (the flat layout), the marker made when missing; answers its first-level subdirectories."""
+        refused (the flat layout), the marker made when missing; answers its first-level subdirectories.
+        """
         directory, key_of = self._directory, self._key_of
         first: list[DirEntry] = []
         flat_pages = 0
@@ -1391,7 +1418,8 @@ class HiCacheFile:
         """F1-fanout: (path, its listing, its place) of every trusted subdirectory of the second level under
         the trusted ones of ``first``, each checked as it is met and marked ready.  A leaf's listing is
         read whole (a few hundred entries even at millions of pages), so that a failure to list anything
-        under a first-level subdirectory is met here: logged, and the rest of it skipped."""
+        under a first-level subdirectory is met here: logged, and the rest of it skipped.
+        """
         directory = self._directory
         for level1 in first:
             if not self._trusted_subdir(directory, level1):
@@ -1435,7 +1463,8 @@ class HiCacheFile:
 class _Scan:
     """The state of a background scan (F8-bg): the listings left (each a directory, its entries and its
     fanout place), the one being read, the filesystem's clock when it began (the temp-file sweep's), the
-    S3 counts so far, whether the over-the-limits warning was given, its thread and its stop flag."""
+    S3 counts so far, whether the over-the-limits warning was given, its thread and its stop flag.
+    """
 
     __slots__ = ("listing", "listings", "now", "skipped", "stop", "thread", "warned")
 

@@ -63,7 +63,8 @@ def _naming_bad_keys(
     batch: Callable[[MetadataCache, Iterable[Hashable]], _R],
 ) -> Callable[[MetadataCache, Iterable[Hashable]], _R]:
     """M9, B1: ``batch`` with its ``TypeError`` for ``keys`` that are not iterable, or for a key in them
-    that is not hashable, as one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass."""
+    that is not hashable, as one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass.
+    """
 
     @functools.wraps(batch)
     def named(cache: MetadataCache, keys: Iterable[Hashable]) -> _R:
@@ -219,7 +220,8 @@ class MetadataCache:
         """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized.
 
         Into an empty cache with no bound (a store's beliefs born at start-up, F8) the keys go in with one
-        C-level ``update``: each key's first place, every birth ``now``, as the adds one by one give."""
+        C-level ``update``: each key's first place, every birth ``now``, as the adds one by one give.
+        """
         with self._lock:
             keys = iter(keys)
             for first in keys:  # an empty batch reads no clock and reclaims nothing, as no add would
@@ -350,7 +352,8 @@ class MetadataCache:
 
     def _specialized_contains(self) -> Callable[[Hashable], bool]:
         """``contains`` with every attribute lookup hoisted into closure cells, one per mode: counting
-        (M8, any eviction order), or not counting under ``"lru"``/``"birth"``, with a TTL or without."""
+        (M8, any eviction order), or not counting under ``"lru"``/``"birth"``, with a TTL or without.
+        """
         lock, clock, ttl, recency = self._lock, self._clock, self._ttl, self._recency
         if self._counting:
             answers = self._answers
@@ -459,7 +462,8 @@ class MetadataCache:
 
 def _refused_key(error: TypeError, key: object) -> TypeError:
     """B1: the TypeError naming ``key`` when ``key`` is not hashable (the lookup's ``error`` was about it);
-    else ``error`` itself (raised by something else, a clock that answers no number say)."""
+    else ``error`` itself (raised by something else, a clock that answers no number say).
+    """
     try:
         hash(key)
     except TypeError:
@@ -470,7 +474,8 @@ def _refused_key(error: TypeError, key: object) -> TypeError:
 def _refused_keys(error: TypeError, keys: object) -> TypeError:
     """B1 for a batch (M9): the TypeError naming ``keys`` when it is not iterable, or ``key`` for a key in it
     that is not hashable (found in a list or tuple; an iterator already consumed is described by
-    ``error``); else ``error`` itself."""
+    ``error``); else ``error`` itself.
+    """
     if not isinstance(keys, Iterable):
         return TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {shown(keys)}")
     if isinstance(keys, (list, tuple)):

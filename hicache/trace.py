@@ -79,7 +79,8 @@ _MEMO = 65536  # argument tuples whose JSON text is kept (keys repeat: each is e
 class TraceRecorder:
     """Writes hicache-trace/1 to ``out`` (a path, or a text file it does not close) for the objects it
     wraps.  ``component`` and ``config`` (the constructor's keyword arguments) make the header, with
-    ``declare`` and ``leave_out`` when given."""
+    ``declare`` and ``leave_out`` when given.
+    """
 
     def __init__(
         self,

@@ -92,7 +92,8 @@ def engine_naming(config: HiCacheStorageConfig) -> EngineNaming:
 
 def _settings(extra: Mapping[str, Any]) -> dict[str, Any]:
     """``HiCacheFile``'s ``extra_config`` from the engine's: the factory's keys dropped, the directory
-    renamed; ValueError for an unknown key (listing the known ones) or two different directories."""
+    renamed; ValueError for an unknown key (listing the known ones) or two different directories.
+    """
     unknown = sorted(str(key) for key in extra if key not in FACTORY_KEYS and key not in _KNOWN)
     if unknown:
         raise ValueError(f"extra_config has unknown key(s) {unknown}; known: {_KNOWN} and the factory's")
@@ -153,7 +154,8 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
 
     def get(self, key: str, target_location: Any = None, target_sizes: Any = None) -> torch.Tensor | None:
         """F4: ``target_location`` filled from ``key``'s page and returned, or None (missing, another size,
-        an I/O failure: logged)."""
+        an I/O failure: logged).
+        """
         view, staged = _writable(target_location, "target_location")
         if not self._store.get_into(key, view):
             return None
@@ -172,7 +174,8 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
 
     def set(self, key: str, value: Any = None, target_location: Any = None, target_sizes: Any = None) -> bool:
         """F3: ``value`` (a tensor of any dtype, or bytes) stored as raw bytes under ``key``; True when it
-        is on disk (or already was), False on an I/O failure or no room (logged)."""
+        is on disk (or already was), False on an I/O failure or no room (logged).
+        """
         self._naming.check(key)
         return self._store.set(key, _readable(value, "value"))
 
@@ -180,7 +183,8 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
         self, keys: list[str], values: Any = None, target_locations: Any = None, target_sizes: Any = None
     ) -> bool:
         """F5: ``set`` of each pair in order, stopping at the first that fails (the engine's answer: one
-        bool for the batch).  Every key and value is checked before any I/O."""
+        bool for the batch).  Every key and value is checked before any I/O.
+        """
         keys, values = _pairs(keys, values, "values")
         for key in keys:
             self._naming.check(key)
@@ -205,7 +209,8 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
     ) -> PoolTransferResult:
         """The longest KV prefix whose pages exist, cut by each pool's hit policy (``ALL_PAGES``: every
         page of the prefix; ``TRAILING_PAGES``: the last ``len(keys)`` pages of it), as the engine's
-        ``HiCacheFile`` answers.  ValueError naming ``pool_transfers`` for another policy."""
+        ``HiCacheFile`` answers.  ValueError naming ``pool_transfers`` for another policy.
+        """
         transfers = list(pool_transfers or [])
         for transfer in transfers:
             if transfer.hit_policy not in (PoolHitPolicy.ALL_PAGES, PoolHitPolicy.TRAILING_PAGES):
