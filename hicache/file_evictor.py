@@ -1,70 +1,18 @@
 """LRU accounting and eviction of the file store's files (docs/SEMANTICS.md V1-V6).
 
-What it is for: :class:`~hicache.file_store.HiCacheFile` asks :meth:`reserve`
-before every write; the evictor keeps the namespace's files under ``max_size``
-bytes and the filesystem's free space at or above ``min_free_space`` by
-unlinking the least recently used files.
-
-Internal invariants (``check_invariants`` asserts them):
-
-* ``_entries`` maps key -> ``_Entry(size, writers, published, seen, resting_until)``, least
-  recently used first; ``_total`` is the sum of the sizes (C3).  A page adopted in bulk at
-  start-up (``adopt_many``; ``adopt_least_recent``, a background scan's batches) is held compactly
-  as its bare ``int`` size (the caller shares one object per distinct size): it stands for
-  ``_Entry(size, 0)`` with ``seen`` the bulk's publication (``_bulk_seen``), and becomes an
-  ``_Entry`` in place (same position) the first time anything but its recency or removal changes
-  (``_entry``).  So a million pages found at start-up cost an
-  ``OrderedDict`` slot and their key each, no object of their own.  ``writers``
-  counts the reserved writes of the key not committed or aborted yet; an entry
-  with ``writers > 0`` is in flight and eviction never picks it (V5).
-  ``published`` (only while in flight): one of its writes has committed, so
-  its file is on disk whatever the others do.  ``seen`` is the value of
-  ``_overlaps.publications`` when the entry was last committed or adopted.
-  ``resting_until`` (S7): set when the entry's file could not be unlinked, to
-  the port's ``now()`` plus :data:`RETRY_UNREMOVABLE_AFTER`; until then
-  eviction skips it without a callback, an unlink or a log line.  It belongs
-  to the entry: a new write of the key (a new entry) or a dropped entry forgets it.
-* Every change of an entry and of ``_total`` happens under the lock, together,
-  so no reader ever sees one without the other.
-
-Decisions where docs/SEMANTICS.md leaves room:
-
-* Inert (V1: no cap, no floor): writes are still tracked, so the accounting of
-  C3 holds whatever the configuration; nothing is ever evicted.
-* ``reserve`` of a key that is tracked already: its old entry is excluded from
-  eviction and from the total while room is made; if the write is refused it
-  stays as it was.  If the key is in flight already (two writes of one key at
-  once, C5), the entry counts one more writer and stays in flight until the
-  last of them commits or aborts; an ``abort`` after another writer's
-  ``commit`` keeps the published file's entry.  A ``reserve`` of a committed
-  entry starts a new write, as sequentially: its ``abort`` drops the entry (V4).
-* ``commit`` of an entry that vanished re-adopts it when the writer says its
-  size (the file is on disk); ``overlaps`` and ``forget_missing`` let the store
-  tell a miss that began before a publication of the key from a real one (F4, C5).
-* A victim that cannot be unlinked (EPERM, EBUSY, EISDIR, EROFS, EIO...) keeps
-  its entry (its bytes are still on disk) and position, and rests: no pass
-  tries it again (no ``on_evict``, no unlink, no log line) for
-  :data:`RETRY_UNREMOVABLE_AFTER` seconds of the port's clock (S7); so 20k
-  unremovable files cost 20k failed unlinks and log lines once per back-off,
-  not on every refused write, and never a loop (V5).  A clock that went back
-  before the failure ends the rest at once (a wall clock set back must not
-  make a file rest for hours).
-* ``relieve`` (S8): an ``ENOSPC`` on a write is pressure: evict as for a cap
-  equal to the bytes held now (down to ``floor(others * eviction_ratio) -
-  size``), so the writer can retry once.  Inert (V1), it evicts nothing.
-* ``discard`` (the store found the file missing, or deleted it) drops a
-  committed entry and gives its bytes back; an in-flight one belongs to a write
-  still running and is left alone.
+:class:`~hicache.file_store.HiCacheFile` asks :meth:`LRUFileEvictor.reserve` before every write; the evictor
+keeps the namespace's files under ``max_size`` bytes and the filesystem's free space at or above
+``min_free_space`` by unlinking the least recently used files that are not in flight (V5; a write's abort
+drops its entry, V4).  It keeps the accounting of C3 whatever the configuration, rests a file it could not
+unlink (S7), relieves an ``ENOSPC`` (S8), and tells the store whether a miss is older than a publication
+(F4, C5).
 
 Complexity: ``commit``/``abort``/``touch``/``discard``/``forget_missing`` O(1); ``reserve`` and
-``relieve`` O(1) plus O(victims tried + entries skipped: in flight, resting), plus one
-``free_bytes`` probe before and one after evicting when ``min_free_space`` is set, plus at most
-one ``now()`` read (only when a victim fails or rests); ``snapshot``/``check_invariants`` O(n).
-
-Thread model: every method takes ``lock`` (an ``RLock``; the owner may pass its
-own so that its compound decisions are atomic with eviction).  Unlinks and the
-``on_evict`` callback run with the lock held: the callback must be quick and
-must not wait for another thread that needs the lock.
+``relieve`` O(1) plus O(victims tried + entries skipped), plus a ``free_bytes`` probe before and after
+evicting when ``min_free_space`` is set.  Thread model: every method takes ``lock`` (an ``RLock`` the
+owner may share); unlinks and ``on_evict`` run with it held, so the callback must be quick and must not
+wait for another thread that needs the lock.  Invariants, the compact entries of pages adopted at
+start-up, and the decisions where the clauses leave room: docs/ARCHITECTURE.md, "Design notes".
 """
 
 from __future__ import annotations
@@ -432,7 +380,7 @@ class LRUFileEvictor:
 
     def adopt_many(self, found: Iterable[tuple[str, int]], total: int | None = None) -> None:
         """F8: adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (one
-        publication for them all; held compactly, see the module docstring: the caller may give one int
+        publication for them all; held compactly, see docs/ARCHITECTURE.md: the caller may give one int
         object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
         the sizes come from the caller's listing.  ``total``: the sum of the sizes, when the caller knows it
         and the keys are distinct (a start-up listing); the adoption then runs in C when nothing is tracked

@@ -1,61 +1,19 @@
 """HiCacheFile: key -> bytes, one file per key, with beliefs and LRU eviction (docs/SEMANTICS.md F, C, B).
 
-What it is for: the file backend of the storage tier.  Pages are written once
-(content-addressed keys), read back, and asked about very often; many ranks in
-many processes share one directory on a (possibly slow, shared) filesystem.
+The file backend of the storage tier: pages are written once (content-addressed keys), read back, and asked
+about very often; many ranks in many processes share one directory.  A key's file is
+``<key><namespace>.bin`` (F1; two levels of subdirectories down with ``layout="fanout"``, F1-fanout, checked
+by S1's rules), published from a hidden temp file by an atomic rename, so a reader never sees a partial
+value (F3, C4). Start-up (F8) lists the directory once, streamed.  Collaborators: a
+:class:`~hicache.metadata_cache.MetadataCache` of beliefs, an :class:`~hicache.file_evictor.LRUFileEvictor`
+for the accounting (C3), and a :class:`~hicache.fs.FileSystem` port for every I/O.
 
-Files: a key's file is ``<key><namespace>.bin`` in the storage directory
-(a namespace is empty or starts with ``_``; a key's ``%`` and ``_`` are
-escaped as ``%25`` and ``%5F``, so the first ``_`` of a name starts its
-namespace and no two namespaces ever name the same file: F1);
-writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
-directory and are published by an atomic rename, so a reader never sees a
-partial value (F3, C4).  Start-up (F8) lists the directory once, streamed.
-With ``layout="fanout"`` (F1-fanout) a page lies two levels of 256 subdirectories
-down (``fanout_dirs`` of its name), its temp file beside it; the
-subdirectories are made on first write and checked by S1's rules.
-
-Collaborators: a :class:`~hicache.metadata_cache.MetadataCache` of beliefs
-(keys known to exist, when enabled), an :class:`~hicache.file_evictor.LRUFileEvictor`
-for the accounting, and a :class:`~hicache.fs.FileSystem` port for every I/O.
-
-Internal invariants (``check_invariants``):
-
-* the evictor's total is the sum of its tracked sizes (C3);
-* no removal (eviction, ``delete``, ``clear``) is left under way: each opens
-  one in the evictor's ``overlaps`` before the first belief is dropped and
-  closes it after the last unlink, under ``_lock``.
-
-The two guards of a probe (``exists``/``get``/``set`` that look at the file),
-both in ``overlaps`` (``hicache.file_evictor._Overlaps``), read before its
-filesystem call and applied afterwards under ``_lock`` (``_look``, ``_observe``):
-
-* C1, for a file found: the belief is taught only if no removal was under way
-  when the probe began and none started since.  So a probe that saw a file
-  just before this store removed it never plants a belief after the removal.
-  The price is that a probe overlapping an unrelated removal does not teach
-  (the next probe will) and does not adopt an untracked file; a key still
-  tracked is refreshed all the same.
-* F4, C3, for a file missing: the key (belief and entry) is forgotten only if
-  no write of it was committed (or adopted) since: a miss that began before a
-  concurrent ``set`` published the file linearizes before it and must not
-  untrack it.  Two writes of one key in flight are counted by the evictor (the
-  entry stays in flight until the last one ends: V5).
-
-Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one
-``stat``; ``get``/``get_into`` one read; ``set`` one probe, one write, one
-rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory
-scan (F5); ``clear`` and start-up O(files in the directory).
-
-Thread model: safe from several threads (C5).  ``_lock`` (an ``RLock``, shared
-with the evictor) serializes accounting, removals and belief teaching; reads,
-writes and ``stat`` calls run outside it.  Unlinks run inside it.
-
-I/O failures never raise out of an operation: they are an answer
-(``False``/``None``) plus a log line on the ``hicache.file_store`` logger (B2).
-Bad arguments raise ``TypeError``/``ValueError`` naming the parameter before
-any I/O (F2, B1).  Failing to create or list the directory at construction
-raises ``OSError``: a store that can never work should not look healthy.
+Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one ``stat``; ``set`` one probe,
+one write, one rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory scan (F5). Thread
+model: safe from several threads (C5); ``_lock`` serializes accounting, removals and belief teaching (the C1
+and F4 guards; two writes of one key in flight, V5: docs/ARCHITECTURE.md).  I/O failures are an answer plus
+a log line (B2); bad arguments raise ``TypeError``/``ValueError`` naming the parameter before any I/O (F2,
+B1).
 """
 
 from __future__ import annotations

@@ -1,39 +1,18 @@
 """A hard-TTL positive cache of keys known to exist (docs/SEMANTICS.md M1-M9, M6-lru).
 
-What it is for: the file backend asks "does this page file exist?" on every
-request; a live belief answers without touching a (slow, shared) filesystem.
+The file backend asks "does this page file exist?" on every request; a live belief answers without touching
+a (slow, shared) filesystem; a re-add never lengthens a life (M3).  Evicts by birth (M6) or, with
+``eviction="lru"``, by recency (M6-lru); counters with ``stats=True`` (M8).
 
-Internal invariants (``check_invariants`` asserts them):
+Complexity: ``contains``, ``remove`` O(1); ``add``, ``__len__`` O(1) amortized; ``clear`` O(n); the
+batches (M9) O(keys in the batch).  Thread model: every public method takes one lock and reads the clock
+at most once, inside it, so the calls are linearizable (M7); a batch (``add_many``, ``contains_many``,
+``remove_many``, ``contains_prefix``) is one call.  Invariants: docs/ARCHITECTURE.md, "Design notes".
 
-* ``_births`` maps key -> birth time, in birth order (an ``OrderedDict``; a plain ``dict`` when there is
-  no TTL and no bound, since then nothing is popped from its oldest end).  A key whose lifetime
-  restarts (M3) is deleted and re-inserted, so the order stays the birth order.
-  The clock is read inside the lock, so births are non-decreasing along it.
-* With a finite TTL, birth order is expiry order: the expired entries are
-  always a prefix of ``_births``.  Reclaiming pops that prefix, which costs
-  O(1) amortized per entry (each entry is popped once), and never scans.
-* With ``max_entries`` set, ``len(_births) <= max_entries``.
-* Under ``eviction="lru"`` (M6-lru) ``_recency`` maps the same keys to the same
-  births, least recently used first: a ``contains`` hit moves the key to its
-  newest end, and the bound evicts from its oldest end.  ``_births`` stays in
-  birth order (expiry order), so reclaiming still pops a prefix of it (and
-  drops each popped key from ``_recency``, O(1) in an ``OrderedDict``).  Under
-  ``"birth"``, ``_recency`` is None.
-
-Complexity: ``contains`` O(1); ``add`` O(1) amortized; ``remove`` O(1);
-``__len__`` O(1) amortized; ``clear`` O(n); the batches (M9) O(keys in the
-batch), plus the amortized reclaiming of ``add``.
-
-Thread model: every public method takes one lock and reads the clock at most
-once, inside it, so each call is atomic and the calls are linearizable (M7).
-A batch (``add_many``, ``contains_many``, ``remove_many``, ``contains_prefix``)
-is one call: one lock acquisition and one clock reading for all its keys (M9).
-
-The class is not CrossHair-checked, because its state sits behind a lock, in
-per-instance closures and an injected clock, which CrossHair cannot explore
-symbolically; instead the lock-step machine (``spec/machines/metadata_cache.py``)
-and the bounded model checker (``spec.modelcheck``) check it, step by step,
-against ``spec/metadata_cache.py``, whose pure functions CrossHair does check.
+The class is not CrossHair-checked (its state sits behind a lock, in per-instance closures and an
+injected clock); the lock-step machine (``spec/machines/metadata_cache.py``) and the model checker
+(``spec.modelcheck``) check it step by step against ``spec/metadata_cache.py``, whose pure functions
+CrossHair does check.
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
 """Per-pool existence beliefs with in-flight reference counts (docs/SEMANTICS.md P1-P5).
 
-What it is for: newer engines keep one bounded belief set per memory pool (so
-one pool can no longer evict another's beliefs) and, instead of passing an
-``extra_cover`` set, count the in-flight device-to-host copies whose content
-storage will acknowledge.  ``covered`` answers "is every page of this chain
-stored or on its way?" for write-through admission.
+Newer engines keep one bounded belief set per memory pool (so one pool can no longer evict another's
+beliefs) and, instead of passing an ``extra_cover`` set, count the in-flight device-to-host copies whose
+content storage will acknowledge.  ``covered`` answers "is every page of this chain stored or on its
+way?" for write-through admission.
 
-Internal invariants (``check_invariants`` asserts them):
-
-* ``_beliefs`` is an ``OrderedDict`` of page hash -> ``None``, least recently
-  used first, with ``len(_beliefs) <= max_entries`` between calls.
-* ``_inflight`` maps page hash -> reference count, every count ``>= 1``: a hash
-  whose count reaches zero is deleted, so "in flight" is "is a key".
-* ``PooledExistenceCache._pools`` holds one ``PoolExistenceBeliefs`` per name,
-  all with the registry's ``max_entries``.
-
-Why this is fast: the per-page walks are those of ``hicache._lru_walks``,
-shared with ``hicache.existence_cache``: C loops, with no Python code per page.
-
-Complexity: ``contains`` O(1); ``contains_all``, ``covered``, ``add``,
-``invalidate_beyond``, ``track_inflight``, ``untrack_inflight`` O(pages) (``add``
-plus O(1) per evicted belief); ``__len__`` O(1); ``clear`` O(n);
-``snapshot``/``check_invariants`` O(n).
-
-Thread model: not thread-safe by design; one caller thread at deterministic
-points, and every operation is deterministic.
+Complexity: ``contains``, ``__len__`` O(1); ``contains_all``, ``covered``, ``add``, ``invalidate_beyond``,
+``track_inflight``, ``untrack_inflight`` O(pages), plus O(1) per evicted belief; ``clear``, ``snapshot``
+O(n).  Thread model: not thread-safe by design; one caller thread at deterministic points, and every
+operation is deterministic.  Invariants: docs/ARCHITECTURE.md, "Design notes".
 """
 
 from __future__ import annotations

@@ -1,29 +1,17 @@
 """HiCacheReferenceStore: the reference file store as the engine's ``dynamic`` storage backend (F10).
 
-What it is for: running :class:`hicache.HiCacheFile` inside the engine in place of the engine's own
-``HiCacheFile``, on the same directory and the same file names, so that either store reads the pages the
-other wrote.  The engine's factory builds it as ``backend_class(storage_config, kwargs)``.
+Runs :class:`hicache.HiCacheFile` inside the engine in place of the engine's own ``HiCacheFile``, on the
+same directory and file names (an :class:`hicache.EngineNaming` made from the storage config as the
+engine makes its suffixes), so that either store reads the pages the other wrote.  The engine's factory
+builds it as ``backend_class(storage_config, kwargs)``.  A tensor of any dtype is stored as its raw bytes;
+``get`` reads into the tensor given only a file of exactly its size (F4).  ``extra_config`` takes the
+engine's keys and the reference's own (:mod:`hicache.file_config`; precedence F9); an unknown key is a
+``ValueError`` listing the known ones.
 
-The file layer is ``hicache.HiCacheFile`` with an :class:`hicache.EngineNaming` made from the storage
-config as the engine makes its suffixes (``config_suffix``, ``tp_config_suffix`` for ``.mamba`` state; MLA,
-pp, cp and dcp parts).  A tensor of any dtype is stored as its raw bytes (no copy when it is contiguous);
-``get`` reads into the tensor given only a file of exactly its size (F4).
-
-Configuration: ``storage_config.extra_config`` holds the engine's keys (``file_storage_path``, the
-directory; ``max_size``, ``min_free_space``, ``eviction_ratio``, ``enable_metadata_cache``,
-``metadata_ttl``) and the reference's own (``layout``, ``metadata_eviction``, ``startup_scan``...: see
-:mod:`hicache.file_config`; ``storage_dir`` is another name of ``file_storage_path``).  The factory's keys
-(``backend_name``, ``module_path``, ``class_name``, ``interface_v1``) are ignored; any other key is a
-``ValueError`` listing the known ones.  Precedence is the reference's (F9): ``extra_config``, then the
-environment (the engine's ``SGLANG_HICACHE_FILE_BACKEND_*`` names are aliases), then the defaults.
-
-Errors: bad arguments (a key the engine's names cannot hold, a value that is not a tensor or bytes, a
-target that is not a CPU tensor) raise ``TypeError``/``ValueError`` naming the parameter before any I/O
-(B1); an I/O failure is an answer (None, False, a shorter prefix) plus a log line on the
-``hicache.file_store`` logger, never a raise (B2).
-
-Complexity: as ``HiCacheFile`` (``exists`` on a live belief makes no filesystem call); the v2 calls are
-O(pages x pools).  Thread model: as ``HiCacheFile`` (safe from several threads).
+Errors: bad arguments raise ``TypeError``/``ValueError`` naming the parameter before any I/O (B1); an I/O
+failure is an answer (None, False, a shorter prefix) plus a log line, never a raise (B2).  Complexity and
+thread model: as ``HiCacheFile``; the v2 calls are O(pages x pools).  Details: docs/ARCHITECTURE.md,
+"Design notes".
 """
 
 from __future__ import annotations
