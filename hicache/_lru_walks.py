@@ -63,8 +63,9 @@ def touch_all_or_covered(
     covered: Container[Hashable],
     keys_of: Callable[[Iterator[Hashable]], Iterable[Hashable]] | None = None,
 ) -> bool:
-    """E5, P4: True if every page of ``chain`` is believed or in ``covered``; only believed pages are
-    touched, in order, up to the first page that is neither.
+    """Tell whether every page of ``chain`` is believed or in ``covered`` (E5, P4).
+
+    Only believed pages are touched, in order, up to the first page that is neither.
 
     ``keys_of(pages)`` turns an iterator of pages into their dict keys lazily (None: a page is its key).
     The walk restarts after each covered page; the page that missed is found from the remaining length

@@ -80,7 +80,7 @@ class StorageExistenceCache:
         return self._max_entries
 
     def _keys(self, pool: Hashable, chain: Iterable[Hashable]) -> Iterable[Hashable]:
-        """The dict keys of ``chain``'s pages in ``pool`` (lazily, in C)."""
+        """Return the dict keys of ``chain``'s pages in ``pool`` (lazily, in C)."""
         if pool == self._primary:
             return chain
         return zip(repeat(_TAG), repeat(check_pool(pool)), chain)
@@ -98,7 +98,7 @@ class StorageExistenceCache:
         believe(self._beliefs, keys if keys is chain else list(keys), self._max_entries)
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
-        """True if the page is believed, and then it becomes most recently used (E3).  O(1)."""
+        """Return True if the page is believed, and then it becomes most recently used (E3).  O(1)."""
         key = page_hash if pool == self._primary else (_TAG, check_pool(pool), page_hash)
         beliefs = self._beliefs
         if key in beliefs:
@@ -107,7 +107,7 @@ class StorageExistenceCache:
         return False
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        """True if every page is believed; touches pages in order up to the first miss (E4).
+        """Return True if every page is believed; touches pages in order up to the first miss (E4).
 
         O(pages).  An empty chain is ``True``.
         """
@@ -147,7 +147,7 @@ class StorageExistenceCache:
         self._primary = _UNSET
 
     def __len__(self) -> int:
-        """The number of beliefs over all pools (E7).  O(1)."""
+        """Return the number of beliefs over all pools (E7).  O(1)."""
         return len(self._beliefs)
 
     def snapshot(self) -> list[tuple[Hashable, Hashable]]:

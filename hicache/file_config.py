@@ -109,6 +109,7 @@ class FileStoreConfig:
         return self.max_value_size or self.max_size or DEFAULT_MAX_VALUE_SIZE
 
     def __post_init__(self) -> None:
+        """Check every field: ``TypeError``/``ValueError`` naming the setting and showing the value (B1)."""
         if not isinstance(self.storage_dir, str):
             raise TypeError(
                 f"storage_dir must be a str, got {type(self.storage_dir).__name__} {shown(self.storage_dir)}"
@@ -208,7 +209,7 @@ def load_file_config(
     extra_config: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> FileStoreConfig:
-    """The file store's settings: ``extra_config`` > ``environ`` (default ``os.environ``) > defaults.
+    """Return the file store's settings: ``extra_config`` > ``environ`` (default ``os.environ``) > defaults.
 
     Raises ``ValueError`` naming the setting and the value for an invalid
     value, an unknown ``extra_config`` key or conflicting alias variables;
@@ -337,7 +338,7 @@ def _parse_storage_dir(setting: str, value: object) -> str:
 
 
 def _parse_number(setting: str, value: object) -> float:
-    """A float from an int, a float or a decimal string (range checks come after)."""
+    """Return a float from an int, a float or a decimal string (range checks come after)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError(f"{setting} must be a number, got {type(value).__name__} {shown(value)}")
     if isinstance(value, str):
@@ -352,9 +353,10 @@ def _parse_number(setting: str, value: object) -> float:
 
 
 def _parse_word(setting: str, value: object, words: tuple[str, str]) -> str:
-    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``, F8-bg's
-    ``blocking`` or ``background``),
-    case-insensitive, surrounding blanks ignored.
+    """Return which of two ``words`` ``value`` is, case-insensitive, surrounding blanks ignored.
+
+    The pairs: M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``, F8-bg's ``blocking``
+    or ``background``.
     """
     choices = f"{words[0]!r} or {words[1]!r}"
     if not isinstance(value, str):

@@ -41,8 +41,10 @@ RETRY_UNREMOVABLE_AFTER = 30.0
 
 
 def check_bytes_limit(name: str, size: int, given: object = None) -> int:
-    """B1: ``size`` when it is at most ``MAX_BYTES``, else a ValueError naming ``name`` and the value
-    as given (``given``, or ``size`` itself).  Above it the cap's float ratio math would overflow.
+    """Return ``size`` when it is at most ``MAX_BYTES``, else raise a ValueError naming ``name`` (B1).
+
+    The ValueError shows the value as given (``given``, or ``size`` itself).  Above ``MAX_BYTES`` the
+    cap's float ratio math would overflow.
     """
     if size > MAX_BYTES:
         raise ValueError(
@@ -94,11 +96,11 @@ class _Overlaps:
             self.removals += 1
 
     def removal_overlapped(self, mark: int) -> bool:
-        """True when a removal was under way at ``mark`` (odd) or has started since (moved)."""
+        """Return True when a removal was under way at ``mark`` (odd) or has started since (moved)."""
         return mark % 2 == 1 or self.removals != mark
 
     def publish(self) -> int:
-        """A new publication: the ``seen`` of the entry just committed or adopted."""
+        """Count a new publication and return it: the ``seen`` of the entry just committed or adopted."""
         self.publications += 1
         return self.publications
 
@@ -203,14 +205,17 @@ class LRUFileEvictor:
 
     @property
     def max_size(self) -> int:
+        """The cap on the bytes of the tracked files; 0 is no cap (V1, V3)."""
         return self._max_size
 
     @property
     def min_free_space(self) -> int:
+        """The floor of free bytes on the filesystem that eviction keeps; 0 is no floor (V1, V3)."""
         return self._min_free
 
     @property
     def eviction_ratio(self) -> float:
+        """The fraction of the cap (or of the bytes held, S8) that an eviction pass frees down to (V3)."""
         return self._ratio
 
     @property
@@ -220,24 +225,30 @@ class LRUFileEvictor:
             return self._total
 
     def __len__(self) -> int:
+        """Return the number of tracked entries, in flight included.  O(1)."""
         with self._lock:
             return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
+        """Tell whether ``key`` has an entry (committed or in flight).  O(1)."""
         with self._lock:
             return key in self._entries
 
     @property
     def overlaps(self) -> _Overlaps:
-        """The marks an owner's probe reads before its filesystem call (see ``_Overlaps``): eviction
-        opens and closes a removal there itself; the owner opens and closes its own (delete, clear).
+        """The marks an owner's probe reads before its filesystem call (see ``_Overlaps``).
+
+        Eviction opens and closes a removal there itself; the owner opens and closes its own (delete,
+        clear).
         """
         return self._overlaps
 
     def forget_missing(self, key: str, since: int) -> bool:
-        """F4: ``key``'s file was found missing by a probe that read ``publications`` ``since``: drop its
-        committed entry and give its bytes back, unless it was committed or adopted after ``since`` (the
-        miss is older than that file, C5).  True when the miss stands (the owner forgets the belief).  O(1).
+        """Drop ``key``'s committed entry, found missing by a probe, unless it was published since (F4, C5).
+
+        The probe read ``publications`` ``since``; the entry's bytes are given back, unless it was
+        committed or adopted after ``since`` (the miss is older than that file, C5).  True when the miss
+        stands (the owner forgets the belief).  O(1).
 
         An in-flight entry is left alone (its write is still running).
         """
@@ -379,9 +390,10 @@ class LRUFileEvictor:
             return True
 
     def adopt_many(self, found: Iterable[tuple[str, int]], total: int | None = None) -> None:
-        """F8: adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (one
-        publication for them all; held compactly, see docs/ARCHITECTURE.md: the caller may give one int
-        object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
+        """Adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (F8).
+
+        One publication for them all; held compactly (see docs/ARCHITECTURE.md: the caller may give one
+        int object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
         the sizes come from the caller's listing.  ``total``: the sum of the sizes, when the caller knows it
         and the keys are distinct (a start-up listing); the adoption then runs in C when nothing is tracked
         yet.  O(len).
@@ -403,12 +415,13 @@ class LRUFileEvictor:
             self._total += added
 
     def adopt_least_recent(self, found: Sequence[tuple[str, int]]) -> list[str]:
-        """F8-bg: adopt every (key, size) of ``found`` not tracked yet as the least recently used entries,
-        in the order given (its first is then the least recently used of all), before every entry tracked
-        so far.  Held compactly, with the publication of the last ``adopt_many`` (a background scan calls
-        ``adopt_many(())`` once, when its listing begins: the pages it adopts are as old as that).  A key
-        tracked already keeps its entry and its place.  No ``stat``.  Answers the keys adopted, in order.
-        O(len).
+        """Adopt every (key, size) of ``found`` not tracked yet as the least recently used entries (F8-bg).
+
+        They go in the order given (its first is then the least recently used of all), before every entry
+        tracked so far.  Held compactly, with the publication of the last ``adopt_many`` (a background scan
+        calls ``adopt_many(())`` once, when its listing begins: the pages it adopts are as old as that).
+        A key tracked already keeps its entry and its place.  No ``stat``.  Answers the keys adopted, in
+        order.  O(len).
         """
         with self._lock:
             entries = self._entries
@@ -451,7 +464,7 @@ class LRUFileEvictor:
             self._total = sum(_size(entry) for _key, entry in kept)
 
     def snapshot(self) -> tuple[EvictorEntry, ...]:
-        """The entries, least recently used first (introspection for tests).  O(n)."""
+        """Return the entries, least recently used first (introspection for tests).  O(n)."""
         with self._lock:
             return tuple(EvictorEntry(k, _size(e), _in_flight(e)) for k, e in self._entries.items())
 
@@ -470,8 +483,9 @@ class LRUFileEvictor:
     # -- internals -----------------------------------------------------------
 
     def _entry(self, key: str) -> _Entry | None:
-        """``key``'s entry (None when untracked); a compact one becomes an ``_Entry`` in place first, so
-        that the caller may change it (lock held).
+        """Return ``key``'s entry (None when untracked), as an ``_Entry`` the caller may change (lock held).
+
+        A compact one becomes an ``_Entry`` in place first.
         """
         entry = self._entries.get(key)
         if isinstance(entry, int):
@@ -509,8 +523,9 @@ class LRUFileEvictor:
         return True
 
     def _evict_while(self, keep: str | None, more: Callable[[int], bool]) -> tuple[int, int]:
-        """Evict LRU entries while ``more(bytes freed so far)``; answer (bytes freed, entries evicted)
-        (lock held).
+        """Evict LRU entries while ``more(bytes freed so far)``; answer (bytes freed, entries evicted).
+
+        The lock is held.
 
         The walk does not change ``_entries`` while it iterates (the victims' entries are dropped after
         it), so no copy of the order is needed.  Writes in flight, ``keep``, resting files and files
@@ -530,7 +545,7 @@ class LRUFileEvictor:
         return freed, len(gone)
 
     def _now(self) -> float:
-        """The port's clock, read at most once per pass, and only when a victim fails or rests (S7)."""
+        """Return the port's clock, read at most once per pass, and only when a victim fails or rests (S7)."""
         if self._walk_now is None:
             self._walk_now = self._fs.now()
         return self._walk_now

@@ -142,8 +142,9 @@ class EngineNaming:
             raise ValueError(f"key makes a file name of {size} bytes (limit {_NAME_MAX}), got {key!r:.100}")
 
     def plainly_valid(self, keys: list[str]) -> bool:
-        """True only when every key passes ``check``, decided on the keys joined (one C-level pass per
-        test); False says nothing (check each key).
+        """Tell whether every key passes ``check``, decided on the keys joined; False says nothing.
+
+        One C-level pass per test; on False, check each key.
         """
         try:
             joined = "".join(keys)
@@ -159,7 +160,7 @@ class EngineNaming:
         )
 
     def key_of(self, name: str) -> str | None:
-        """The key of the file ``name`` when it is a file this naming owns, else None (F1)."""
+        """Return the key of the file ``name`` when it is a file this naming owns, else None (F1)."""
         for end in self._ends:
             if name.endswith(end):
                 key = name[: -len(end)]
@@ -172,5 +173,6 @@ class EngineNaming:
         return None
 
     def __repr__(self) -> str:
+        """Show the suffixes and pools, as the constructor takes them."""
         pools = sorted(self._pools)
         return f"EngineNaming({self._suffix!r}, sharded_suffix={self._sharded!r}, pools={pools!r})"

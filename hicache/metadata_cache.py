@@ -41,8 +41,10 @@ _R = TypeVar("_R")
 def _naming_bad_keys(
     batch: Callable[[MetadataCache, Iterable[Hashable]], _R],
 ) -> Callable[[MetadataCache, Iterable[Hashable]], _R]:
-    """M9, B1: ``batch`` with its ``TypeError`` for ``keys`` that are not iterable, or for a key in them
-    that is not hashable, as one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass.
+    """Wrap ``batch`` so that its ``TypeError`` names ``keys`` or ``key`` (M9, B1).
+
+    A ``TypeError`` for ``keys`` that are not iterable, or for a key in them that is not hashable, becomes
+    one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass.
     """
 
     @functools.wraps(batch)
@@ -156,7 +158,7 @@ class MetadataCache:
         return self._eviction
 
     def contains(self, key: Hashable) -> bool:
-        """True exactly when ``key`` is alive (M4); under ``"lru"`` a hit makes it the most recent.  O(1).
+        """Tell whether ``key`` is alive (M4); under ``"lru"`` a hit makes it the most recent.  O(1).
 
         (The one body is the closure ``_specialized_contains`` builds for this instance's mode; unless a
         subclass overrides this method, the instance calls that closure directly.)
@@ -164,6 +166,7 @@ class MetadataCache:
         return self._contains(key)
 
     def __contains__(self, key: Hashable) -> bool:
+        """Answer ``key in cache`` as :meth:`contains` (M4)."""
         return self.contains(key)
 
     def add(self, key: Hashable) -> None:
@@ -292,19 +295,19 @@ class MetadataCache:
                 self._recency.clear()
 
     def __len__(self) -> int:
-        """The number of live keys (M5).  O(1) amortized."""
+        """Return the number of live keys (M5).  O(1) amortized."""
         with self._lock:
             self._reclaim(self._clock())
             return len(self._births)
 
     def stats(self) -> MetadataCacheStats:
-        """The M8 counters; all zero unless the cache was built with ``stats=True``."""
+        """Return the M8 counters; all zero unless the cache was built with ``stats=True``."""
         with self._lock:
             misses, hits = self._answers
             return MetadataCacheStats(hits, misses, self._expirations, self._evictions)
 
     def snapshot(self) -> tuple[tuple[Hashable, float], ...]:
-        """The live keys with their births in eviction order (read-only introspection).  O(n).
+        """Return the live keys with their births in eviction order (read-only introspection).  O(n).
 
         Eviction order is the oldest birth first (``"birth"``), or the least recently used first
         (``"lru"``).  The model checker maps this onto the spec's state (a refinement mapping).
@@ -330,8 +333,10 @@ class MetadataCache:
     # -- internals -----------------------------------------------------------
 
     def _specialized_contains(self) -> Callable[[Hashable], bool]:
-        """``contains`` with every attribute lookup hoisted into closure cells, one per mode: counting
-        (M8, any eviction order), or not counting under ``"lru"``/``"birth"``, with a TTL or without.
+        """Build ``contains`` with every attribute lookup hoisted into closure cells, one per mode.
+
+        The modes: counting (M8, any eviction order), or not counting under ``"lru"``/``"birth"``, with a
+        TTL or without.
         """
         lock, clock, ttl, recency = self._lock, self._clock, self._ttl, self._recency
         if self._counting:
@@ -440,8 +445,10 @@ class MetadataCache:
 
 
 def _refused_key(error: TypeError, key: object) -> TypeError:
-    """B1: the TypeError naming ``key`` when ``key`` is not hashable (the lookup's ``error`` was about it);
-    else ``error`` itself (raised by something else, a clock that answers no number say).
+    """Return the TypeError naming ``key`` when ``key`` is not hashable, else ``error`` itself (B1).
+
+    The lookup's ``error`` was about ``key`` in the first case; else it was raised by something else (a
+    clock that answers no number, say).
     """
     try:
         hash(key)
@@ -451,9 +458,10 @@ def _refused_key(error: TypeError, key: object) -> TypeError:
 
 
 def _refused_keys(error: TypeError, keys: object) -> TypeError:
-    """B1 for a batch (M9): the TypeError naming ``keys`` when it is not iterable, or ``key`` for a key in it
-    that is not hashable (found in a list or tuple; an iterator already consumed is described by
-    ``error``); else ``error`` itself.
+    """Return the TypeError of a batch naming ``keys`` or ``key``, else ``error`` itself (B1, M9).
+
+    It names ``keys`` when it is not iterable, or ``key`` for a key in it that is not hashable (found in a
+    list or tuple; an iterator already consumed is described by ``error``).
     """
     if not isinstance(keys, Iterable):
         return TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {shown(keys)}")

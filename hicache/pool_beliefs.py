@@ -68,7 +68,7 @@ class PoolExistenceBeliefs:
         believe(self._beliefs, as_chain("hashes", hashes), self._max_entries)
 
     def contains(self, page_hash: Hashable) -> bool:
-        """True if believed, and then the page becomes most recently used (P2, E3).  O(1)."""
+        """Return True if believed, and then the page becomes most recently used (P2, E3).  O(1)."""
         beliefs = self._beliefs
         if page_hash in beliefs:
             beliefs.move_to_end(page_hash)
@@ -76,7 +76,7 @@ class PoolExistenceBeliefs:
         return False
 
     def contains_all(self, hashes: Iterable[Hashable]) -> bool:
-        """True if every page is believed; touches pages in order up to the first miss (P2, E4).
+        """Return True if every page is believed; touches pages in order up to the first miss (P2, E4).
 
         O(pages).  An empty chain is ``True``.
         """
@@ -84,7 +84,7 @@ class PoolExistenceBeliefs:
         return touch_all(self._beliefs, chain)
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
-        """True if every page is believed or in flight; only believed pages are touched (P4).
+        """Return True if every page is believed or in flight; only believed pages are touched (P4).
 
         O(pages).  With nothing in flight this is exactly ``contains_all``.
         """
@@ -133,7 +133,7 @@ class PoolExistenceBeliefs:
         self._inflight.clear()
 
     def __len__(self) -> int:
-        """The number of beliefs in this pool.  O(1)."""
+        """Return the number of beliefs in this pool.  O(1)."""
         return len(self._beliefs)
 
     def snapshot(self) -> PoolSnapshot:
@@ -169,7 +169,7 @@ class PooledExistenceCache:
         return self._max_entries
 
     def pool(self, name: Hashable) -> PoolExistenceBeliefs:
-        """The beliefs of pool ``name``, created empty on first use (P1).  O(1)."""
+        """Return the beliefs of pool ``name``, created empty on first use (P1).  O(1)."""
         beliefs = self._pools.get(check_pool(name, "pool name"))
         if beliefs is None:
             beliefs = self._pools[name] = PoolExistenceBeliefs(self._max_entries)

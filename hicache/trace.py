@@ -38,7 +38,7 @@ _PLAIN = frozenset({str, int, float, bool, type(None), bytes, tuple, list, froze
 
 
 def _jsonable(value: Any) -> Any:
-    """What ``json`` cannot write as it is: sets as sorted lists, bytes as text, the rest by ``repr``."""
+    """Convert what ``json`` cannot write as is: sets to sorted lists, bytes to text, the rest by ``repr``."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -58,8 +58,9 @@ _MEMO = 65536  # argument tuples whose JSON text is kept (keys repeat: each is e
 
 
 class TraceRecorder:
-    """Writes hicache-trace/1 to ``out`` (a path, or a text file it does not close) for the objects it
-    wraps.  ``component`` and ``config`` (the constructor's keyword arguments) make the header, with
+    """Writes hicache-trace/1 to ``out`` (a path, or a text file it does not close) for the objects it wraps.
+
+    ``component and ``config`` (the constructor's keyword arguments) make the header, with
     ``declare`` and ``leave_out`` when given.
     """
 
@@ -99,7 +100,7 @@ class TraceRecorder:
     # -- wrapping ---------------------------------------------------------------------------------------
 
     def wrap(self, target: Any) -> Any:
-        """A stand-in for ``target`` that records every public call made through it."""
+        """Return a stand-in for ``target`` that records every public call made through it."""
         children = {"pool": "pool."} if self.component == "pool-beliefs" else {}
         return _Traced(target, self, "", (), children)
 
@@ -191,9 +192,11 @@ class TraceRecorder:
             self.closed = True
 
     def __enter__(self) -> TraceRecorder:
+        """Return the recorder itself, for ``with``."""
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        """Flush and close, as :meth:`close`."""
         self.close()
 
 
