@@ -1,19 +1,13 @@
 """The LRU walks and chain arguments both existence caches share (docs/SEMANTICS.md E2-E8, P2-P4).
 
-What it is for: :mod:`hicache.existence_cache` (one global LRU, E) and
-:mod:`hicache.pool_beliefs` (one LRU per pool, P) keep their beliefs the same
-way, in an ``OrderedDict`` of key -> ``None``, least recently used first, and
-walk a chain of pages over it the same way.  The walks live here once.
+:mod:`hicache.existence_cache` (one global LRU, E) and :mod:`hicache.pool_beliefs` (one LRU per pool, P)
+keep their beliefs in an ``OrderedDict`` of key -> ``None``, least recently used first, and walk a chain
+of pages over it the same way; the walks live here once.  They are the hot paths, so every per-page step
+runs inside C: ``any(map(beliefs.move_to_end, keys))`` touches the keys in order and raises ``KeyError``
+at the first one not believed, after the ones before it were touched: exactly E4.
 
-Why the walks look the way they do: they are the hot paths (benchmarks/
-bench_existence_cache.py), so every per-page step runs inside C.
-``any(map(beliefs.move_to_end, keys))`` touches the keys in order and raises
-``KeyError`` at the first one not believed, after the ones before it were
-touched: exactly E4, with no Python code per page.  The rest is plain.
-
-Complexity: every function is O(keys walked), plus O(1) per evicted belief
-(``believe``).  Thread model: none of its own; the callers are not
-thread-safe by design (one caller thread at deterministic points).
+Complexity: every function is O(keys walked), plus O(1) per evicted belief (``believe``).  Thread model:
+none of its own; the callers are not thread-safe by design (one caller thread at deterministic points).
 """
 
 from __future__ import annotations
@@ -69,8 +63,9 @@ def touch_all_or_covered(
     covered: Container[Hashable],
     keys_of: Callable[[Iterator[Hashable]], Iterable[Hashable]] | None = None,
 ) -> bool:
-    """E5, P4: True if every page of ``chain`` is believed or in ``covered``; only believed pages are
-    touched, in order, up to the first page that is neither.
+    """Tell whether every page of ``chain`` is believed or in ``covered`` (E5, P4).
+
+    Only believed pages are touched, in order, up to the first page that is neither.
 
     ``keys_of(pages)`` turns an iterator of pages into their dict keys lazily (None: a page is its key).
     The walk restarts after each covered page; the page that missed is found from the remaining length

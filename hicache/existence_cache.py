@@ -1,40 +1,15 @@
 """A bounded LRU of beliefs that pages were written to storage (docs/SEMANTICS.md E1-E8).
 
-What it is for: in buffer mode the engine asks, for every prefetch decision and
-every write-through admission, "is this chain of pages already in storage?".
-A belief lets it skip a redundant device-to-host copy and write.  The cache is
-advisory (a stale positive costs one recompute, a miss one idempotent write),
-but it must be exact about its own LRU rule so that tensor-parallel replicas
-making the same calls hold the same state.
+In buffer mode the engine asks, for every prefetch decision and every write-through admission, "is this
+chain of pages already in storage?"; a belief lets it skip a redundant device-to-host copy and write.
+The cache is advisory (a stale positive costs one recompute, a miss one idempotent write), but exact about
+its own LRU rule (one global LRU, E2; ``contains_all`` touches pages up to the first miss, E4), so that
+tensor-parallel replicas making the same calls hold the same state.
 
-Internal invariants (``check_invariants`` asserts them):
-
-* ``_beliefs`` is one ``OrderedDict`` over *all* beliefs, least recently used
-  first: E2's single global LRU.  Its values are all ``None``.
-* The *primary* pool (the pool of the first ``add`` since construction or the
-  last ``clear``) keys its beliefs by the bare page hash; every other pool keys
-  them by ``(_TAG, pool, hash)``, where ``_TAG`` is a private object no caller
-  can hold, so the two key spaces never collide.  Engines mostly use one pool,
-  and bare keys save the per-page tuple (time and about 56 bytes per belief).
-* ``len(_beliefs) <= max_entries`` between calls.
-
-Why this is fast: every per-page walk runs inside C (the walks of
-``hicache._lru_walks``, shared with ``hicache.pool_beliefs``).  ``contains_all`` is
-``any(map(beliefs.move_to_end, chain))``: ``move_to_end`` is one lookup plus a
-relink, and it raises ``KeyError`` at the first page not believed, after the
-pages before it were touched, which is exactly E4.  ``add`` appends the new
-pages and, only when some page was already believed or repeated, moves every
-page to the end in order (E2); it trims with ``popitem(last=False)``, O(1),
-unlike popping the front of a plain dict, which slows down as deleted slots
-pile up at its front.
-
-Complexity: ``contains`` O(1); ``contains_all``, ``covers_all``, ``add``,
-``invalidate_beyond`` O(pages) (``add`` plus O(1) per evicted belief);
-``__len__`` O(1); ``clear`` O(n); ``snapshot`` and ``check_invariants`` O(n).
-
-Thread model: not thread-safe by design.  The engine calls it from one thread
-at deterministic points; every operation is deterministic (no clock, no
-randomness, no dependence on ``id()`` or hash seeds for the order).
+Complexity: ``contains`` and ``__len__`` O(1); ``contains_all``, ``covers_all``, ``add``,
+``invalidate_beyond`` O(pages), plus O(1) per evicted belief; ``clear``, ``snapshot`` O(n).
+Thread model: not thread-safe by design: one caller thread at deterministic points.  Invariants and why
+the walks are fast: docs/ARCHITECTURE.md, "Design notes".
 """
 
 from __future__ import annotations
@@ -105,7 +80,7 @@ class StorageExistenceCache:
         return self._max_entries
 
     def _keys(self, pool: Hashable, chain: Iterable[Hashable]) -> Iterable[Hashable]:
-        """The dict keys of ``chain``'s pages in ``pool`` (lazily, in C)."""
+        """Return the dict keys of ``chain``'s pages in ``pool`` (lazily, in C)."""
         if pool == self._primary:
             return chain
         return zip(repeat(_TAG), repeat(check_pool(pool)), chain)
@@ -123,7 +98,7 @@ class StorageExistenceCache:
         believe(self._beliefs, keys if keys is chain else list(keys), self._max_entries)
 
     def contains(self, pool: Hashable, page_hash: Hashable) -> bool:
-        """True if the page is believed, and then it becomes most recently used (E3).  O(1)."""
+        """Return True if the page is believed, and then it becomes most recently used (E3).  O(1)."""
         key = page_hash if pool == self._primary else (_TAG, check_pool(pool), page_hash)
         beliefs = self._beliefs
         if key in beliefs:
@@ -132,7 +107,7 @@ class StorageExistenceCache:
         return False
 
     def contains_all(self, pool: Hashable, hashes: Iterable[Hashable]) -> bool:
-        """True if every page is believed; touches pages in order up to the first miss (E4).
+        """Return True if every page is believed; touches pages in order up to the first miss (E4).
 
         O(pages).  An empty chain is ``True``.
         """
@@ -172,7 +147,7 @@ class StorageExistenceCache:
         self._primary = _UNSET
 
     def __len__(self) -> int:
-        """The number of beliefs over all pools (E7).  O(1)."""
+        """Return the number of beliefs over all pools (E7).  O(1)."""
         return len(self._beliefs)
 
     def snapshot(self) -> list[tuple[Hashable, Hashable]]:

@@ -1,68 +1,15 @@
 """Configuration of the file store: extra_config > environment > defaults (docs/SEMANTICS.md F9, B1).
 
-What it is for: :class:`~hicache.file_store.HiCacheFile` reads its settings once,
-at construction, through :func:`load_file_config`; every invalid value is a
-``ValueError`` (``TypeError`` for a wrong type in ``extra_config``) naming the
-setting and the value, never a silent fallback to a default.
+:class:`~hicache.file_store.HiCacheFile` reads its settings once, at construction, through
+:func:`load_file_config`; every invalid value is a ``ValueError`` (``TypeError`` for a wrong type in
+``extra_config``) naming the setting and the value, never a silent fallback to a default.  The settings,
+their environment variables (and the engine's ``SGLANG_HICACHE_FILE_BACKEND_`` aliases) and defaults are
+the table of F9; the clauses each one serves: S1, S2 (``shared_group``), S4 (``max_value_size``), M6,
+M6-lru (``metadata_eviction``), F1-fanout (``layout``), F8, F8-bg (``startup_scan``).  Sizes:
+:func:`parse_size`.  The decisions where the clauses leave room: docs/ARCHITECTURE.md, "Design notes".
 
-Settings (``extra_config`` key, environment variable, default):
-
-================================  ======================================  ==============
-``storage_dir``                   ``HICACHE_FILE_STORAGE_DIR``            ``/tmp/hicache``
-``max_size`` (bytes, size)        ``HICACHE_FILE_MAX_SIZE``               ``0`` (no cap)
-``min_free_space`` (bytes, size)  ``HICACHE_FILE_MIN_FREE_SPACE``         ``0`` (no floor)
-``eviction_ratio`` in (0, 1]      ``HICACHE_FILE_EVICTION_RATIO``         ``0.9``
-``enable_metadata_cache``         ``HICACHE_FILE_ENABLE_METADATA_CACHE``  ``False``
-``metadata_ttl`` (s, -1 = never)  ``HICACHE_FILE_METADATA_TTL``           ``5.0``
-``temp_max_age`` (s, >= 0)        ``HICACHE_FILE_TEMP_MAX_AGE``           ``3600.0``
-``shared_group`` (name or gid)    ``HICACHE_FILE_SHARED_GROUP``           none
-``max_value_size`` (bytes, size)  ``HICACHE_FILE_MAX_VALUE_SIZE``         see below
-``metadata_eviction``             ``HICACHE_FILE_METADATA_EVICTION``      ``birth``
-``layout``                        ``HICACHE_FILE_LAYOUT``                 ``flat``
-``startup_scan``                  ``HICACHE_FILE_STARTUP_SCAN``           ``blocking``
-================================  ======================================  ==============
-
-``shared_group`` (S1, S2): a group name or a numeric gid (an int, or a string
-of digits) of a group that exists; the directory may then be group-writable by
-that group and the store makes it ``2770`` and its files ``0660``.  Unset (the
-default) means private: ``0700`` and ``0600``.  ``max_value_size`` (S4): the
-largest file ``get`` reads; 0 or unset means the default, ``max_size`` when a
-cap is set, else 16 GiB (``DEFAULT_MAX_VALUE_SIZE``).  ``metadata_eviction``
-(M6, M6-lru): the order the metadata cache evicts in when bounded, ``birth``
-or ``lru`` (case-insensitive, surrounding blanks ignored).  ``layout`` (F1-fanout):
-``flat`` (every page in the directory itself, the engine's format) or
-``fanout`` (two levels of 256 subdirectories by a hash of the file name),
-case-insensitive, surrounding blanks ignored.  ``startup_scan`` (F8, F8-bg):
-``blocking`` (the constructor lists the directory and adopts every page before
-it returns) or ``background`` (it returns once the listing has begun; a daemon
-thread adopts the pages in batches), case-insensitive, surrounding blanks ignored.
-
-Decisions (each one pinned by a test in ``tests/unit/test_file_config.py``):
-
-* Precedence, per setting: an ``extra_config`` key, else the environment, else
-  the default.  ``extra_config`` takes only the names above (the lower-case
-  keys); an unknown key, an environment-style name included, is a ValueError:
-  a misspelt key would otherwise be ignored silently.
-* Aliases: every variable also has the engine's name, with the prefix
-  ``SGLANG_HICACHE_FILE_BACKEND_`` instead of ``HICACHE_FILE_``.  When both
-  are set to the *same* string the value is used; when they differ, neither
-  wins: it is a ValueError naming both variables and values, because picking
-  one would silently ignore an operator's setting.
-* Sizes (:func:`parse_size`): a non-negative int, or a string of a number and
-  an optional unit.  ``K M G T P`` are decimal (powers of 1000, as disk vendors
-  and ``df -H`` count); ``Ki Mi Gi Ti Pi`` are binary (powers of 1024).  Units
-  are case-insensitive and may end in ``B`` (``200GB``, ``1GiB``).  Fractions
-  are allowed with a unit and round down to whole bytes (``1.5G`` is
-  1_500_000_000); without a unit the number must be a whole number of bytes.
-  An empty string or 0 means "disabled" (0).
-* Booleans from strings (environment, or a str in ``extra_config``):
-  ``1 true yes on`` / ``0 false no off``, case-insensitive, surrounding blanks
-  ignored.  Anything else (``maybe``, an empty string) is a ValueError.
-* Only sizes accept the empty string; an empty storage directory, ratio, TTL
-  or age is a ValueError (an empty variable is a mistake, not "unset").
-
-Complexity: O(number of settings).  Thread model: pure functions over the
-mappings they are given; ``os.environ`` is read once per call, at the start.
+Complexity: O(number of settings).  Thread model: pure functions over the mappings they are given;
+``os.environ`` is read once per call, at the start.
 """
 
 from __future__ import annotations
@@ -162,6 +109,7 @@ class FileStoreConfig:
         return self.max_value_size or self.max_size or DEFAULT_MAX_VALUE_SIZE
 
     def __post_init__(self) -> None:
+        """Check every field: ``TypeError``/``ValueError`` naming the setting and showing the value (B1)."""
         if not isinstance(self.storage_dir, str):
             raise TypeError(
                 f"storage_dir must be a str, got {type(self.storage_dir).__name__} {shown(self.storage_dir)}"
@@ -217,7 +165,13 @@ class FileStoreConfig:
 
 
 def parse_size(setting: str, value: object) -> int:
-    """Bytes from an int or a size string (see the module docstring); ``""`` and 0 mean 0.
+    """Return the bytes of an int or a size string; ``""`` and 0 mean 0 ("disabled").
+
+    A non-negative int, or a string of a number and an optional unit.  ``K M G T P`` are decimal (powers
+    of 1000, as disk vendors and ``df -H`` count); ``Ki Mi Gi Ti Pi`` are binary (powers of 1024).  Units
+    are case-insensitive and may end in ``B`` (``200GB``, ``1GiB``).  Fractions are allowed with a unit
+    and round down to whole bytes (``1.5G`` is 1_500_000_000); without a unit the number must be a whole
+    number of bytes.
 
     Raises ``TypeError`` for a type other than int/str, ``ValueError`` (naming
     ``setting`` and ``value``) for anything that is not a non-negative size.
@@ -255,7 +209,7 @@ def load_file_config(
     extra_config: Mapping[str, object] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> FileStoreConfig:
-    """The file store's settings: ``extra_config`` > ``environ`` (default ``os.environ``) > defaults.
+    """Return the file store's settings: ``extra_config`` > ``environ`` (default ``os.environ``) > defaults.
 
     Raises ``ValueError`` naming the setting and the value for an invalid
     value, an unknown ``extra_config`` key or conflicting alias variables;
@@ -384,7 +338,7 @@ def _parse_storage_dir(setting: str, value: object) -> str:
 
 
 def _parse_number(setting: str, value: object) -> float:
-    """A float from an int, a float or a decimal string (range checks come after)."""
+    """Return a float from an int, a float or a decimal string (range checks come after)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError(f"{setting} must be a number, got {type(value).__name__} {shown(value)}")
     if isinstance(value, str):
@@ -399,9 +353,11 @@ def _parse_number(setting: str, value: object) -> float:
 
 
 def _parse_word(setting: str, value: object, words: tuple[str, str]) -> str:
-    """One of two ``words`` (M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``, F8-bg's
-    ``blocking`` or ``background``),
-    case-insensitive, surrounding blanks ignored."""
+    """Return which of two ``words`` ``value`` is, case-insensitive, surrounding blanks ignored.
+
+    The pairs: M6/M6-lru's ``birth`` or ``lru``, F1-fanout's ``flat`` or ``fanout``, F8-bg's ``blocking``
+    or ``background``.
+    """
     choices = f"{words[0]!r} or {words[1]!r}"
     if not isinstance(value, str):
         raise TypeError(f"{setting} must be a str, {choices}, got {type(value).__name__} {shown(value)}")

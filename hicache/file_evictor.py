@@ -1,70 +1,18 @@
 """LRU accounting and eviction of the file store's files (docs/SEMANTICS.md V1-V6).
 
-What it is for: :class:`~hicache.file_store.HiCacheFile` asks :meth:`reserve`
-before every write; the evictor keeps the namespace's files under ``max_size``
-bytes and the filesystem's free space at or above ``min_free_space`` by
-unlinking the least recently used files.
-
-Internal invariants (``check_invariants`` asserts them):
-
-* ``_entries`` maps key -> ``_Entry(size, writers, published, seen, resting_until)``, least
-  recently used first; ``_total`` is the sum of the sizes (C3).  A page adopted in bulk at
-  start-up (``adopt_many``; ``adopt_least_recent``, a background scan's batches) is held compactly
-  as its bare ``int`` size (the caller shares one object per distinct size): it stands for
-  ``_Entry(size, 0)`` with ``seen`` the bulk's publication (``_bulk_seen``), and becomes an
-  ``_Entry`` in place (same position) the first time anything but its recency or removal changes
-  (``_entry``).  So a million pages found at start-up cost an
-  ``OrderedDict`` slot and their key each, no object of their own.  ``writers``
-  counts the reserved writes of the key not committed or aborted yet; an entry
-  with ``writers > 0`` is in flight and eviction never picks it (V5).
-  ``published`` (only while in flight): one of its writes has committed, so
-  its file is on disk whatever the others do.  ``seen`` is the value of
-  ``_overlaps.publications`` when the entry was last committed or adopted.
-  ``resting_until`` (S7): set when the entry's file could not be unlinked, to
-  the port's ``now()`` plus :data:`RETRY_UNREMOVABLE_AFTER`; until then
-  eviction skips it without a callback, an unlink or a log line.  It belongs
-  to the entry: a new write of the key (a new entry) or a dropped entry forgets it.
-* Every change of an entry and of ``_total`` happens under the lock, together,
-  so no reader ever sees one without the other.
-
-Decisions where docs/SEMANTICS.md leaves room:
-
-* Inert (V1: no cap, no floor): writes are still tracked, so the accounting of
-  C3 holds whatever the configuration; nothing is ever evicted.
-* ``reserve`` of a key that is tracked already: its old entry is excluded from
-  eviction and from the total while room is made; if the write is refused it
-  stays as it was.  If the key is in flight already (two writes of one key at
-  once, C5), the entry counts one more writer and stays in flight until the
-  last of them commits or aborts; an ``abort`` after another writer's
-  ``commit`` keeps the published file's entry.  A ``reserve`` of a committed
-  entry starts a new write, as sequentially: its ``abort`` drops the entry (V4).
-* ``commit`` of an entry that vanished re-adopts it when the writer says its
-  size (the file is on disk); ``overlaps`` and ``forget_missing`` let the store
-  tell a miss that began before a publication of the key from a real one (F4, C5).
-* A victim that cannot be unlinked (EPERM, EBUSY, EISDIR, EROFS, EIO...) keeps
-  its entry (its bytes are still on disk) and position, and rests: no pass
-  tries it again (no ``on_evict``, no unlink, no log line) for
-  :data:`RETRY_UNREMOVABLE_AFTER` seconds of the port's clock (S7); so 20k
-  unremovable files cost 20k failed unlinks and log lines once per back-off,
-  not on every refused write, and never a loop (V5).  A clock that went back
-  before the failure ends the rest at once (a wall clock set back must not
-  make a file rest for hours).
-* ``relieve`` (S8): an ``ENOSPC`` on a write is pressure: evict as for a cap
-  equal to the bytes held now (down to ``floor(others * eviction_ratio) -
-  size``), so the writer can retry once.  Inert (V1), it evicts nothing.
-* ``discard`` (the store found the file missing, or deleted it) drops a
-  committed entry and gives its bytes back; an in-flight one belongs to a write
-  still running and is left alone.
+:class:`~hicache.file_store.HiCacheFile` asks :meth:`LRUFileEvictor.reserve` before every write; the evictor
+keeps the namespace's files under ``max_size`` bytes and the filesystem's free space at or above
+``min_free_space`` by unlinking the least recently used files that are not in flight (V5; a write's abort
+drops its entry, V4).  It keeps the accounting of C3 whatever the configuration, rests a file it could not
+unlink (S7), relieves an ``ENOSPC`` (S8), and tells the store whether a miss is older than a publication
+(F4, C5).
 
 Complexity: ``commit``/``abort``/``touch``/``discard``/``forget_missing`` O(1); ``reserve`` and
-``relieve`` O(1) plus O(victims tried + entries skipped: in flight, resting), plus one
-``free_bytes`` probe before and one after evicting when ``min_free_space`` is set, plus at most
-one ``now()`` read (only when a victim fails or rests); ``snapshot``/``check_invariants`` O(n).
-
-Thread model: every method takes ``lock`` (an ``RLock``; the owner may pass its
-own so that its compound decisions are atomic with eviction).  Unlinks and the
-``on_evict`` callback run with the lock held: the callback must be quick and
-must not wait for another thread that needs the lock.
+``relieve`` O(1) plus O(victims tried + entries skipped), plus a ``free_bytes`` probe before and after
+evicting when ``min_free_space`` is set.  Thread model: every method takes ``lock`` (an ``RLock`` the
+owner may share); unlinks and ``on_evict`` run with it held, so the callback must be quick and must not
+wait for another thread that needs the lock.  Invariants, the compact entries of pages adopted at
+start-up, and the decisions where the clauses leave room: docs/ARCHITECTURE.md, "Design notes".
 """
 
 from __future__ import annotations
@@ -93,8 +41,11 @@ RETRY_UNREMOVABLE_AFTER = 30.0
 
 
 def check_bytes_limit(name: str, size: int, given: object = None) -> int:
-    """B1: ``size`` when it is at most ``MAX_BYTES``, else a ValueError naming ``name`` and the value
-    as given (``given``, or ``size`` itself).  Above it the cap's float ratio math would overflow."""
+    """Return ``size`` when it is at most ``MAX_BYTES``, else raise a ValueError naming ``name`` (B1).
+
+    The ValueError shows the value as given (``given``, or ``size`` itself).  Above ``MAX_BYTES`` the
+    cap's float ratio math would overflow.
+    """
     if size > MAX_BYTES:
         raise ValueError(
             f"{name} must be at most 2**63 - 1 bytes, got {shown(size if given is None else given)}"
@@ -145,11 +96,11 @@ class _Overlaps:
             self.removals += 1
 
     def removal_overlapped(self, mark: int) -> bool:
-        """True when a removal was under way at ``mark`` (odd) or has started since (moved)."""
+        """Return True when a removal was under way at ``mark`` (odd) or has started since (moved)."""
         return mark % 2 == 1 or self.removals != mark
 
     def publish(self) -> int:
-        """A new publication: the ``seen`` of the entry just committed or adopted."""
+        """Count a new publication and return it: the ``seen`` of the entry just committed or adopted."""
         self.publications += 1
         return self.publications
 
@@ -254,14 +205,17 @@ class LRUFileEvictor:
 
     @property
     def max_size(self) -> int:
+        """The cap on the bytes of the tracked files; 0 is no cap (V1, V3)."""
         return self._max_size
 
     @property
     def min_free_space(self) -> int:
+        """The floor of free bytes on the filesystem that eviction keeps; 0 is no floor (V1, V3)."""
         return self._min_free
 
     @property
     def eviction_ratio(self) -> float:
+        """The fraction of the cap (or of the bytes held, S8) that an eviction pass frees down to (V3)."""
         return self._ratio
 
     @property
@@ -271,23 +225,30 @@ class LRUFileEvictor:
             return self._total
 
     def __len__(self) -> int:
+        """Return the number of tracked entries, in flight included.  O(1)."""
         with self._lock:
             return len(self._entries)
 
     def __contains__(self, key: object) -> bool:
+        """Tell whether ``key`` has an entry (committed or in flight).  O(1)."""
         with self._lock:
             return key in self._entries
 
     @property
     def overlaps(self) -> _Overlaps:
-        """The marks an owner's probe reads before its filesystem call (see ``_Overlaps``): eviction
-        opens and closes a removal there itself; the owner opens and closes its own (delete, clear)."""
+        """The marks an owner's probe reads before its filesystem call (see ``_Overlaps``).
+
+        Eviction opens and closes a removal there itself; the owner opens and closes its own (delete,
+        clear).
+        """
         return self._overlaps
 
     def forget_missing(self, key: str, since: int) -> bool:
-        """F4: ``key``'s file was found missing by a probe that read ``publications`` ``since``: drop its
-        committed entry and give its bytes back, unless it was committed or adopted after ``since`` (the
-        miss is older than that file, C5).  True when the miss stands (the owner forgets the belief).  O(1).
+        """Drop ``key``'s committed entry, found missing by a probe, unless it was published since (F4, C5).
+
+        The probe read ``publications`` ``since``; the entry's bytes are given back, unless it was
+        committed or adopted after ``since`` (the miss is older than that file, C5).  True when the miss
+        stands (the owner forgets the belief).  O(1).
 
         An in-flight entry is left alone (its write is still running).
         """
@@ -429,9 +390,10 @@ class LRUFileEvictor:
             return True
 
     def adopt_many(self, found: Iterable[tuple[str, int]], total: int | None = None) -> None:
-        """F8: adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (one
-        publication for them all; held compactly, see the module docstring: the caller may give one int
-        object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
+        """Adopt every (key, size) of ``found`` not tracked yet, in order, as most recently used (F8).
+
+        One publication for them all; held compactly (see docs/ARCHITECTURE.md: the caller may give one
+        int object per distinct size).  A key tracked already is only made most recently used.  No ``stat``:
         the sizes come from the caller's listing.  ``total``: the sum of the sizes, when the caller knows it
         and the keys are distinct (a start-up listing); the adoption then runs in C when nothing is tracked
         yet.  O(len).
@@ -453,12 +415,13 @@ class LRUFileEvictor:
             self._total += added
 
     def adopt_least_recent(self, found: Sequence[tuple[str, int]]) -> list[str]:
-        """F8-bg: adopt every (key, size) of ``found`` not tracked yet as the least recently used entries,
-        in the order given (its first is then the least recently used of all), before every entry tracked
-        so far.  Held compactly, with the publication of the last ``adopt_many`` (a background scan calls
-        ``adopt_many(())`` once, when its listing begins: the pages it adopts are as old as that).  A key
-        tracked already keeps its entry and its place.  No ``stat``.  Answers the keys adopted, in order.
-        O(len).
+        """Adopt every (key, size) of ``found`` not tracked yet as the least recently used entries (F8-bg).
+
+        They go in the order given (its first is then the least recently used of all), before every entry
+        tracked so far.  Held compactly, with the publication of the last ``adopt_many`` (a background scan
+        calls ``adopt_many(())`` once, when its listing begins: the pages it adopts are as old as that).
+        A key tracked already keeps its entry and its place.  No ``stat``.  Answers the keys adopted, in
+        order.  O(len).
         """
         with self._lock:
             entries = self._entries
@@ -501,7 +464,7 @@ class LRUFileEvictor:
             self._total = sum(_size(entry) for _key, entry in kept)
 
     def snapshot(self) -> tuple[EvictorEntry, ...]:
-        """The entries, least recently used first (introspection for tests).  O(n)."""
+        """Return the entries, least recently used first (introspection for tests).  O(n)."""
         with self._lock:
             return tuple(EvictorEntry(k, _size(e), _in_flight(e)) for k, e in self._entries.items())
 
@@ -520,8 +483,10 @@ class LRUFileEvictor:
     # -- internals -----------------------------------------------------------
 
     def _entry(self, key: str) -> _Entry | None:
-        """``key``'s entry (None when untracked); a compact one becomes an ``_Entry`` in place first, so
-        that the caller may change it (lock held)."""
+        """Return ``key``'s entry (None when untracked), as an ``_Entry`` the caller may change (lock held).
+
+        A compact one becomes an ``_Entry`` in place first.
+        """
         entry = self._entries.get(key)
         if isinstance(entry, int):
             entry = self._entries[key] = _Entry(entry, 0, self._bulk_seen)
@@ -558,8 +523,9 @@ class LRUFileEvictor:
         return True
 
     def _evict_while(self, keep: str | None, more: Callable[[int], bool]) -> tuple[int, int]:
-        """Evict LRU entries while ``more(bytes freed so far)``; answer (bytes freed, entries evicted)
-        (lock held).
+        """Evict LRU entries while ``more(bytes freed so far)``; answer (bytes freed, entries evicted).
+
+        The lock is held.
 
         The walk does not change ``_entries`` while it iterates (the victims' entries are dropped after
         it), so no copy of the order is needed.  Writes in flight, ``keep``, resting files and files
@@ -579,7 +545,7 @@ class LRUFileEvictor:
         return freed, len(gone)
 
     def _now(self) -> float:
-        """The port's clock, read at most once per pass, and only when a victim fails or rests (S7)."""
+        """Return the port's clock, read at most once per pass, and only when a victim fails or rests (S7)."""
         if self._walk_now is None:
             self._walk_now = self._fs.now()
         return self._walk_now

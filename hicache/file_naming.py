@@ -1,28 +1,15 @@
 """EngineNaming: the engine's file names for :class:`~hicache.file_store.HiCacheFile` (docs/SEMANTICS.md F10).
 
-What it is for: a store given ``naming=EngineNaming(...)`` names its files exactly as the engine's
-``HiCacheFile`` does, ``<key><suffix>.bin`` with the key written as it is (nothing escaped), so that pages
-written by either store read back in the other.  The default naming (``escape_key``) is untouched.
+A store given ``naming=EngineNaming(...)`` names its files exactly as the engine's ``HiCacheFile`` does,
+``<key><suffix>.bin`` with the key written as it is (nothing escaped), so that pages written by either
+store read back in the other.  The default naming (``escape_key``) is untouched.  A KV page is
+``<hash><suffix>.bin``, a page of another pool ``<hash>.<pool><suffix>.bin``; a key ending in
+``sharded_tail`` (``.mamba``) takes ``sharded_suffix`` instead.  The keys it holds (others are a
+``ValueError`` naming ``key``, before any I/O: F2, S5) are listed at :meth:`EngineNaming.check`.
 
-The engine's names: a KV page is ``<hash><suffix>.bin``, a page of another pool ``<hash>.<pool><suffix>.bin``;
-``suffix`` is the engine's ``config_suffix`` (``_<model>_<tp rank>_<tp size>`` and its pp/cp/dcp parts, or
-``_<model>...`` alone for MLA), and a key ending in ``sharded_tail`` (``.mamba``: TP-sharded state) takes
-``sharded_suffix`` instead (the engine's ``tp_config_suffix``).
-
-Keys this naming holds (everything else is a ``ValueError`` naming ``key``, before any I/O):
-
-* a non-empty ``str`` that does not start with ``.``, with no path separator and no NUL, whose file name
-  encodes strictly under the filesystem encoding (S5) and fits ``NAME_MAX`` bytes (F2);
-* ``<page>`` or ``<page>.<pool>``: the page part holds no ``.`` and no ``_``, and ``<pool>`` is one of the
-  ``pools`` given.  The engine writes only such keys (hex page hashes, and its pools' names after a dot).
-  Why: a file's namespace is the suffix it ends with, and every suffix starts with ``_``; a page part
-  without ``_`` and a pool from a fixed list leave no room for a name of another namespace (a longer
-  suffix ``_x`` + ours) to be taken for one of ours, or ours for another's, as long as no model name is a
-  pool name's tail followed by ``_`` and another model's name (the one ambiguity the engine's names keep).
-
-Ownership (F1): the store owns the files ending in ``suffix + ".bin"`` (when ``owns_suffix``) or
-``sharded_suffix + ".bin"`` whose stem is a key of this naming that names that very file; it never
-scans, counts, evicts or clears another.
+Ownership (F1): the store owns only the files of its suffixes whose stem is a key of this naming that
+names that very file; it never scans, counts, evicts or clears another.  Why the names cannot collide:
+docs/ARCHITECTURE.md, "Design notes".
 
 Complexity: every method O(len(key)).  Thread model: immutable after construction; any thread.
 """
@@ -106,13 +93,20 @@ class EngineNaming:
         self.namespace = self._sharded  # the rank's own: names its lock file (C6)
 
     def name(self, key: str) -> str:
-        """The file name of a checked ``key``. O(len(key))."""
+        """Return the file name of a checked ``key``. O(len(key))."""
         if key.endswith(self._tail):
             return key + self._sharded + ".bin"
         return key + self._suffix + ".bin"
 
     def check(self, key: object) -> None:
-        """``TypeError``/``ValueError`` naming ``key`` unless this naming holds ``key`` (module docstring)."""
+        """Raise ``TypeError``/``ValueError`` naming ``key`` unless this naming holds ``key`` (F2, S5).
+
+        It holds a non-empty ``str`` that does not start with ``.``, with no path separator and no NUL,
+        whose file name encodes strictly under the filesystem encoding (S5) and fits ``NAME_MAX`` bytes
+        (F2), of the form ``<page>`` or ``<page>.<pool>``: the page part holds no ``.`` and no ``_``, and
+        ``<pool>`` is one of the ``pools`` given (the engine writes only such keys: hex page hashes, and
+        its pools' names after a dot).
+        """
         if (
             type(key) is str
             and key.isascii()
@@ -148,8 +142,10 @@ class EngineNaming:
             raise ValueError(f"key makes a file name of {size} bytes (limit {_NAME_MAX}), got {key!r:.100}")
 
     def plainly_valid(self, keys: list[str]) -> bool:
-        """True only when every key passes ``check``, decided on the keys joined (one C-level pass per
-        test); False says nothing (check each key)."""
+        """Tell whether every key passes ``check``, decided on the keys joined; False says nothing.
+
+        One C-level pass per test; on False, check each key.
+        """
         try:
             joined = "".join(keys)
         except TypeError:
@@ -164,7 +160,7 @@ class EngineNaming:
         )
 
     def key_of(self, name: str) -> str | None:
-        """The key of the file ``name`` when it is a file this naming owns, else None (F1)."""
+        """Return the key of the file ``name`` when it is a file this naming owns, else None (F1)."""
         for end in self._ends:
             if name.endswith(end):
                 key = name[: -len(end)]
@@ -177,5 +173,6 @@ class EngineNaming:
         return None
 
     def __repr__(self) -> str:
+        """Show the suffixes and pools, as the constructor takes them."""
         pools = sorted(self._pools)
         return f"EngineNaming({self._suffix!r}, sharded_suffix={self._sharded!r}, pools={pools!r})"

@@ -1,61 +1,19 @@
 """HiCacheFile: key -> bytes, one file per key, with beliefs and LRU eviction (docs/SEMANTICS.md F, C, B).
 
-What it is for: the file backend of the storage tier.  Pages are written once
-(content-addressed keys), read back, and asked about very often; many ranks in
-many processes share one directory on a (possibly slow, shared) filesystem.
+The file backend of the storage tier: pages are written once (content-addressed keys), read back, and asked
+about very often; many ranks in many processes share one directory.  A key's file is
+``<key><namespace>.bin`` (F1; two levels of subdirectories down with ``layout="fanout"``, F1-fanout, checked
+by S1's rules), published from a hidden temp file by an atomic rename, so a reader never sees a partial
+value (F3, C4). Start-up (F8) lists the directory once, streamed.  Collaborators: a
+:class:`~hicache.metadata_cache.MetadataCache` of beliefs, an :class:`~hicache.file_evictor.LRUFileEvictor`
+for the accounting (C3), and a :class:`~hicache.fs.FileSystem` port for every I/O.
 
-Files: a key's file is ``<key><namespace>.bin`` in the storage directory
-(a namespace is empty or starts with ``_``; a key's ``%`` and ``_`` are
-escaped as ``%25`` and ``%5F``, so the first ``_`` of a name starts its
-namespace and no two namespaces ever name the same file: F1);
-writes go to a short hidden temp file ``.<12 hex digits>.tmp`` in the same
-directory and are published by an atomic rename, so a reader never sees a
-partial value (F3, C4).  Start-up (F8) lists the directory once, streamed.
-With ``layout="fanout"`` (F1-fanout) a page lies two levels of 256 subdirectories
-down (``fanout_dirs`` of its name), its temp file beside it; the
-subdirectories are made on first write and checked by S1's rules.
-
-Collaborators: a :class:`~hicache.metadata_cache.MetadataCache` of beliefs
-(keys known to exist, when enabled), an :class:`~hicache.file_evictor.LRUFileEvictor`
-for the accounting, and a :class:`~hicache.fs.FileSystem` port for every I/O.
-
-Internal invariants (``check_invariants``):
-
-* the evictor's total is the sum of its tracked sizes (C3);
-* no removal (eviction, ``delete``, ``clear``) is left under way: each opens
-  one in the evictor's ``overlaps`` before the first belief is dropped and
-  closes it after the last unlink, under ``_lock``.
-
-The two guards of a probe (``exists``/``get``/``set`` that look at the file),
-both in ``overlaps`` (``hicache.file_evictor._Overlaps``), read before its
-filesystem call and applied afterwards under ``_lock`` (``_look``, ``_observe``):
-
-* C1, for a file found: the belief is taught only if no removal was under way
-  when the probe began and none started since.  So a probe that saw a file
-  just before this store removed it never plants a belief after the removal.
-  The price is that a probe overlapping an unrelated removal does not teach
-  (the next probe will) and does not adopt an untracked file; a key still
-  tracked is refreshed all the same.
-* F4, C3, for a file missing: the key (belief and entry) is forgotten only if
-  no write of it was committed (or adopted) since: a miss that began before a
-  concurrent ``set`` published the file linearizes before it and must not
-  untrack it.  Two writes of one key in flight are counted by the evictor (the
-  entry stays in flight until the last one ends: V5).
-
-Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one
-``stat``; ``get``/``get_into`` one read; ``set`` one probe, one write, one
-rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory
-scan (F5); ``clear`` and start-up O(files in the directory).
-
-Thread model: safe from several threads (C5).  ``_lock`` (an ``RLock``, shared
-with the evictor) serializes accounting, removals and belief teaching; reads,
-writes and ``stat`` calls run outside it.  Unlinks run inside it.
-
-I/O failures never raise out of an operation: they are an answer
-(``False``/``None``) plus a log line on the ``hicache.file_store`` logger (B2).
-Bad arguments raise ``TypeError``/``ValueError`` naming the parameter before
-any I/O (F2, B1).  Failing to create or list the directory at construction
-raises ``OSError``: a store that can never work should not look healthy.
+Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one ``stat``; ``set`` one probe,
+one write, one rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory scan (F5). Thread
+model: safe from several threads (C5); ``_lock`` serializes accounting, removals and belief teaching (the C1
+and F4 guards; two writes of one key in flight, V5: docs/ARCHITECTURE.md).  I/O failures are an answer plus
+a log line (B2); bad arguments raise ``TypeError``/``ValueError`` naming the parameter before any I/O (F2,
+B1).
 """
 
 from __future__ import annotations
@@ -113,8 +71,9 @@ _T = TypeVar("_T")
 
 
 def escape_key(key: str) -> str:
-    """The key as it appears in a file name: ``%`` and ``_`` escaped, so the first ``_`` of a
-    name always starts its namespace (F1: no two namespaces can name the same file).
+    """Return the key as it appears in a file name, with ``%`` and ``_`` escaped.
+
+    So the first ``_`` of a name always starts its namespace (F1: no two namespaces can name the same file).
 
     >>> escape_key("3fa9"), escape_key("a_b%c")
     ('3fa9', 'a%5Fb%25c')
@@ -125,7 +84,7 @@ def escape_key(key: str) -> str:
 
 
 def key_of_name(name: str, namespace: str) -> str | None:
-    """The key of the file ``name`` if it belongs to ``namespace``, else None (F1).
+    """Return the key of the file ``name`` if it belongs to ``namespace``, else None (F1).
 
     >>> key_of_name("a%5Fb_r1.bin", "_r1"), key_of_name("x_b_a.bin", "_a"), key_of_name("k_r1.bin", "")
     ('a_b', None, None)
@@ -144,9 +103,10 @@ def key_of_name(name: str, namespace: str) -> str | None:
 
 
 def fanout_dirs(name: str) -> tuple[str, str]:
-    """F1-fanout: the two subdirectories of the file ``name`` in the fanout layout: the first and second
-    bytes of the CRC-32 of its encoded name, each as two lower-case hex digits (stable across runs and
-    platforms).
+    """Return the two subdirectories of the file ``name`` in the fanout layout (F1-fanout).
+
+    They are the first and second bytes of the CRC-32 of its encoded name, each as two lower-case hex
+    digits (stable across runs and platforms).
 
     >>> fanout_dirs("3fa9.bin"), fanout_dirs("3fa9_r1.bin")
     (('fc', '14'), ('cd', 'd1'))
@@ -165,8 +125,9 @@ def is_fanout_dir_name(name: str) -> bool:
 
 
 def is_temp_name(name: str) -> bool:
-    """True for a temp file name of the store, exactly ``.<12 lower-case hex digits>.tmp`` (S6): never a
-    key's file, since keys cannot start with a dot, and not another program's ``.state.tmp``.
+    """Tell whether ``name`` is a store's temp file name, exactly ``.<12 lower-case hex digits>.tmp`` (S6).
+
+    Never a key's file, since keys cannot start with a dot, and not another program's ``.state.tmp``.
 
     >>> is_temp_name(".0123456789ab.tmp"), is_temp_name(".other-program-state.tmp"), is_temp_name(".ab.tmp")
     (True, False, False)
@@ -175,9 +136,11 @@ def is_temp_name(name: str) -> bool:
 
 
 def _weakly(method: Callable[..., _T]) -> Callable[..., _T]:
-    """``method`` (bound to a store) called through a weak reference to its store, so that what holds it
-    (the evictor) keeps the store alive no longer than the store's own references do.  Called after the
-    store is gone (an evictor kept on its own): ``ReferenceError``."""
+    """Wrap ``method`` (bound to a store) to call it through a weak reference to its store.
+
+    So what holds it (the evictor) keeps the store alive no longer than the store's own references do.
+    Called after the store is gone (an evictor kept on its own): ``ReferenceError``.
+    """
     ref = weakref.WeakMethod(method)
 
     def call(*args: Any) -> _T:
@@ -310,14 +273,17 @@ class HiCacheFile:
 
     @property
     def config(self) -> FileStoreConfig:
+        """The settings the store was built with, as ``load_file_config`` read them (F9)."""
         return self._config
 
     @property
     def directory(self) -> str:
+        """The storage directory, as configured (F9)."""
         return self._directory
 
     @property
     def namespace(self) -> str:
+        """The namespace: the suffix that ends this store's file names before ``.bin`` (F1)."""
         return self._namespace
 
     @property
@@ -326,33 +292,42 @@ class HiCacheFile:
         return self._evictor
 
     def file_name(self, key: str) -> str:
-        """The name of ``key``'s file (F1); ValueError for a bad key (F2)."""
+        """Return the name of ``key``'s file (F1); ValueError for a bad key (F2)."""
         self._check_key(key)
         if self._naming is not None:
             return self._naming.name(key)
         return escape_key(key) + self._suffix
 
     def file_path(self, key: str) -> str:
-        """The path of ``key``'s file: in the directory (``flat``) or two subdirectories down (``fanout``,
-        F1-fanout); ValueError for a bad key (F2)."""
+        """Return the path of ``key``'s file; ValueError for a bad key (F2).
+
+        The file is in the directory (``flat``) or two subdirectories down (``fanout``, F1-fanout).
+        """
         self._check_key(key)
         return self._path(key)
 
     @property
     def layout_marker(self) -> str:
-        """F1-fanout: the file a fanout store keeps in the directory, ``.hicache<namespace>.fanout``, by
-        which a flat store knows that this namespace's pages are in subdirectories."""
+        """The fanout marker, ``.hicache<namespace>.fanout``, a file a fanout store keeps in the directory.
+
+        By it a flat store knows that this namespace's pages are in subdirectories (F1-fanout).
+        """
         return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
 
     def wait_started(self, timeout: float | None = None) -> bool:
-        """F8-bg: wait (at most ``timeout`` seconds; None: as long as it takes) until start-up is complete,
-        the background scan ended; True when it is.  Under ``startup_scan="blocking"`` True at once."""
+        """Wait until start-up is complete, the background scan ended; True when it is (F8-bg).
+
+        Waits at most ``timeout`` seconds (None: as long as it takes).  Under ``startup_scan="blocking"``
+        True at once.
+        """
         return self._started.wait(timeout)
 
     def close(self) -> None:
-        """F8-bg: stop the background scan after the batch under way and wait for its thread.  The pages it
-        has not adopted stay unknown until a probe finds them; the store stays usable.  Idempotent;
-        nothing to do under ``startup_scan="blocking"``."""
+        """Stop the background scan after the batch under way and wait for its thread (F8-bg).
+
+        The pages it has not adopted stay unknown until a probe finds them; the store stays usable.
+        Idempotent; nothing to do under ``startup_scan="blocking"``.
+        """
         scan = self._scanning
         if scan is None:
             return
@@ -583,8 +558,11 @@ class HiCacheFile:
             )
 
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
-        """``_check_key`` of every key, the first bad one raising; decided at once on the joined keys
-        when they are plainly valid (the common case), key by key otherwise."""
+        """Apply ``_check_key`` to every key, the first bad one raising.
+
+        Decided at once on the joined keys when they are plainly valid (the common case), key by key
+        otherwise.
+        """
         keys = _listed("keys", keys)
         plainly_valid = self._plainly_valid if self._naming is None else self._naming.plainly_valid
         if not plainly_valid(keys):
@@ -593,10 +571,12 @@ class HiCacheFile:
         return keys
 
     def _plainly_valid(self, keys: list[str]) -> bool:
-        """True only when every key passes ``_check_key`` (F2, S5), shown on the keys joined: all str,
-        none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no leading dot), and short enough
-        that no escaped name can exceed NAME_MAX.  Each test is one C-level pass (single characters are
-        searched with memchr).  False says nothing: the caller checks each key."""
+        """Tell whether every key passes ``_check_key`` (F2, S5), shown on the keys joined (False: unknown).
+
+        True only when all are str, none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no
+        leading dot), and short enough that no escaped name can exceed NAME_MAX.  Each test is one C-level
+        pass (single characters are searched with memchr).  On False the caller checks each key.
+        """
         try:
             joined = "".join(keys)
         except TypeError:
@@ -682,9 +662,11 @@ class HiCacheFile:
         return removals is not None
 
     def _write(self, key: str, view: memoryview, path: str, removals: int) -> int | None:
-        """F3, S8: publish ``view`` at ``path``; on ``ENOSPC`` while writing, evict as for the cap and
-        retry once.  The removals mark the commit is guarded by (``removals``, or the one after the
-        relief), or None when nothing was published (every attempt's temp file removed, logged)."""
+        """Publish ``view`` at ``path``; on ``ENOSPC`` while writing, evict as for the cap and retry (F3, S8).
+
+        It retries once.  Answers the removals mark the commit is guarded by (``removals``, or the one
+        after the relief), or None when nothing was published (every attempt's temp file removed, logged).
+        """
         failed, writing = self._write_once(view, path)
         if failed is not None and self._fanout and isinstance(failed, FileNotFoundError):
             # F1-fanout: its subdirectory went (removed by hand, or by another program): made again,
@@ -702,8 +684,11 @@ class HiCacheFile:
         return removals if failed is None else None
 
     def _write_once(self, view: memoryview, path: str) -> tuple[OSError | None, bool]:
-        """One attempt: write a new temp file, rename it to ``path``.  (None, False) when published, else
-        (the error, whether it came while writing), with the temp file removed and a log line (F3)."""
+        """Make one attempt: write a new temp file, rename it to ``path``.
+
+        Answers (None, False) when published, else (the error, whether it came while writing), with the
+        temp file removed and a log line (F3).
+        """
         temp = None
         writing = True
         where = os.path.dirname(path)
@@ -737,11 +722,12 @@ class HiCacheFile:
         return None, False
 
     def _prepare(self, leaf: str) -> None:
-        """F1-fanout: make the two subdirectories of ``leaf`` when this store has not made or checked them
-        yet,
-        each with the directory's mode and group, and check what is there (S1's rules: a directory of this
+        """Make the two subdirectories of ``leaf`` unless this store has made or checked them (F1-fanout).
+
+        Each gets the directory's mode and group; then check what is there (S1's rules: a directory of this
         user, or of the shared group, writable by no one else; never a symlink).  ``PermissionError``
-        naming it otherwise: the write is refused (F3)."""
+        naming it otherwise: the write is refused (F3).
+        """
         parent = os.path.dirname(leaf)
         top = _HEX_INDEX[os.path.basename(parent)]
         index = 256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]
@@ -761,8 +747,11 @@ class HiCacheFile:
         self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]] = 0
 
     def _subdir_problem(self, kind: str, uid: int, gid: int, mode: int) -> str | None:
-        """F1-fanout, S1: why a fanout subdirectory is not trusted, or None: it must be a directory (not a
-        symlink) of this user, or of the shared group, and writable by no one else."""
+        """Say why a fanout subdirectory is not trusted, or None (F1-fanout, S1).
+
+        It must be a directory (not a symlink) of this user, or of the shared group, and writable by no
+        one else.
+        """
         group = self._group
         if kind != "dir":
             return f"is a {kind}"
@@ -787,8 +776,10 @@ class HiCacheFile:
         return st is not None and self._is_page(st)
 
     def _read(self, key: str) -> tuple[bytes | None, bool, int, int]:
-        """One read of a checked key, as ``_look`` answers (the value, or None); a short read is None.
-        Teaches nothing."""
+        """Read a checked key once, as ``_look`` answers (the value, or None); a short read is None.
+
+        Teaches nothing.
+        """
         try:
             got, missing, removals, published = self._look(
                 key, lambda path: self._fs.read_file(path, self._max_value_size, self._is_page), "read"
@@ -806,10 +797,13 @@ class HiCacheFile:
         return data, False, removals, published
 
     def _look(self, key: str, call: Callable[[str], _T], verb: str) -> tuple[_T | None, bool, int, int]:
-        """One filesystem call on a checked key's file, ``call(path)``, with the answers to its failures
-        that every probe shares: (its result, or None; whether the file is missing or not a page of ours;
+        """Make one filesystem call on a checked key's file, ``call(path)``.
+
+        It comes with the answers to its failures that every probe shares: (its result, or None; whether
+        the file is missing or not a page of ours;
         the ``removals`` and ``publications`` marks read before the call, for ``_observe``).  Teaches
-        nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``."""
+        nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``.
+        """
         path = self._path(key)
         overlaps = self._overlaps
         removals, published = overlaps.removals, overlaps.publications
@@ -840,9 +834,12 @@ class HiCacheFile:
         *,
         touch: bool = True,
     ) -> None:
-        """Teach what one look at ``key``'s file saw (``_look``'s marks): a page ``found`` refreshes its
-        recency and teaches its belief (C1-guarded, ``_learn``); a ``missing`` file is forgotten, belief
-        and entry, unless it was published since (F4, C5); anything else teaches nothing."""
+        """Teach what one look at ``key``'s file saw (``_look``'s marks).
+
+        A page ``found`` refreshes its recency and teaches its belief (C1-guarded, ``_learn``); a
+        ``missing`` file is forgotten, belief and entry, unless it was published since (F4, C5); anything
+        else teaches nothing.
+        """
         if missing:
             self._forget_missing(key, published)
         elif found:
@@ -873,7 +870,7 @@ class HiCacheFile:
         return st
 
     def _learn(self, key: str, removals: int, size: int | None, *, touch: bool = True) -> None:
-        """A probe found ``key``: refresh recency and teach the belief, as C1 allows.
+        """Refresh the recency of ``key``, which a probe found, and teach its belief, as C1 allows.
 
         If a removal overlapped the probe (the epoch was odd or has moved), the
         file it saw may be gone: no belief is taught and no untracked file is
@@ -891,8 +888,10 @@ class HiCacheFile:
                 self._beliefs.add(key)
 
     def _learn_many(self, lessons: list[tuple[str, int, int]]) -> None:
-        """``_learn`` of each (key, removals mark, size) in order, under one acquisition of ``_lock``, and the
-        beliefs taught in one ``add_many`` (M9)."""
+        """Apply ``_learn`` to each (key, removals mark, size) in order, under one acquisition of ``_lock``.
+
+        The beliefs are taught in one ``add_many`` (M9).
+        """
         if not lessons:
             return
         with self._lock:
@@ -921,15 +920,19 @@ class HiCacheFile:
                 self._beliefs.remove(key)
 
     def _note_gone(self, key: str) -> None:
-        """F8-bg: while a background scan runs, the key whose file this store removed or found missing: the
-        scan never adopts it from its (older) listing (lock held)."""
+        """Note ``key`` gone while a background scan runs: this store removed its file or found it missing.
+
+        The scan never adopts it from its (older) listing (F8-bg; lock held).
+        """
         gone = self._scan_gone
         if gone is not None:
             gone.add(key)
 
     def _on_evict(self, background: bool) -> Callable[[str], object] | None:
-        """V6: what the evictor calls for each victim before its unlink: its belief goes; F8-bg: and, while
-        the scan runs, its key is noted gone (``_note_gone``)."""
+        """Drop a victim's belief: what the evictor calls for each victim before its unlink (V6).
+
+        F8-bg: and, while the scan runs, its key is noted gone (``_note_gone``).
+        """
         beliefs = self._beliefs
         if not background:
             return None if beliefs is None else beliefs.remove
@@ -965,8 +968,10 @@ class HiCacheFile:
         )
 
     def _key_of(self, name: str) -> str | None:
-        """The key of the node ``name`` when it is named like a file of this namespace (F1), else None (a
-        temp file never: no key starts with a dot)."""
+        """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.
+
+        A temp file never has one: no key starts with a dot.
+        """
         if self._naming is not None:
             return self._naming.key_of(name)
         suffix = self._suffix
@@ -982,11 +987,14 @@ class HiCacheFile:
         return [(entry, key) for entry in entries if (key := key_of(entry.name)) is not None]
 
     def _page_nodes(self) -> tuple[list[tuple[str, DirEntry, str]], int]:
-        """F7: (every node named like a file of this namespace where its key's probes look, as (the
+        """List the files of this namespace where its keys' probes look (F7).
+
+        Answers (every node named like a file of this namespace where its key's probes look, as (the
         directory it is in, its entry, its key); how many subdirectories could not be listed).  The
         directory itself once (flat), or every trusted subdirectory of both levels (fanout, F1-fanout: a page
         that does not hash where it lies is not ours to remove).  OSError when the directory itself
-        cannot be listed."""
+        cannot be listed.
+        """
         directory, fs = self._directory, self._fs
         if not self._fanout:
             return [(directory, entry, key) for entry, key in self._nodes(fs.scandir(directory))], 0
@@ -1158,8 +1166,11 @@ class HiCacheFile:
     _scan_thread: bool = True  # F8-bg: False (a test's subclass): no thread, the test calls _scan_step
 
     def _begin_scan(self) -> None:
-        """F8-bg: begin the listing (a directory that cannot be listed raises ``OSError`` here), tell the
-        layouts apart (F1-fanout), then leave the rest to ``_scan_step``, on a daemon thread."""
+        """Begin the background scan (F8-bg).
+
+        Begin the listing (a directory that cannot be listed raises ``OSError`` here), tell the layouts
+        apart (F1-fanout), then leave the rest to ``_scan_step``, on a daemon thread.
+        """
         fs, directory = self._fs, self._directory
         now = fs.now()
         listings: Iterator[tuple[str, Iterator[DirEntry] | list[DirEntry], tuple[str, str] | None]]
@@ -1182,8 +1193,10 @@ class HiCacheFile:
             scan.thread.start()
 
     def _refuse_a_fanout_marker(self) -> None:
-        """F1-fanout, F8-bg: a flat store refuses a directory holding its namespace's fanout marker (one
-        ``stat``: the listing is read later)."""
+        """Refuse, in a flat store, a directory holding its namespace's fanout marker (F1-fanout, F8-bg).
+
+        One ``stat``: the listing is read later.
+        """
         try:
             self._fs.stat(self.layout_marker)
         except FileNotFoundError:
@@ -1214,9 +1227,12 @@ class HiCacheFile:
                 self._end_scan(scan)
 
     def _scan_step(self) -> bool:
-        """F8-bg: one batch of the background scan: up to ``_scan_batch`` entries of the listing read and
-        their old temp files removed (outside the lock), then their pages adopted (``_adopt_scanned``).
-        True while the listing has more; False once the scan has ended (this step ended it, or it had)."""
+        """Run one batch of the background scan (F8-bg).
+
+        Up to ``_scan_batch`` entries of the listing are read and their old temp files removed (outside
+        the lock), then their pages adopted (``_adopt_scanned``).
+        True while the listing has more; False once the scan has ended (this step ended it, or it had).
+        """
         scan = self._scanning
         if scan is None or scan.stop:
             return False
@@ -1254,9 +1270,11 @@ class HiCacheFile:
         return True
 
     def _adopt_scanned(self, scan: _Scan, found: _Found) -> None:
-        """F8-bg: a batch's pages, oldest first (ties in the listing's order), adopted as the least
-        recently used entries, each believed; a key tracked already or noted gone is not adopted; then
-        the limits enforced on what is known (a warning, once, when they cannot be met)."""
+        """Adopt a batch's pages as the least recently used entries, oldest first, each believed (F8-bg).
+
+        Ties stay in the listing's order; a key tracked already or noted gone is not adopted; then the
+        limits are enforced on what is known (a warning, once, when they cannot be met).
+        """
         keys, sizes = found.keys, found.sizes
         order = _oldest_first(found.mtimes)
         with self._lock:
@@ -1276,8 +1294,10 @@ class HiCacheFile:
                 )
 
     def _end_scan(self, scan: _Scan) -> None:
-        """F8-bg: the scan is over (ended or stopped): nothing more is noted gone, its S3 warnings are
-        logged, start-up is complete."""
+        """End the scan (ended or stopped, F8-bg).
+
+        Nothing more is noted gone, its S3 warnings are logged, start-up is complete.
+        """
         with self._lock:
             if self._scanning is not scan:
                 return
@@ -1302,12 +1322,15 @@ class HiCacheFile:
         now: float,
         place: tuple[str, str] | None,
     ) -> bool:
-        """One directory's pages into ``found``; its old temp files removed (F8).  ``place``: the two
-        subdirectories ``where`` is (fanout), whose pages must hash there (others are misplaced and
-        skipped); None in the flat directory.  True when the fanout marker of this namespace was met."""
-        # _key_of's common name and _is_page_entry are written out here: at a million pages a call per
-        # page is a tenth of a microsecond each (docs/SEMANTICS.md "F8 at scale").  A subclass that
-        # overrides either (the catalogue's wrong variants) has its own called.
+        """Add one directory's pages to ``found`` and remove its old temp files (F8).
+
+        ``place``: the two subdirectories ``where`` is (fanout), whose pages must hash there (others are
+        misplaced and skipped); None in the flat directory.  True when the fanout marker of this namespace
+        was met.
+        """
+        # _key_of's common name and _is_page_entry are written out here, so that start-up makes no call
+        # per page (docs/SEMANTICS.md "F8 at scale").  A subclass that overrides either method has its
+        # own called for every entry instead.
         suffix, cut, namespace = self._suffix, -len(self._suffix), self._namespace
         euid, group = self._euid, self._group
         own = (
@@ -1352,14 +1375,20 @@ class HiCacheFile:
             self._remove_temp(os.path.join(where, entry.name))
 
     def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
-        """F1-fanout: the directory itself (``_fanout_top``), then every trusted subdirectory of both
-        levels (``_fanout_leaves``)."""
+        """Yield the listings of a fanout store (F1-fanout).
+
+        The directory itself (``_fanout_top``), then every trusted subdirectory of both levels
+        (``_fanout_leaves``).
+        """
         for where, entries, place in self._fanout_leaves(self._fanout_top(top, now)):
             self._scan(where, entries, found, now, place)
 
     def _fanout_top(self, top: Iterable[DirEntry], now: float) -> list[DirEntry]:
-        """F1-fanout: the directory itself: its old temp files removed, a page of this namespace there
-        refused (the flat layout), the marker made when missing; answers its first-level subdirectories."""
+        """List the directory itself of a fanout store; answer its first-level subdirectories (F1-fanout).
+
+        Its old temp files are removed, a page of this namespace there refused (the flat layout), the
+        marker made when missing.
+        """
         directory, key_of = self._directory, self._key_of
         first: list[DirEntry] = []
         flat_pages = 0
@@ -1388,10 +1417,13 @@ class HiCacheFile:
     def _fanout_leaves(
         self, first: Iterable[DirEntry]
     ) -> Iterator[tuple[str, list[DirEntry], tuple[str, str]]]:
-        """F1-fanout: (path, its listing, its place) of every trusted subdirectory of the second level under
-        the trusted ones of ``first``, each checked as it is met and marked ready.  A leaf's listing is
+        """Yield the second-level subdirectories under the trusted ones of ``first`` (F1-fanout).
+
+        Each as (path, its listing, its place), trusted only, each checked as it is met and marked
+        ready.  A leaf's listing is
         read whole (a few hundred entries even at millions of pages), so that a failure to list anything
-        under a first-level subdirectory is met here: logged, and the rest of it skipped."""
+        under a first-level subdirectory is met here: logged, and the rest of it skipped.
+        """
         directory = self._directory
         for level1 in first:
             if not self._trusted_subdir(directory, level1):
@@ -1433,9 +1465,12 @@ class HiCacheFile:
 
 
 class _Scan:
-    """The state of a background scan (F8-bg): the listings left (each a directory, its entries and its
-    fanout place), the one being read, the filesystem's clock when it began (the temp-file sweep's), the
-    S3 counts so far, whether the over-the-limits warning was given, its thread and its stop flag."""
+    """The state of a background scan (F8-bg).
+
+    The listings left (each a directory, its entries and its fanout place), the one being read, the
+    filesystem's clock when it began (the temp-file sweep's), the
+    S3 counts so far, whether the over-the-limits warning was given, its thread and its stop flag.
+    """
 
     __slots__ = ("listing", "listings", "now", "skipped", "stop", "thread", "warned")
 
@@ -1467,7 +1502,7 @@ class _Found:
 
 
 def _listed(name: str, items: Iterable[_T]) -> list[_T]:
-    """A batch's ``items`` as a list; B1: a TypeError naming ``name`` when they are not iterable."""
+    """Return a batch's ``items`` as a list; B1: a TypeError naming ``name`` when they are not iterable."""
     if type(items) is list:
         return items
     try:
@@ -1479,13 +1514,10 @@ def _listed(name: str, items: Iterable[_T]) -> list[_T]:
 
 
 def _oldest_first(mtimes: array[float]) -> list[int]:
-    """The indices of a listing's pages oldest modification time first, ties in the listing's order (F8).
+    """Return the indices of a listing's pages oldest mtime first, ties in the listing's order (F8).
 
-    One stable sort of the indices by time, its key function and comparisons in C: 0.4 us a page at a
-    million pages.  Ties by file name instead (this store's rule until the scale benchmark) cost one more
-    sort of each run of equal times by name, 0.6 us a page more at a million pages written in bursts
-    (the filesystem's clock is coarse: runs of a few hundred), and put start-up at 1.13x the engine's
-    evictor, which keeps ties in the listing's order too.
+    One stable sort of the indices by time, its key function and comparisons in C; the engine's evictor
+    keeps ties in the listing's order too.
     """
     return sorted(range(len(mtimes)), key=mtimes.__getitem__)
 

@@ -1,60 +1,14 @@
 """The filesystem port of the file store: the few operations it needs, and the OS implementation.
 
-What it is for: :class:`hicache.HiCacheFile` and
-:class:`hicache.LRUFileEvictor` touch the disk only through a
-:class:`FileSystem`, so tests can put an in-memory fake behind them that fails
-on demand (ENOSPC, EIO, EPERM, short reads) and crashes between any two
-operations (``spec/fake_fs.py``).  Every operation is one call, so counting
-calls counts filesystem round trips (what docs/SEMANTICS.md F6 and F5 promise to
-keep low).
+:class:`hicache.HiCacheFile` and :class:`hicache.LRUFileEvictor` touch the disk only through a
+:class:`FileSystem` (its methods say what each call does and raises), so tests can put an in-memory fake
+behind them that fails on demand (ENOSPC, EIO, EPERM, short reads) and crashes between any two
+operations (``spec/fake_fs.py``).  Every operation is one call, so counting calls counts filesystem round
+trips (what docs/SEMANTICS.md F6 and F5 promise to keep low).  Checks of opened files: S3, S4; modes and
+groups: S1, S2; the lock: C6; the capacity: S8.
 
-Contract of every method: failures are ``OSError`` subclasses carrying an
-``errno`` (``FileNotFoundError`` for a missing file); nothing else is raised
-for an I/O problem.  Paths are ``str``.
-
-* ``stat(path)``: size, modification time (wall-clock seconds), kind, owner,
-  group and permission bits of the node itself (a symlink is not followed).
-* ``read_file(path, limit=None, accept=None)``: ``(size, data)``: the size the
-  open file had and the bytes read; ``len(data) < size`` is a short read.  The
-  file is opened without following a symlink and without blocking (a FIFO
-  never blocks), and the opened descriptor's stat is checked before anything
-  is read: a node that is not a regular file, or that ``accept(stat)``
-  refuses, raises :class:`NotAPageError`; a file larger than ``limit`` raises
-  :class:`FileTooLargeError` (S3, S4).  At most the opened file's size is read.
-* ``read_into(path, buffer, limit=None, accept=None)``: ``(size, read)``: the
-  size of the open file and how many bytes went into ``buffer``; nothing is
-  read (``read == 0``) unless ``size == len(buffer)``, so a file of another
-  layout is never copied in.  Opened and checked as ``read_file``.
-* ``write_new(path, data, mode=0o600)``: create ``path`` (which must not exist:
-  ``O_EXCL``, and a symlink there is not followed: ``O_NOFOLLOW``) with exactly
-  the permission bits ``mode`` whatever the umask, holding ``data``, a
-  C-contiguous buffer (``os.write`` takes no other; anything else is a caller
-  bug: ``BufferError``).  On failure a partial file may remain: the caller
-  removes it (S2).
-* ``replace(src, dst)``: atomic rename over ``dst``.
-* ``unlink(path)`` (a symlink itself, never its target); ``mkdir(path,
-  mode=0o700, gid=None)``: parents too, an existing one is fine; the directory
-  it creates gets exactly ``mode`` whatever the umask, and the group ``gid``
-  when given (S1).  It answers the stat of the node at ``path`` afterwards (not
-  following a symlink), made by this call or not, for the caller to check.
-* ``scandir(path)``: one pass over a directory: ``DirEntry(name, size, mtime,
-  kind, uid, gid, mode)`` of every node in it, not following symlinks (a node that
-  vanishes during the pass is left out).
-* ``resolve(path)``: the path with every symlink resolved (S1).
-* ``euid()``: the effective user id of the process (S1, S3).
-* ``free_bytes(path)``: bytes available to unprivileged writers.
-* ``capacity_bytes(path)``: the size of the filesystem that holds ``path`` (S8).
-* ``try_lock(path, mode)``: open (creating it with ``mode``, not following a
-  symlink) the lock file ``path`` and take an exclusive advisory lock on it
-  without waiting: a handle while held, ``None`` when another open file holds
-  it (another live store, C6); ``unlock(handle)`` releases it.
-* ``now()``: the wall-clock time that modification times are measured in.
-
-Kinds (``FileStat.kind``, ``DirEntry.kind``): ``file dir symlink fifo socket
-device``.
-
-Complexity: one system call (or a few for read/write) per operation, except
-``scandir``, which is O(files).  Thread model: stateless; safe from any thread.
+Complexity: one system call (or a few for read/write) per operation, except ``scandir``, which is
+O(files).  Thread model: stateless; safe from any thread.
 """
 
 from __future__ import annotations
@@ -119,7 +73,7 @@ class FileTooLargeError(OSError):
 
 
 def kind_of(mode: int) -> str:
-    """The kind of a node from its ``st_mode``: ``file dir symlink fifo socket device``."""
+    """Return the kind of a node from its ``st_mode``: ``file dir symlink fifo socket device``."""
     if stat_module.S_ISREG(mode):
         return "file"
     if stat_module.S_ISDIR(mode):
@@ -145,41 +99,104 @@ def check_opened(path: str, st: FileStat, limit: int | None, accept: Accept | No
 
 
 class FileSystem(Protocol):
-    """The operations the file store performs on its directory (see the module docstring)."""
+    """The operations the file store performs on its directory, one call each.
 
-    def stat(self, path: str) -> FileStat: ...
+    Every failure is an ``OSError`` subclass carrying an ``errno`` (``FileNotFoundError`` for a missing
+    file); nothing else is raised for an I/O problem.  Paths are ``str``.  Kinds (``FileStat.kind``,
+    ``DirEntry.kind``): ``file dir symlink fifo socket device``.
+    """
+
+    def stat(self, path: str) -> FileStat:
+        """Return the size, mtime (wall clock), kind, owner, group and mode of the node, not its target."""
+        ...
 
     def read_file(
         self, path: str, limit: int | None = None, accept: Accept | None = None
-    ) -> tuple[int, bytes]: ...
+    ) -> tuple[int, bytes]:
+        """Return ``(size, data)``: the size the open file had and the bytes read (S3, S4).
+
+        ``len(data) < size`` is a short read.  The file is opened without following a symlink and without
+        blocking (a FIFO never blocks), and the opened descriptor's stat is checked before anything is
+        read: a node that is not a regular file, or that ``accept(stat)`` refuses, raises
+        :class:`NotAPageError`; a file larger than ``limit`` raises :class:`FileTooLargeError`.  At most
+        the opened file's size is read.
+        """
+        ...
 
     def read_into(
         self, path: str, buffer: memoryview, limit: int | None = None, accept: Accept | None = None
-    ) -> tuple[int, int]: ...
+    ) -> tuple[int, int]:
+        """Return ``(size, read)``: the size of the open file and how many bytes went into ``buffer``.
 
-    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None: ...
+        Nothing is read (``read == 0``) unless ``size == len(buffer)``, so a file of another layout is
+        never copied in.  Opened and checked as :meth:`read_file`.
+        """
+        ...
 
-    def replace(self, src: str, dst: str) -> None: ...
+    def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
+        """Create ``path`` holding ``data``, with exactly the permission bits ``mode`` whatever the umask.
 
-    def unlink(self, path: str) -> None: ...
+        ``path`` must not exist (``O_EXCL``), and a symlink there is not followed (``O_NOFOLLOW``).
+        ``data`` is a C-contiguous buffer (``os.write`` takes no other; anything else is a caller bug:
+        ``BufferError``).  On failure a partial file may remain: the caller removes it (S2).
+        """
+        ...
 
-    def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat: ...
+    def replace(self, src: str, dst: str) -> None:
+        """Rename ``src`` over ``dst`` atomically."""
+        ...
 
-    def scandir(self, path: str) -> Iterator[DirEntry]: ...
+    def unlink(self, path: str) -> None:
+        """Remove ``path`` (a symlink itself, never its target)."""
+        ...
 
-    def resolve(self, path: str) -> str: ...
+    def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat:
+        """Make the directory ``path`` and its parents (an existing one is fine); answer the stat at ``path``.
 
-    def euid(self) -> int: ...
+        The directory it creates gets exactly ``mode`` whatever the umask, and the group ``gid`` when given
+        (S1).  The stat is of the node at ``path`` afterwards (not following a symlink), made by this call
+        or not, for the caller to check.
+        """
+        ...
 
-    def free_bytes(self, path: str) -> int: ...
+    def scandir(self, path: str) -> Iterator[DirEntry]:
+        """Yield a ``DirEntry`` of every node in the directory, in one pass, not following symlinks.
 
-    def capacity_bytes(self, path: str) -> int: ...
+        A node that vanishes during the pass is left out.  O(files).
+        """
+        ...
 
-    def try_lock(self, path: str, mode: int = 0o600) -> int | None: ...
+    def resolve(self, path: str) -> str:
+        """Return ``path`` with every symlink resolved (S1)."""
+        ...
 
-    def unlock(self, handle: int) -> None: ...
+    def euid(self) -> int:
+        """Return the effective user id of the process (S1, S3)."""
+        ...
 
-    def now(self) -> float: ...
+    def free_bytes(self, path: str) -> int:
+        """Return the bytes available to unprivileged writers on the filesystem of ``path``."""
+        ...
+
+    def capacity_bytes(self, path: str) -> int:
+        """Return the size of the filesystem that holds ``path`` (S8)."""
+        ...
+
+    def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        """Take an exclusive advisory lock on the lock file ``path`` without waiting (C6).
+
+        The file is opened (created with ``mode``, not following a symlink); the answer is a handle while
+        held, ``None`` when another open file holds it (another live store).
+        """
+        ...
+
+    def unlock(self, handle: int) -> None:
+        """Release a lock that :meth:`try_lock` took."""
+        ...
+
+    def now(self) -> float:
+        """Return the wall-clock time that modification times are measured in."""
+        ...
 
 
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
@@ -220,11 +237,13 @@ class OSFileSystem:
     __slots__ = ()
 
     def stat(self, path: str) -> FileStat:
+        """Return the node's stat through ``os.lstat`` (no symlink followed)."""
         return _file_stat(os.lstat(path))
 
     def read_file(
         self, path: str, limit: int | None = None, accept: Accept | None = None
     ) -> tuple[int, bytes]:
+        """Read a whole regular file through a descriptor opened with ``O_NOFOLLOW | O_NONBLOCK`` (S3, S4)."""
         fd = _open_for_read(path)
         try:
             st = _file_stat(os.fstat(fd))
@@ -245,6 +264,7 @@ class OSFileSystem:
     def read_into(
         self, path: str, buffer: memoryview, limit: int | None = None, accept: Accept | None = None
     ) -> tuple[int, int]:
+        """Read a file of exactly ``len(buffer)`` bytes into ``buffer`` with ``readv`` (S3, S4)."""
         fd = _open_for_read(path)
         try:
             st = _file_stat(os.fstat(fd))
@@ -263,6 +283,7 @@ class OSFileSystem:
             os.close(fd)
 
     def write_new(self, path: str, data: memoryview, mode: int = 0o600) -> None:
+        """Create the file with ``O_EXCL | O_NOFOLLOW``, ``fchmod`` it to ``mode`` and write ``data`` (S2)."""
         fd = os.open(path, _WRITE_FLAGS, mode)
         try:
             os.fchmod(fd, mode)  # exactly ``mode``, whatever the umask took away (S2)
@@ -273,12 +294,15 @@ class OSFileSystem:
             os.close(fd)
 
     def replace(self, src: str, dst: str) -> None:
+        """Rename atomically with ``os.replace``."""
         os.replace(src, dst)
 
     def unlink(self, path: str) -> None:
+        """Remove the node with ``os.unlink``."""
         os.unlink(path)
 
     def mkdir(self, path: str, mode: int = 0o700, gid: int | None = None) -> FileStat:
+        """Make the directory and its parents, with group and mode if made here (S1); answer its ``lstat``."""
         parent = os.path.dirname(os.path.abspath(path))
         os.makedirs(parent, exist_ok=True)  # a concurrent creator in another process is fine (F8)
         try:
@@ -292,6 +316,7 @@ class OSFileSystem:
         return _file_stat(os.lstat(path))
 
     def scandir(self, path: str) -> Iterator[DirEntry]:
+        """List the directory through a descriptor, one ``lstat`` per entry relative to it."""
         new, is_file = tuple.__new__, stat_module.S_ISREG
         fields = operator.attrgetter("st_size", "st_mtime", "st_uid", "st_gid", "st_mode")  # one C call
         # Listed through a descriptor: each entry's lstat is then an fstatat relative to it, which spares
@@ -312,20 +337,25 @@ class OSFileSystem:
             os.close(fd)
 
     def resolve(self, path: str) -> str:
+        """Resolve symlinks with ``os.path.realpath``."""
         return os.path.realpath(path)
 
     def euid(self) -> int:
+        """Return ``os.geteuid()``."""
         return os.geteuid()
 
     def free_bytes(self, path: str) -> int:
+        """Return the bytes available to unprivileged writers (``statvfs``: ``f_bavail * f_frsize``)."""
         st = os.statvfs(path)
         return st.f_bavail * st.f_frsize
 
     def capacity_bytes(self, path: str) -> int:
+        """Return the filesystem's size (``statvfs``: ``f_blocks * f_frsize``)."""
         st = os.statvfs(path)
         return st.f_blocks * st.f_frsize
 
     def try_lock(self, path: str, mode: int = 0o600) -> int | None:
+        """Take a non-blocking ``flock(LOCK_EX)`` on the lock file; None when another open file holds it."""
         fd = os.open(path, os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC, mode)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -338,7 +368,9 @@ class OSFileSystem:
         return fd
 
     def unlock(self, handle: int) -> None:
+        """Close the lock file's descriptor, which releases its ``flock``."""
         os.close(handle)  # closing the last descriptor of the open file releases its flock
 
     def now(self) -> float:
+        """Return ``time.time()``, the clock of modification times."""
         return time.time()

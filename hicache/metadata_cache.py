@@ -1,39 +1,18 @@
 """A hard-TTL positive cache of keys known to exist (docs/SEMANTICS.md M1-M9, M6-lru).
 
-What it is for: the file backend asks "does this page file exist?" on every
-request; a live belief answers without touching a (slow, shared) filesystem.
+The file backend asks "does this page file exist?" on every request; a live belief answers without touching
+a (slow, shared) filesystem; a re-add never lengthens a life (M3).  Evicts by birth (M6) or, with
+``eviction="lru"``, by recency (M6-lru); counters with ``stats=True`` (M8).
 
-Internal invariants (``check_invariants`` asserts them):
+Complexity: ``contains``, ``remove`` O(1); ``add``, ``__len__`` O(1) amortized; ``clear`` O(n); the
+batches (M9) O(keys in the batch).  Thread model: every public method takes one lock and reads the clock
+at most once, inside it, so the calls are linearizable (M7); a batch (``add_many``, ``contains_many``,
+``remove_many``, ``contains_prefix``) is one call.  Invariants: docs/ARCHITECTURE.md, "Design notes".
 
-* ``_births`` maps key -> birth time, in birth order (an ``OrderedDict``; a plain ``dict`` when there is
-  no TTL and no bound, since then nothing is popped from its oldest end).  A key whose lifetime
-  restarts (M3) is deleted and re-inserted, so the order stays the birth order.
-  The clock is read inside the lock, so births are non-decreasing along it.
-* With a finite TTL, birth order is expiry order: the expired entries are
-  always a prefix of ``_births``.  Reclaiming pops that prefix, which costs
-  O(1) amortized per entry (each entry is popped once), and never scans.
-* With ``max_entries`` set, ``len(_births) <= max_entries``.
-* Under ``eviction="lru"`` (M6-lru) ``_recency`` maps the same keys to the same
-  births, least recently used first: a ``contains`` hit moves the key to its
-  newest end, and the bound evicts from its oldest end.  ``_births`` stays in
-  birth order (expiry order), so reclaiming still pops a prefix of it (and
-  drops each popped key from ``_recency``, O(1) in an ``OrderedDict``).  Under
-  ``"birth"``, ``_recency`` is None.
-
-Complexity: ``contains`` O(1); ``add`` O(1) amortized; ``remove`` O(1);
-``__len__`` O(1) amortized; ``clear`` O(n); the batches (M9) O(keys in the
-batch), plus the amortized reclaiming of ``add``.
-
-Thread model: every public method takes one lock and reads the clock at most
-once, inside it, so each call is atomic and the calls are linearizable (M7).
-A batch (``add_many``, ``contains_many``, ``remove_many``, ``contains_prefix``)
-is one call: one lock acquisition and one clock reading for all its keys (M9).
-
-The class is not CrossHair-checked, because its state sits behind a lock, in
-per-instance closures and an injected clock, which CrossHair cannot explore
-symbolically; instead the lock-step machine (``spec/machines/metadata_cache.py``)
-and the bounded model checker (``spec.modelcheck``) check it, step by step,
-against ``spec/metadata_cache.py``, whose pure functions CrossHair does check.
+The class is not CrossHair-checked (its state sits behind a lock, in per-instance closures and an
+injected clock); the lock-step machine (``spec/machines/metadata_cache.py``) and the model checker
+(``spec.modelcheck``) check it step by step against ``spec/metadata_cache.py``, whose pure functions
+CrossHair does check.
 """
 
 from __future__ import annotations
@@ -62,8 +41,11 @@ _R = TypeVar("_R")
 def _naming_bad_keys(
     batch: Callable[[MetadataCache, Iterable[Hashable]], _R],
 ) -> Callable[[MetadataCache, Iterable[Hashable]], _R]:
-    """M9, B1: ``batch`` with its ``TypeError`` for ``keys`` that are not iterable, or for a key in them
-    that is not hashable, as one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass."""
+    """Wrap ``batch`` so that its ``TypeError`` names ``keys`` or ``key`` (M9, B1).
+
+    A ``TypeError`` for ``keys`` that are not iterable, or for a key in them that is not hashable, becomes
+    one naming ``keys`` or ``key`` (:func:`_refused_keys`); others pass.
+    """
 
     @functools.wraps(batch)
     def named(cache: MetadataCache, keys: Iterable[Hashable]) -> _R:
@@ -176,7 +158,7 @@ class MetadataCache:
         return self._eviction
 
     def contains(self, key: Hashable) -> bool:
-        """True exactly when ``key`` is alive (M4); under ``"lru"`` a hit makes it the most recent.  O(1).
+        """Tell whether ``key`` is alive (M4); under ``"lru"`` a hit makes it the most recent.  O(1).
 
         (The one body is the closure ``_specialized_contains`` builds for this instance's mode; unless a
         subclass overrides this method, the instance calls that closure directly.)
@@ -184,6 +166,7 @@ class MetadataCache:
         return self._contains(key)
 
     def __contains__(self, key: Hashable) -> bool:
+        """Answer ``key in cache`` as :meth:`contains` (M4)."""
         return self.contains(key)
 
     def add(self, key: Hashable) -> None:
@@ -219,7 +202,8 @@ class MetadataCache:
         """M9: ``add`` of each key in order, all at one instant.  O(keys) amortized.
 
         Into an empty cache with no bound (a store's beliefs born at start-up, F8) the keys go in with one
-        C-level ``update``: each key's first place, every birth ``now``, as the adds one by one give."""
+        C-level ``update``: each key's first place, every birth ``now``, as the adds one by one give.
+        """
         with self._lock:
             keys = iter(keys)
             for first in keys:  # an empty batch reads no clock and reclaims nothing, as no add would
@@ -311,19 +295,19 @@ class MetadataCache:
                 self._recency.clear()
 
     def __len__(self) -> int:
-        """The number of live keys (M5).  O(1) amortized."""
+        """Return the number of live keys (M5).  O(1) amortized."""
         with self._lock:
             self._reclaim(self._clock())
             return len(self._births)
 
     def stats(self) -> MetadataCacheStats:
-        """The M8 counters; all zero unless the cache was built with ``stats=True``."""
+        """Return the M8 counters; all zero unless the cache was built with ``stats=True``."""
         with self._lock:
             misses, hits = self._answers
             return MetadataCacheStats(hits, misses, self._expirations, self._evictions)
 
     def snapshot(self) -> tuple[tuple[Hashable, float], ...]:
-        """The live keys with their births in eviction order (read-only introspection).  O(n).
+        """Return the live keys with their births in eviction order (read-only introspection).  O(n).
 
         Eviction order is the oldest birth first (``"birth"``), or the least recently used first
         (``"lru"``).  The model checker maps this onto the spec's state (a refinement mapping).
@@ -349,8 +333,11 @@ class MetadataCache:
     # -- internals -----------------------------------------------------------
 
     def _specialized_contains(self) -> Callable[[Hashable], bool]:
-        """``contains`` with every attribute lookup hoisted into closure cells, one per mode: counting
-        (M8, any eviction order), or not counting under ``"lru"``/``"birth"``, with a TTL or without."""
+        """Build ``contains`` with every attribute lookup hoisted into closure cells, one per mode.
+
+        The modes: counting (M8, any eviction order), or not counting under ``"lru"``/``"birth"``, with a
+        TTL or without.
+        """
         lock, clock, ttl, recency = self._lock, self._clock, self._ttl, self._recency
         if self._counting:
             answers = self._answers
@@ -458,8 +445,11 @@ class MetadataCache:
 
 
 def _refused_key(error: TypeError, key: object) -> TypeError:
-    """B1: the TypeError naming ``key`` when ``key`` is not hashable (the lookup's ``error`` was about it);
-    else ``error`` itself (raised by something else, a clock that answers no number say)."""
+    """Return the TypeError naming ``key`` when ``key`` is not hashable, else ``error`` itself (B1).
+
+    The lookup's ``error`` was about ``key`` in the first case; else it was raised by something else (a
+    clock that answers no number, say).
+    """
     try:
         hash(key)
     except TypeError:
@@ -468,9 +458,11 @@ def _refused_key(error: TypeError, key: object) -> TypeError:
 
 
 def _refused_keys(error: TypeError, keys: object) -> TypeError:
-    """B1 for a batch (M9): the TypeError naming ``keys`` when it is not iterable, or ``key`` for a key in it
-    that is not hashable (found in a list or tuple; an iterator already consumed is described by
-    ``error``); else ``error`` itself."""
+    """Return the TypeError of a batch naming ``keys`` or ``key``, else ``error`` itself (B1, M9).
+
+    It names ``keys`` when it is not iterable, or ``key`` for a key in it that is not hashable (found in a
+    list or tuple; an iterator already consumed is described by ``error``).
+    """
     if not isinstance(keys, Iterable):
         return TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {shown(keys)}")
     if isinstance(keys, (list, tuple)):

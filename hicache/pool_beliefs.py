@@ -1,30 +1,14 @@
 """Per-pool existence beliefs with in-flight reference counts (docs/SEMANTICS.md P1-P5).
 
-What it is for: newer engines keep one bounded belief set per memory pool (so
-one pool can no longer evict another's beliefs) and, instead of passing an
-``extra_cover`` set, count the in-flight device-to-host copies whose content
-storage will acknowledge.  ``covered`` answers "is every page of this chain
-stored or on its way?" for write-through admission.
+Newer engines keep one bounded belief set per memory pool (so one pool can no longer evict another's
+beliefs) and, instead of passing an ``extra_cover`` set, count the in-flight device-to-host copies whose
+content storage will acknowledge.  ``covered`` answers "is every page of this chain stored or on its
+way?" for write-through admission.
 
-Internal invariants (``check_invariants`` asserts them):
-
-* ``_beliefs`` is an ``OrderedDict`` of page hash -> ``None``, least recently
-  used first, with ``len(_beliefs) <= max_entries`` between calls.
-* ``_inflight`` maps page hash -> reference count, every count ``>= 1``: a hash
-  whose count reaches zero is deleted, so "in flight" is "is a key".
-* ``PooledExistenceCache._pools`` holds one ``PoolExistenceBeliefs`` per name,
-  all with the registry's ``max_entries``.
-
-Why this is fast: the per-page walks are those of ``hicache._lru_walks``,
-shared with ``hicache.existence_cache``: C loops, with no Python code per page.
-
-Complexity: ``contains`` O(1); ``contains_all``, ``covered``, ``add``,
-``invalidate_beyond``, ``track_inflight``, ``untrack_inflight`` O(pages) (``add``
-plus O(1) per evicted belief); ``__len__`` O(1); ``clear`` O(n);
-``snapshot``/``check_invariants`` O(n).
-
-Thread model: not thread-safe by design; one caller thread at deterministic
-points, and every operation is deterministic.
+Complexity: ``contains``, ``__len__`` O(1); ``contains_all``, ``covered``, ``add``, ``invalidate_beyond``,
+``track_inflight``, ``untrack_inflight`` O(pages), plus O(1) per evicted belief; ``clear``, ``snapshot``
+O(n).  Thread model: not thread-safe by design; one caller thread at deterministic points, and every
+operation is deterministic.  Invariants: docs/ARCHITECTURE.md, "Design notes".
 """
 
 from __future__ import annotations
@@ -84,7 +68,7 @@ class PoolExistenceBeliefs:
         believe(self._beliefs, as_chain("hashes", hashes), self._max_entries)
 
     def contains(self, page_hash: Hashable) -> bool:
-        """True if believed, and then the page becomes most recently used (P2, E3).  O(1)."""
+        """Return True if believed, and then the page becomes most recently used (P2, E3).  O(1)."""
         beliefs = self._beliefs
         if page_hash in beliefs:
             beliefs.move_to_end(page_hash)
@@ -92,7 +76,7 @@ class PoolExistenceBeliefs:
         return False
 
     def contains_all(self, hashes: Iterable[Hashable]) -> bool:
-        """True if every page is believed; touches pages in order up to the first miss (P2, E4).
+        """Return True if every page is believed; touches pages in order up to the first miss (P2, E4).
 
         O(pages).  An empty chain is ``True``.
         """
@@ -100,7 +84,7 @@ class PoolExistenceBeliefs:
         return touch_all(self._beliefs, chain)
 
     def covered(self, hashes: Iterable[Hashable]) -> bool:
-        """True if every page is believed or in flight; only believed pages are touched (P4).
+        """Return True if every page is believed or in flight; only believed pages are touched (P4).
 
         O(pages).  With nothing in flight this is exactly ``contains_all``.
         """
@@ -149,7 +133,7 @@ class PoolExistenceBeliefs:
         self._inflight.clear()
 
     def __len__(self) -> int:
-        """The number of beliefs in this pool.  O(1)."""
+        """Return the number of beliefs in this pool.  O(1)."""
         return len(self._beliefs)
 
     def snapshot(self) -> PoolSnapshot:
@@ -185,7 +169,7 @@ class PooledExistenceCache:
         return self._max_entries
 
     def pool(self, name: Hashable) -> PoolExistenceBeliefs:
-        """The beliefs of pool ``name``, created empty on first use (P1).  O(1)."""
+        """Return the beliefs of pool ``name``, created empty on first use (P1).  O(1)."""
         beliefs = self._pools.get(check_pool(name, "pool name"))
         if beliefs is None:
             beliefs = self._pools[name] = PoolExistenceBeliefs(self._max_entries)

@@ -1,10 +1,8 @@
 """Record a cache's real traffic as hicache-trace/1, for ``hicache-oracle COMPONENT --trace FILE`` (O9).
 
-Wrap any object; the wrapper serves every call as the object does (same
-answers, same exceptions) and records each one: the calling thread, the
-method and its arguments, the clock just before and just after the call, and
-the answer or the exception's type name.  The spec judges the file later
-(docs/SEMANTICS.md O7, and the format hicache-trace/1 there)::
+Wrap any object; the wrapper serves every call as the object does and records each one (thread, method,
+arguments, the clock just before and after, the answer or the exception's type name), for the spec to
+judge later (docs/SEMANTICS.md O7)::
 
     import time
     from hicache import MetadataCache
@@ -17,26 +15,9 @@ the answer or the exception's type name.  The spec judges the file later
 
     # later, anywhere:  hicache-oracle metadata-cache --trace cache.trace.jsonl
 
-* ``clock`` must be the clock the object reads for its TTL (the same
-  function): the spec places each call at an instant of that clock between
-  the two readings.
-* Thread-safe and cheap: a call reads the clock twice and appends one tuple
-  to a deque (atomic in CPython; no lock on the hot path).  Threads are
-  numbered from 0 in the order their first call is written.  Encoding and writing happen in batches
-  of ``flush_every`` calls, by the thread whose call filled the batch, under
-  the recorder's own lock (never the object's).  ``flush()`` writes what is
-  buffered; ``close()`` (or leaving the ``with``) flushes and closes.
-* Arguments that are one-shot iterators (a generator of page hashes, E8) are
-  turned into lists before the call, so that recording never consumes what
-  the object should see; the object is called with the list.
-* Keyword arguments are written at their positions (bound by the method's signature).
-* ``len(wrapper)`` is recorded as ``len``; ``key in wrapper`` as ``contains``.
-  Private names (``_x``) and attributes that are not callable are passed
-  through unrecorded.  For ``pool-beliefs``, the objects ``pool(name)`` hands
-  out are wrapped too: their calls are written ``pool.add`` and so on, with
-  the pool's name as the first argument.
-
-Standard library only: vendor it by copying this file.
+``clock`` must be the clock the object reads for its TTL; one-shot iterators (E8) are recorded as lists.
+Thread-safe and cheap (two clock readings and one deque append per call); what is recorded and how:
+docs/ARCHITECTURE.md, "Design notes".  Standard library only: vendor it by copying this file.
 """
 
 from __future__ import annotations
@@ -57,7 +38,7 @@ _PLAIN = frozenset({str, int, float, bool, type(None), bytes, tuple, list, froze
 
 
 def _jsonable(value: Any) -> Any:
-    """What ``json`` cannot write as it is: sets as sorted lists, bytes as text, the rest by ``repr``."""
+    """Convert what ``json`` cannot write as is: sets to sorted lists, bytes to text, the rest by ``repr``."""
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -77,9 +58,11 @@ _MEMO = 65536  # argument tuples whose JSON text is kept (keys repeat: each is e
 
 
 class TraceRecorder:
-    """Writes hicache-trace/1 to ``out`` (a path, or a text file it does not close) for the objects it
-    wraps.  ``component`` and ``config`` (the constructor's keyword arguments) make the header, with
-    ``declare`` and ``leave_out`` when given."""
+    """Writes hicache-trace/1 to ``out`` (a path, or a text file it does not close) for the objects it wraps.
+
+    ``component and ``config`` (the constructor's keyword arguments) make the header, with
+    ``declare`` and ``leave_out`` when given.
+    """
 
     def __init__(
         self,
@@ -117,7 +100,7 @@ class TraceRecorder:
     # -- wrapping ---------------------------------------------------------------------------------------
 
     def wrap(self, target: Any) -> Any:
-        """A stand-in for ``target`` that records every public call made through it."""
+        """Return a stand-in for ``target`` that records every public call made through it."""
         children = {"pool": "pool."} if self.component == "pool-beliefs" else {}
         return _Traced(target, self, "", (), children)
 
@@ -209,9 +192,11 @@ class TraceRecorder:
             self.closed = True
 
     def __enter__(self) -> TraceRecorder:
+        """Return the recorder itself, for ``with``."""
         return self
 
     def __exit__(self, *_exc: object) -> None:
+        """Flush and close, as :meth:`close`."""
         self.close()
 
 

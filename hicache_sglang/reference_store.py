@@ -1,29 +1,17 @@
 """HiCacheReferenceStore: the reference file store as the engine's ``dynamic`` storage backend (F10).
 
-What it is for: running :class:`hicache.HiCacheFile` inside the engine in place of the engine's own
-``HiCacheFile``, on the same directory and the same file names, so that either store reads the pages the
-other wrote.  The engine's factory builds it as ``backend_class(storage_config, kwargs)``.
+Runs :class:`hicache.HiCacheFile` inside the engine in place of the engine's own ``HiCacheFile``, on the
+same directory and file names (an :class:`hicache.EngineNaming` made from the storage config as the
+engine makes its suffixes), so that either store reads the pages the other wrote.  The engine's factory
+builds it as ``backend_class(storage_config, kwargs)``.  A tensor of any dtype is stored as its raw bytes;
+``get`` reads into the tensor given only a file of exactly its size (F4).  ``extra_config`` takes the
+engine's keys and the reference's own (:mod:`hicache.file_config`; precedence F9); an unknown key is a
+``ValueError`` listing the known ones.
 
-The file layer is ``hicache.HiCacheFile`` with an :class:`hicache.EngineNaming` made from the storage
-config as the engine makes its suffixes (``config_suffix``, ``tp_config_suffix`` for ``.mamba`` state; MLA,
-pp, cp and dcp parts).  A tensor of any dtype is stored as its raw bytes (no copy when it is contiguous);
-``get`` reads into the tensor given only a file of exactly its size (F4).
-
-Configuration: ``storage_config.extra_config`` holds the engine's keys (``file_storage_path``, the
-directory; ``max_size``, ``min_free_space``, ``eviction_ratio``, ``enable_metadata_cache``,
-``metadata_ttl``) and the reference's own (``layout``, ``metadata_eviction``, ``startup_scan``...: see
-:mod:`hicache.file_config`; ``storage_dir`` is another name of ``file_storage_path``).  The factory's keys
-(``backend_name``, ``module_path``, ``class_name``, ``interface_v1``) are ignored; any other key is a
-``ValueError`` listing the known ones.  Precedence is the reference's (F9): ``extra_config``, then the
-environment (the engine's ``SGLANG_HICACHE_FILE_BACKEND_*`` names are aliases), then the defaults.
-
-Errors: bad arguments (a key the engine's names cannot hold, a value that is not a tensor or bytes, a
-target that is not a CPU tensor) raise ``TypeError``/``ValueError`` naming the parameter before any I/O
-(B1); an I/O failure is an answer (None, False, a shorter prefix) plus a log line on the
-``hicache.file_store`` logger, never a raise (B2).
-
-Complexity: as ``HiCacheFile`` (``exists`` on a live belief makes no filesystem call); the v2 calls are
-O(pages x pools).  Thread model: as ``HiCacheFile`` (safe from several threads).
+Errors: bad arguments raise ``TypeError``/``ValueError`` naming the parameter before any I/O (B1); an I/O
+failure is an answer (None, False, a shorter prefix) plus a log line, never a raise (B2).  Complexity and
+thread model: as ``HiCacheFile``; the v2 calls are O(pages x pools).  Details: docs/ARCHITECTURE.md,
+"Design notes".
 """
 
 from __future__ import annotations
@@ -68,12 +56,12 @@ _SHARDED_POOL = PoolName.MAMBA.value  # TP-sharded state: named with the tp suff
 
 
 def _clock() -> float:
-    """The belief clock, looked up at call time (a checker may patch this module's ``time``)."""
+    """Return the belief clock, looked up at call time (a checker may patch this module's ``time``)."""
     return time.monotonic()
 
 
 def engine_naming(config: HiCacheStorageConfig) -> EngineNaming:
-    """The engine's file names for ``config``: its ``config_suffix`` and ``tp_config_suffix``."""
+    """Return the engine's file names for ``config``: its ``config_suffix`` and ``tp_config_suffix``."""
     model = "-".join(config.model_name.split("/")) if config.model_name else ""
     shard = f"_{config.pp_size}_{config.pp_rank}" if config.pp_size > 1 else ""
     if config.attn_cp_size > 1:
@@ -91,8 +79,11 @@ def engine_naming(config: HiCacheStorageConfig) -> EngineNaming:
 
 
 def _settings(extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``HiCacheFile``'s ``extra_config`` from the engine's: the factory's keys dropped, the directory
-    renamed; ValueError for an unknown key (listing the known ones) or two different directories."""
+    """Return ``HiCacheFile``'s ``extra_config`` made from the engine's.
+
+    The factory's keys are dropped, the directory renamed; ValueError for an unknown key (listing the
+    known ones) or two different directories.
+    """
     unknown = sorted(str(key) for key in extra if key not in FACTORY_KEYS and key not in _KNOWN)
     if unknown:
         raise ValueError(f"extra_config has unknown key(s) {unknown}; known: {_KNOWN} and the factory's")
@@ -138,7 +129,7 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
         return self._store
 
     def file_name(self, key: str) -> str:
-        """The file name of ``key`` (ValueError naming ``key`` when the engine's names cannot hold it)."""
+        """Return ``key``'s file name (ValueError naming ``key`` when the engine's names cannot hold it)."""
         return self._store.file_name(key)
 
     # -- the generic v1 calls -------------------------------------------------------------------------
@@ -152,8 +143,10 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
         return self._store.batch_exists(keys)
 
     def get(self, key: str, target_location: Any = None, target_sizes: Any = None) -> torch.Tensor | None:
-        """F4: ``target_location`` filled from ``key``'s page and returned, or None (missing, another size,
-        an I/O failure: logged)."""
+        """Fill ``target_location`` from ``key``'s page and return it, or None (F4).
+
+        None when the page is missing, of another size, or on an I/O failure (logged).
+        """
         view, staged = _writable(target_location, "target_location")
         if not self._store.get_into(key, view):
             return None
@@ -171,16 +164,20 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
         return [self.get(key, target) for key, target in zip(keys, targets, strict=True)]
 
     def set(self, key: str, value: Any = None, target_location: Any = None, target_sizes: Any = None) -> bool:
-        """F3: ``value`` (a tensor of any dtype, or bytes) stored as raw bytes under ``key``; True when it
-        is on disk (or already was), False on an I/O failure or no room (logged)."""
+        """Store ``value`` (a tensor of any dtype, or bytes) as raw bytes under ``key`` (F3).
+
+        True when it is on disk (or already was), False on an I/O failure or no room (logged).
+        """
         self._naming.check(key)
         return self._store.set(key, _readable(value, "value"))
 
     def batch_set(
         self, keys: list[str], values: Any = None, target_locations: Any = None, target_sizes: Any = None
     ) -> bool:
-        """F5: ``set`` of each pair in order, stopping at the first that fails (the engine's answer: one
-        bool for the batch).  Every key and value is checked before any I/O."""
+        """Apply ``set`` to each pair in order, stopping at the first that fails (F5).
+
+        The engine's answer: one bool for the batch.  Every key and value is checked before any I/O.
+        """
         keys, values = _pairs(keys, values, "values")
         for key in keys:
             self._naming.check(key)
@@ -203,9 +200,11 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
         pool_transfers: list[PoolTransfer] | None = None,
         extra_info: HiCacheStorageExtraInfo | None = None,
     ) -> PoolTransferResult:
-        """The longest KV prefix whose pages exist, cut by each pool's hit policy (``ALL_PAGES``: every
-        page of the prefix; ``TRAILING_PAGES``: the last ``len(keys)`` pages of it), as the engine's
-        ``HiCacheFile`` answers.  ValueError naming ``pool_transfers`` for another policy."""
+        """Return the longest KV prefix whose pages exist, cut by each pool's hit policy.
+
+        ``ALL_PAGES``: every page of the prefix; ``TRAILING_PAGES``: the last ``len(keys)`` pages of it;
+        as the engine's ``HiCacheFile`` answers.  ValueError naming ``pool_transfers`` for another policy.
+        """
         transfers = list(pool_transfers or [])
         for transfer in transfers:
             if transfer.hit_policy not in (PoolHitPolicy.ALL_PAGES, PoolHitPolicy.TRAILING_PAGES):
@@ -287,7 +286,7 @@ class HiCacheReferenceStore(HiCacheStorage):  # type: ignore[misc]
 
 
 def _component(key: str, pool: object) -> str:
-    """The storage key of ``key``'s page of ``pool``: the key itself for KV, else ``<key>.<pool>``."""
+    """Return the storage key of ``key``'s page of ``pool``: the key itself for KV, else ``<key>.<pool>``."""
     name = _pool_name(pool)
     return key if name in ("__default__", PoolName.KV.value) else f"{key}.{name}"
 
@@ -305,7 +304,7 @@ def _pairs(keys: Iterable[str], items: Any, name: str) -> tuple[list[str], list[
 
 
 def _byte_view(tensor: torch.Tensor) -> memoryview:
-    """The bytes of a contiguous CPU tensor of any dtype, shared (no copy)."""
+    """Return the bytes of a contiguous CPU tensor of any dtype, shared (no copy)."""
     flat = tensor if tensor.dim() == 1 else tensor.reshape(-1)
     return memoryview(flat.view(torch.uint8).numpy())
 
@@ -321,7 +320,7 @@ def _readable(value: object, name: str) -> memoryview:
 
 
 def _writable(target: object, name: str) -> tuple[memoryview, torch.Tensor | None]:
-    """The bytes to read into for ``target``, and the contiguous copy to copy back from (or None)."""
+    """Return the bytes to read into for ``target``, and the contiguous copy to copy back from (or None)."""
     if not isinstance(target, torch.Tensor):
         raise TypeError(
             f"{name} must be a torch.Tensor (the page's shape and dtype), got {type(target).__name__}"
