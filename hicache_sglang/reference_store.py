@@ -305,8 +305,10 @@ def _pairs(keys: Iterable[str], items: Any, name: str) -> tuple[list[str], list[
 
 def _byte_view(tensor: torch.Tensor) -> memoryview:
     """Return the bytes of a contiguous CPU tensor of any dtype, shared (no copy)."""
-    flat = tensor if tensor.dim() == 1 else tensor.reshape(-1)
-    return memoryview(flat.view(torch.uint8).numpy())
+    if tensor.dim() == 0:
+        tensor = tensor.reshape(1)
+    view = memoryview(tensor.view(torch.uint8).numpy())
+    return view if view.ndim == 1 else view.cast("B")  # a page of several dimensions, flattened
 
 
 def _readable(value: object, name: str) -> memoryview:
@@ -325,7 +327,7 @@ def _writable(target: object, name: str) -> tuple[memoryview, torch.Tensor | Non
         raise TypeError(
             f"{name} must be a torch.Tensor (the page's shape and dtype), got {type(target).__name__}"
         )
-    if target.device.type != "cpu":
+    if not target.is_cpu:
         raise ValueError(f"{name} must be a CPU tensor, got one on {target.device}")
     if target.is_contiguous():
         return _byte_view(target), None

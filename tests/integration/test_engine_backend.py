@@ -55,6 +55,12 @@ def test_the_engines_factory_builds_it_as_dynamic_and_tensors_of_any_dtype_round
     targets = [engine.torch.zeros(4, 8, dtype=engine.torch.bfloat16) for _ in range(3)]
     got = store.batch_get(["a1", "ffff", "a2"], targets)
     assert got[0] is targets[0] and got[1] is None and engine.torch.equal(got[2], page(engine, 11))
+    # a page of one element with no dimension, and of three dimensions, as raw bytes both
+    scalar, cube = engine.torch.tensor(7, dtype=engine.torch.int64), page(engine, 20, "float32", (2, 3, 4))
+    assert store.set("b1", scalar) and store.set("b2", cube)
+    one, three = engine.torch.zeros((), dtype=engine.torch.int64), engine.torch.zeros_like(cube)
+    assert store.get("b1", one) is one and int(one) == 7
+    assert store.get("b2", three) is three and engine.torch.equal(three, cube)
 
 
 @pytest.mark.clauses("F10")
