@@ -21,8 +21,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -131,6 +132,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=_VERIFY_ONLY))
         elif slow is not None and PROFILE == "dev" and not config.getoption("--run-slow"):
             item.add_marker(pytest.mark.skip(reason=_slow_reason(slow)))
+
+
+@pytest.fixture(scope="session")
+def engine_storage() -> Iterator[ModuleType]:
+    """The engine release's ``sglang.srt.mem_cache.hicache_storage`` from its wheel, loaded once for the
+    session under the engine's own dotted names (skipped, saying why, without torch or the wheel)."""
+    from benchmarks import engine_wheel
+
+    try:
+        module = engine_wheel.load_engine_storage()
+    except ImportError as error:
+        pytest.skip(f"the engine's hicache_storage needs torch: {error}")
+    except (engine_wheel.WheelUnavailable, LookupError) as error:
+        pytest.skip(f"the engine's storage modules cannot be loaded: {error}")
+    try:
+        yield module
+    finally:
+        engine_wheel.unload_engine_storage()
 
 
 @pytest.fixture

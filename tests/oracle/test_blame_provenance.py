@@ -13,49 +13,24 @@ birth is blamed on M3 too.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from benchmarks import engine_wheel
 from spec.oracle import check
 from spec.oracle._provenance import made_by
 from spec.oracle._run import prepared
 from spec.oracle._session import Call, Recording, replay
 from spec.oracle._trace import check_trace
+from tests.oracle._user_caches import SeedShapedCache
 
 STEPS = 15
 EXAMPLES = 100  # a cap: each search below stops at its first failure, found within it at its seed
-
-
-class SeedShapedCache:
-    """The seed's shape: one lock, no bound, no len, no batches, no snapshot; ``add`` sets a birth only for
-    a key it does not hold, and ``contains`` purges an expired entry when asked (and answers False)."""
-
-    def __init__(self, ttl_seconds: float) -> None:
-        self.ttl_seconds = ttl_seconds
-        self.cache: dict[Hashable, float] = {}
-        self.lock = threading.Lock()
-
-    def add(self, key: Hashable) -> None:
-        with self.lock:
-            if key not in self.cache:
-                self.cache[key] = time.monotonic()
-
-    def contains(self, key: Hashable) -> bool:
-        with self.lock:
-            if key not in self.cache:
-                return False
-            if self.ttl_seconds != -1 and time.monotonic() - self.cache[key] > self.ttl_seconds:
-                del self.cache[key]
-                return False
-            return True
 
 
 class AbsentKeyIsLive(SeedShapedCache):
@@ -121,22 +96,6 @@ def test_the_seed_shaped_cache_is_blamed_on_m3_first_with_its_contains_next() ->
     assert first.counterexample[-1].startswith("cache.contains("), first.counterexample
     assert [line.split("(")[0] for line in first.counterexample].count("cache.add") >= 2  # the re-add
     assert "inferred without snapshot(), from the rule that made the state" in result.summary()
-
-
-@pytest.fixture(scope="module")
-def engine_storage() -> Iterator[ModuleType]:
-    """The engine's ``sglang.srt.mem_cache.hicache_storage`` from its release wheel (skipped, saying why,
-    without torch or the wheel)."""
-    try:
-        module = engine_wheel.load_engine_storage()
-    except ImportError as error:
-        pytest.skip(f"the engine's hicache_storage needs torch: {error}")
-    except engine_wheel.WheelUnavailable as error:
-        pytest.skip(str(error))
-    try:
-        yield module
-    finally:
-        engine_wheel.unload_engine_storage()
 
 
 @pytest.mark.clauses("O11", "M3", "O4")

@@ -8,7 +8,6 @@ wheel the tests that need it are skipped, saying why.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
@@ -20,16 +19,9 @@ from spec.oracle._run import prepared
 
 
 @pytest.fixture(scope="session")
-def engine() -> Iterator[ModuleType]:
+def engine(engine_storage: ModuleType) -> ModuleType:
     """The engine's ``sglang.srt.mem_cache.hicache_storage`` from the release wheel (skipped without it)."""
-    from benchmarks import engine_wheel
-
-    try:
-        module = engine_wheel.load_engine_storage()
-    except (ImportError, engine_wheel.WheelUnavailable, LookupError) as error:
-        pytest.skip(f"the engine's storage modules cannot be loaded: {error}")
-    yield module
-    engine_wheel.unload_engine_storage()
+    return engine_storage
 
 
 @pytest.mark.clauses("O12", "F4")

@@ -11,13 +11,11 @@ blamed on M7, a TypeError for ``max_entries``, ``"clauses": []``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from benchmarks import engine_wheel
 from hicache.metadata_cache import MetadataCache
 from spec.linearizability.checker import Operation
 from spec.oracle import check, check_threads, replay_threads
@@ -67,22 +65,6 @@ def test_a_seed_shaped_cache_fails_its_own_clause_under_threads_never_m7_and_no_
     assert result.failures[0].calls <= 4, result.summary()
     assert "Traceback" not in result.summary()
     assert "M7" in result.not_checked  # not blamed: one thread shows it (O6)
-
-
-@pytest.fixture(scope="module")
-def engine_storage() -> Iterator[ModuleType]:
-    """The engine release's ``hicache_storage`` from its wheel (skipped, saying why, without torch or the
-    wheel), under its own dotted name for the module's tests."""
-    try:
-        module = engine_wheel.load_engine_storage()
-    except ImportError as error:
-        pytest.skip(f"the engine's hicache_storage needs torch: {error}")
-    except engine_wheel.WheelUnavailable as error:
-        pytest.skip(str(error))
-    try:
-        yield module
-    finally:
-        engine_wheel.unload_engine_storage()
 
 
 @pytest.mark.clauses("O10", "M3", "M7")
