@@ -243,7 +243,14 @@ def machine_class(
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
-    members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
+    members: dict[str, Any] = {
+        **hidden,
+        "__init__": __init__,
+        "teardown": teardown,
+        "set_aside": frozenset(session.left_out),
+    }
+    if session.settings is not None:  # --settings: FileStoreMachine.pinned overrides what build draws
+        members["pinned"] = dict(session.settings)
     return type(f"Oracle{base.__name__}", (base.over(session.factory, **session.declared),), members)
 
 
