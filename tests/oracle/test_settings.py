@@ -1,0 +1,142 @@
+"""``--settings``: the file store's configuration pinned for a run (issue 31 part 3), and the engine form
+under ``--threads``.
+
+The engine release's ``HiCacheFile`` is loaded from its wheel, unmodified (``benchmarks.engine_wheel``); the
+tests that need it skip, saying why, without torch or the wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from hicache import HiCacheFile
+from spec.oracle import check, machine_for
+from spec.oracle.__main__ import main
+from spec.oracle._settings import DEFAULTS
+from spec.oracle._threads import check_threads
+
+CAP_AND_METADATA = {"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": 5}
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[ModuleType]:
+    """The engine's ``sglang.srt.mem_cache.hicache_storage`` from the release wheel (skipped without it)."""
+    from benchmarks import engine_wheel
+
+    try:
+        module = engine_wheel.load_engine_storage()
+    except (ImportError, engine_wheel.WheelUnavailable, LookupError) as error:
+        pytest.skip(f"the engine's storage modules cannot be loaded: {error}")
+    yield module
+    engine_wheel.unload_engine_storage()
+
+
+def _built(settings: dict[str, Any] | None) -> dict[str, object]:
+    """The extra_config the file-store machine builds its store with, after drawing a configuration unlike
+    the pinned one (cap 16, ratio 0.5, a floor, the metadata cache on with TTL 30)."""
+    machine: Any = machine_for("file-store", HiCacheFile, settings=settings)()
+    try:
+        machine.build(cap=16, ratio=0.5, min_free=6, disk_size=1 << 20, metadata=True, ttl=30.0)
+        return dict(machine.extra_config)
+    finally:
+        machine.teardown()
+
+
+@pytest.mark.clauses("F9", "O8")
+def test_settings_pin_the_configuration_every_example_builds_and_the_report_shows_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The settings given override what the machine drew, the others take the engine's defaults (F9); with
+    nothing pinned the drawn values stand; the report (text and JSON) prints the full configuration."""
+    built = _built({"max_size": 10, "enable_metadata_cache": True})
+    assert built["max_size"] == 10 and built["enable_metadata_cache"] is True
+    assert built["eviction_ratio"] == DEFAULTS["eviction_ratio"] and built["min_free_space"] == 0
+    assert built["metadata_ttl"] == DEFAULTS["metadata_ttl"]
+    drawn = _built(None)
+    assert (drawn["max_size"], drawn["eviction_ratio"], drawn["metadata_ttl"]) == (16, 0.5, 30.0)
+
+    argv = ["file-store", "hicache:HiCacheFile", "--max-examples", "2", "--steps", "5"]
+    settings = json.dumps({"max_size": 10, "eviction_ratio": 1.0})
+    assert main([*argv, "--settings", settings]) == 0
+    text = capsys.readouterr().out
+    assert "settings: max_size=10, eviction_ratio=1.0, min_free_space=0, enable_metadata_cache=False" in text
+    assert main([*argv, "--settings", settings, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["settings"] == {**DEFAULTS, "max_size": 10, "eviction_ratio": 1.0}
+    assert check("file-store", HiCacheFile, max_examples=1, steps=2).settings is None
+
+
+@pytest.mark.clauses("O5")
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["file-store", "hicache:HiCacheFile", "--settings", '{"max_sise": 10}'], "max_sise"),
+        (["file-store", "hicache:HiCacheFile", "--settings", '{"eviction_ratio": 2}'], "eviction_ratio"),
+        (["file-store", "hicache:HiCacheFile", "--settings", "[1]"], "JSON object"),
+        (["file-store", "hicache:HiCacheFile", "--settings", "{"], "not valid JSON"),
+        (["metadata-cache", "hicache:MetadataCache", "--settings", '{"max_size": 10}'], "file-store"),
+    ],
+)
+def test_a_wrong_setting_is_a_usage_error_naming_it(
+    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """O5: an unknown key, a value out of range, no JSON object, another component: exit 2, named."""
+    assert main([*argv, "--max-examples", "1"]) == 2
+    assert named in capsys.readouterr().err
+
+
+@pytest.mark.clauses("O6", "O12", "C5")
+def test_the_engine_form_runs_under_threads_with_the_pinned_settings(engine: ModuleType) -> None:
+    """O6, O12: the release's HiCacheFile under --threads 4, cap + metadata cache pinned: built through the
+    engine shim per history (its module's os and open interposed, their calls the scheduling points), it
+    FAILs C5 with a history that the sequential replay does not explain away, and the reproduction
+    (scripts and schedule) fails again when run."""
+    result = check_threads(
+        "file-store", engine.HiCacheFile, threads=4, histories=40, settings=CAP_AND_METADATA, leave_out=["B1"]
+    )
+    assert result.adapter["form"] == "engine"
+    assert result.settings == {**DEFAULTS, **CAP_AND_METADATA}
+    assert (
+        result.fs_control is not None and "module sglang.srt.mem_cache.hicache_storage" in result.fs_control
+    )
+    assert result.figures["scheduling_decisions"] > result.figures["operations"]  # points inside calls
+    assert result.verdict == "FAIL", result.summary()
+    assert result.clauses == ["C5"] and 1 <= result.calls <= 4 * 8  # four threads of at most 8 calls
+    namespace: dict[str, Any] = {}
+    exec(compile(result.repro, "repro.py", "exec"), namespace)
+    test = next(v for k, v in namespace.items() if k.startswith("test_"))
+    modules = [m for n, m in sys.modules.items() if n.startswith("sglang.")]
+    saved = [(m, dict(vars(m))) for m in modules]
+    try:
+        with pytest.raises(AssertionError, match="C5"):
+            test()
+    finally:  # a failing reproduction never reaches the teardown that takes the stand-ins out
+        for module, globals_ in saved:
+            vars(module).clear()
+            vars(module).update(globals_)
+
+
+@pytest.mark.slow("the five configurations on the release's store at the tool's small budget, about 40 s")
+@pytest.mark.clauses("O2", "O12", "F4", "V5", "C5")
+def test_every_configuration_of_the_release_fails_with_a_reproduction_per_clause(
+    engine: ModuleType, tmp_path: Any
+) -> None:
+    """Issue 31 part 3: every configuration users run FAILs on the release's HiCacheFile, each failing
+    clause with its reproduction written (one file per clause), B1 left out as the engine's choice (O3)."""
+    from tools import engine_verdicts
+
+    budget = engine_verdicts.BUDGETS["small"]
+    for configuration in engine_verdicts.CONFIGURATIONS:
+        row = engine_verdicts.run_one("engine", engine.HiCacheFile, configuration, budget, tmp_path)
+        assert row.verdict == "FAIL", (configuration.name, row)
+        assert "B1" not in {c for clauses in row.clauses for c in clauses}
+        folder = tmp_path / engine_verdicts.slug("engine") / configuration.slug
+        written = sorted(p.name for p in folder.iterdir())
+        assert len(written) == len(row.clauses), written
+        assert all(text.startswith("test_repro_") for text in written)
