@@ -19,7 +19,6 @@ from hicache import HiCacheFile
 from spec.oracle import check, machine_for
 from spec.oracle.__main__ import main
 from spec.oracle._settings import DEFAULTS
-from spec.oracle._threads import check_threads
 
 CAP_AND_METADATA = {"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": True, "metadata_ttl": 5}
 
@@ -92,24 +91,27 @@ def test_a_wrong_setting_is_a_usage_error_naming_it(
 
 
 @pytest.mark.clauses("O6", "O12", "C5")
-def test_the_engine_form_runs_under_threads_with_the_pinned_settings(engine: ModuleType) -> None:
-    """O6, O12: the release's HiCacheFile under --threads 4, cap + metadata cache pinned: built through the
-    engine shim per history (its module's os and open interposed, their calls the scheduling points), it
-    FAILs C5 with a history that the sequential replay does not explain away, and the reproduction
-    (scripts and schedule) fails again when run."""
-    result = check_threads(
-        "file-store", engine.HiCacheFile, threads=4, histories=40, settings=CAP_AND_METADATA, leave_out=["B1"]
-    )
-    assert result.adapter["form"] == "engine"
-    assert result.settings == {**DEFAULTS, **CAP_AND_METADATA}
-    assert (
-        result.fs_control is not None and "module sglang.srt.mem_cache.hicache_storage" in result.fs_control
-    )
-    assert result.figures["scheduling_decisions"] > result.figures["operations"]  # points inside calls
-    assert result.verdict == "FAIL", result.summary()
-    assert result.clauses == ["C5"] and 1 <= result.calls <= 4 * 8  # four threads of at most 8 calls
+def test_the_engine_form_runs_under_threads_with_the_pinned_settings(
+    engine: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """O6, O12: hicache-oracle file-store <the release's HiCacheFile> --threads 4 --settings <cap + metadata
+    cache>: built through the engine shim per history (its module's os and open interposed, their calls
+    the scheduling points), it FAILs C5 (exit 1) with a history that the sequential replay does not
+    explain away, and the reproduction (scripts and schedule) fails again when run."""
+    target = f"{engine.__name__}:HiCacheFile"
+    settings = json.dumps(CAP_AND_METADATA)
+    argv = ["file-store", target, "--threads", "4", "--histories", "40", "--settings", settings]
+    assert main([*argv, "--leave-out", "B1", "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["adapter"]["form"] == "engine"
+    assert result["settings"] == {**DEFAULTS, **CAP_AND_METADATA}
+    assert "module sglang.srt.mem_cache.hicache_storage" in result["fs_control"]
+    figures = result["figures"]
+    assert figures["scheduling_decisions"] > figures["operations"]  # points inside the calls too
+    assert result["verdict"] == "FAIL"
+    assert result["clauses"] == ["C5"] and 1 <= result["calls"] <= 4 * 8  # four threads of at most 8 calls
     namespace: dict[str, Any] = {}
-    exec(compile(result.repro, "repro.py", "exec"), namespace)
+    exec(compile(result["repro"], "repro.py", "exec"), namespace)
     test = next(v for k, v in namespace.items() if k.startswith("test_"))
     modules = [m for n, m in sys.modules.items() if n.startswith("sglang.")]
     saved = [(m, dict(vars(m))) for m in modules]
@@ -122,7 +124,7 @@ def test_the_engine_form_runs_under_threads_with_the_pinned_settings(engine: Mod
             vars(module).update(globals_)
 
 
-@pytest.mark.slow("the five configurations on the release's store at the tool's small budget, about 40 s")
+@pytest.mark.slow("the five configurations on the release's store at the tool's small budget (each a full search)")
 @pytest.mark.clauses("O2", "O12", "F4", "V5", "C5")
 def test_every_configuration_of_the_release_fails_with_a_reproduction_per_clause(
     engine: ModuleType, tmp_path: Any
