@@ -92,6 +92,22 @@ def test_a_wrong_setting_is_a_usage_error_naming_it(
     assert named in capsys.readouterr().err
 
 
+@pytest.mark.clauses("O12", "O8")
+def test_a_pinned_failure_shows_and_reproduces_the_configuration_it_ran(engine: ModuleType) -> None:
+    """A sequential FAIL of the release's store with the cap pinned: the counterexample's build shows the
+    pinned values (not the drawn ones), and the reproduction pins the same settings."""
+    cap = {"max_size": 10, "eviction_ratio": 1.0}
+    result = check(
+        "file-store", engine.HiCacheFile, max_examples=20, steps=20, settings=cap, leave_out=["B1"]
+    )
+    assert result.verdict == "FAIL"
+    builds = [line for f in result.failures for line in f.counterexample if line.startswith("state.build(")]
+    assert builds and all("cap=10, ratio=1.0, min_free=0" in line for line in builds), builds
+    assert all("metadata=False, ttl=5.0" in line for line in builds), builds
+    pinned = {**DEFAULTS, **cap}
+    assert all(f"settings={pinned!r}" in f.repro for f in result.failures)
+
+
 @pytest.mark.clauses("O6", "O12", "C5")
 def test_the_engine_form_runs_under_threads_with_the_pinned_settings(
     engine: ModuleType, capsys: pytest.CaptureFixture[str]
