@@ -6,6 +6,9 @@
 # make bench-scale [SIZES=10000,100000,1000000] - the file store at 10k/100k/1M page files against the
 #                engine's evictor (issue 24) alone; rewrites its section of benchmarks/RESULTS.md and scale.svg
 # make mutation / make modelcheck - see their targets below
+# make engine-verdicts - the oracle's verdicts on the engine release's own HiCacheFile in the configurations
+#                users run (issue 31 part 3): a table, a reproduction per failing clause under
+#                build/engine-verdicts/, and the README's section "The engine's own store, judged"
 # make bench-engine - the reference store inside the engine against the engine's HiCacheFile (issue 31,
 #                F10) alone; prints its section (also part of make bench)
 # make chart   - benchmarks/existence_cache.svg: contains_all ns/page against cache size per variant
@@ -25,7 +28,7 @@ PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
 
-.PHONY: torch-path test verify verify-quick docs bench bench-engine bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
+.PHONY: torch-path engine-verdicts test verify verify-quick docs bench bench-engine bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@rm -rf $(VENV)
@@ -100,6 +103,9 @@ docs: $(STAMP)
 
 bench: $(STAMP) torch-path
 	$(if $(SIZES),HICACHE_BENCH_SIZES=$(SIZES)) $(BIN)/python -m benchmarks
+
+engine-verdicts: $(STAMP) torch-path
+	$(BIN)/python -m tools.engine_verdicts
 
 bench-engine: $(STAMP) torch-path
 	$(BIN)/python -m benchmarks --only bench_engine_backend

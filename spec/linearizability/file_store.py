@@ -115,7 +115,8 @@ def _phases(op: Operation) -> list[Operation]:
 def _keys_calls(op: Operation) -> list[Operation] | None:
     """A batch (F5) as its keys' own calls, in the batch's interval: a ``batch_set``'s ``set`` of each key
     (its value ``VALUE_OF[key]``: content-addressed), a ``batch_get``'s ``get`` of each, and a
-    ``batch_exists(keys) -> n``'s ``exists`` of its first ``n`` keys (True) and of the next (False); a
+    ``batch_exists(keys) -> n``'s ``exists`` of its first ``n`` keys (True) and of the next (False)
+    (a ``batch_set`` that stopped at its first refusal, :func:`_stopped_at_refusal`: its first keys'); a
     batch that never returned, every key's (each may or may not have taken effect).  None: its answer
     does not fit its keys (not one answer per key, a count out of range)."""
     keys, answer, returned = op.args, op.result, op.ret is not None
@@ -127,6 +128,8 @@ def _keys_calls(op: Operation) -> list[Operation] | None:
         return [
             replace(op, name="exists", args=(k,), result=i < answer) for i, k in enumerate(keys[: answer + 1])
         ]
+    if op.name == "batch_set" and returned and isinstance(answer, list) and _stopped_at_refusal(answer, keys):
+        keys = keys[: len(answer)]  # O12: the engine's batch_set makes no write after a refused one
     if returned and not (isinstance(answer, list) and len(answer) == len(keys)):
         return None
     single = op.name.removeprefix("batch_")
@@ -139,6 +142,12 @@ def _keys_calls(op: Operation) -> list[Operation] | None:
         )
         for i, key in enumerate(keys)
     ]
+
+
+def _stopped_at_refusal(answer: list[Any], keys: Sequence[Hashable]) -> bool:
+    """A ``batch_set`` answered for its first keys only, the last of them refused: a store that, as the
+    engine's does (O12), makes no write after the first refused one; its steps are those keys' sets."""
+    return 0 < len(answer) < len(keys) and answer[-1] is False and all(a is True for a in answer[:-1])
 
 
 def spelled_out(history: Sequence[Operation], phases: bool = True) -> list[Operation]:
@@ -216,8 +225,11 @@ class FileStoreHistorySpec:
         *,
         phases: bool = True,
         files: tuple[tuple[str, tuple[bytes, float]], ...] = (),
+        ratio: float = 1.0,
+        min_free: int = 0,
     ) -> None:
         self.cap, self.metadata, self.phases = cap, metadata, phases
+        self.ratio, self.min_free = ratio, min_free  # V3's watermark and floor (the oracle's --settings)
         self.clock = FakeClock(1000.0)  # frozen: beliefs never expire (TTL -1 anyway)
         # ``files``: on disk, neither tracked nor believed
         self.initial: tuple[State, Cursors] = ((files, (), (), (), (), ()), ())
@@ -232,8 +244,8 @@ class FileStoreHistorySpec:
         model = FileStoreModel(
             namespace="_ns",
             cap=self.cap,
-            ratio=1.0,
-            min_free=0,
+            ratio=self.ratio,
+            min_free=self.min_free,
             disk_size=1 << 50,
             metadata=self.metadata,
             ttl=-1,

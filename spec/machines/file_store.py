@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import copy
 import errno
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
@@ -200,6 +200,10 @@ class FileStoreMachine(FileWorldMachine):
     namespace: ClassVar[str] = NAMESPACE
     foreign: ClassVar[str] = FOREIGN
     one_bool_batches: ClassVar[bool] = False
+    # --settings: the store's configuration pinned (extra_config's names: max_size, eviction_ratio,
+    # min_free_space, enable_metadata_cache, metadata_ttl); ``build`` still draws its own, so that examples
+    # and their shrinking are those of an unpinned run, and these values override the drawn ones.
+    pinned: ClassVar[Mapping[str, Any] | None] = None
 
     choices: ClassVar = {"eviction": "inline"}
 
@@ -216,6 +220,10 @@ class FileStoreMachine(FileWorldMachine):
     def build(
         self, cap: int, ratio: float, min_free: int, disk_size: int, metadata: bool, ttl: float
     ) -> None:
+        if self.pinned is not None:  # --settings: the configuration a user runs, whatever was drawn
+            cap, ratio = self.pinned["max_size"], self.pinned["eviction_ratio"]
+            min_free, metadata = self.pinned["min_free_space"], self.pinned["enable_metadata_cache"]
+            ttl = self.pinned["metadata_ttl"]
         self.extra_config: dict[str, object] = {
             "max_size": cap,
             "eviction_ratio": ratio,

@@ -75,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
         "eviction=background for a file evictor or store that evicts in the background (V3-bg)",
     )
     parser.add_argument(
+        "--settings",
+        metavar="JSON",
+        help="file-store: pin the store's configuration for every example and history, e.g."
+        ' \'{"max_size": 10, "eviction_ratio": 1.0, "enable_metadata_cache": true, "metadata_ttl": 5}\';'
+        " the settings not given take the engine's defaults (cap off, ratio 0.9, metadata cache off, TTL 5)",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=None,
@@ -159,6 +166,19 @@ def _choice(text: str) -> tuple[str, str]:
     return name, value
 
 
+def _settings(text: str | None) -> dict[str, object] | None:
+    """``--settings``'s JSON object (its keys are checked by the run: OracleUsageError, exit 2)."""
+    if text is None:
+        return None
+    try:
+        settings = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise OracleUsageError(f"--settings is not valid JSON: {error}") from None
+    if not isinstance(settings, dict):
+        raise OracleUsageError(f"--settings must be a JSON object, got {text!r}")
+    return settings
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -199,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         if adapter is not None and not isinstance(adapter, dict):
             raise OracleUsageError("--adapter must be a JSON object")
         declare = dict(_choice(text) for text in args.declare)
+        settings = _settings(args.settings)
         result: OracleResult
         if args.threads is not None:
             result = check_threads(
@@ -212,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 adapter=adapter,
                 declare=declare,
                 leave_out=args.leave_out,
+                settings=settings,
             )
         else:
             result = check(
@@ -226,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 leave_out=args.leave_out,
                 declare=declare,
                 call_timeout=args.call_timeout,
+                settings=settings,
             )
     except (json.JSONDecodeError, OracleUsageError) as error:
         bad_json = isinstance(error, json.JSONDecodeError)

@@ -275,7 +275,9 @@ def render_program_repro(
         "",
         "",
         f"def test_{name.replace('-', '_')}_follows_the_spec_{'_'.join(clauses) or 'invariants'}() -> None:",
-        f"    state = machine_for({name!r}, TARGET, adapter=ADAPTER, declare={dict(session.declared)!r})()",
+        f"    state = machine_for({name!r}, TARGET, adapter=ADAPTER, declare={dict(session.declared)!r}"
+        + (f", settings={session.settings!r}" if session.settings is not None else "")
+        + ")()",
         "    state.check_step()",
     ]
     for step in steps:

@@ -119,6 +119,8 @@ class OracleResult:
     bad_inputs: list[str] = field(default_factory=list)  # B1: the bad inputs tried, each once at least
     # B1: the bad constructor settings the target's constructor form cannot take, each with why
     bad_inputs_not_tried: dict[str, str] = field(default_factory=dict)
+    # --settings: the file store's configuration the run pinned (None: drawn per example)
+    settings: dict[str, Any] | None = None
     failure: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -154,6 +156,9 @@ class OracleResult:
         ]
         if self.fs_control:
             lines.append(f"  filesystem: {self.fs_control}")
+        if self.settings is not None:
+            shown = ", ".join(f"{k}={v!r}" for k, v in self.settings.items())
+            lines.append(f"  settings: {shown} (pinned: --settings, the others the engine's defaults)")
         if self.declared:
             lines.append(f"  declared: {', '.join(f'{k}={v}' for k, v in self.declared.items())}")
         lines += [f"  missing: {name}: {why}" for name, why in self.missing.items()]
@@ -292,8 +297,8 @@ def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
 
 def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, Any], dict[str, str]]:
     """The fields of a report every mode fills alike, for a run over a target (:func:`fields_of` over
-    what its session controlled, declared and left out)."""
-    return fields_of(
+    what its session controlled, declared, pinned and left out)."""
+    out, unchecked = fields_of(
         session.component,
         session.left_out,
         failures,
@@ -302,6 +307,8 @@ def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, 
         declared=session.declared,
         fs_control=None if session.fs_control.mode == "none" else session.fs_control.describe(),
     )
+    out["settings"] = None if session.settings is None else dict(session.settings)
+    return out, unchecked
 
 
 def fields_of(

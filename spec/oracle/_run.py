@@ -24,6 +24,7 @@ from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._result import OracleResult, build_result
 from spec.oracle._sequential import SearchBudget, machine_class, search_sequential
 from spec.oracle._session import Session
+from spec.oracle._settings import pinned
 from spec.oracle._timeout import CALL_TIMEOUT
 
 __all__ = ["OracleResult", "OracleUsageError", "Prepared", "check", "load_target", "machine_for", "prepared"]
@@ -64,11 +65,13 @@ def _prepare(
     adapter: Adapter | Mapping[str, Any] | None,
     declare: Mapping[str, str] | None = None,
     call_timeout: float | None = CALL_TIMEOUT,
+    settings: Mapping[str, Any] | None = None,
 ) -> tuple[Component, Session, str]:
     if call_timeout is not None and (isinstance(call_timeout, bool) or not call_timeout > 0):
         raise OracleUsageError(f"call_timeout must be > 0 seconds, got {call_timeout!r}")
     if component not in COMPONENTS:
         raise OracleUsageError(f"unknown component {component!r}; known: {', '.join(COMPONENTS)}")
+    pinned_settings = pinned(component, settings)  # OracleUsageError before anything is imported or built
     if not isinstance(adapter, Adapter):
         try:
             adapter = Adapter.from_dict(adapter or {})
@@ -84,6 +87,7 @@ def _prepare(
     # probes the target: OracleUsageError if unusable
     session = Session(spec_component, target_obj, adapter, call_timeout)
     session.declare(declare or {})
+    session.settings = pinned_settings
     return spec_component, session, target_path
 
 
@@ -123,15 +127,19 @@ def prepared(
     declare: Mapping[str, str] | None = None,
     leave_out: Sequence[str] = (),
     call_timeout: float | None = CALL_TIMEOUT,
+    settings: Mapping[str, Any] | None = None,
 ) -> Iterator[Prepared]:
     """Prepare a run (OracleUsageError when it cannot start) and, until the block ends, interpose the
     controlled time and filesystem in the target's modules and silence the targets' WARNING log lines
     (the file components' targets log every file they cannot remove; the oracle's faults make many).
-    ``call_timeout``: the seconds a call to the target may take (``session.guard``, O8; None: no limit)."""
+    ``call_timeout``: the seconds a call to the target may take (``session.guard``, O8; None: no limit).
+    ``settings``: the file store's configuration pinned (``--settings``, :mod:`spec.oracle._settings`)."""
     with ExitStack() as cleanup:
         cleanup.callback(logging.disable, logging.root.manager.disable)
         logging.disable(logging.WARNING)
-        spec_component, session, target_path = _prepare(component, target, adapter, declare, call_timeout)
+        spec_component, session, target_path = _prepare(
+            component, target, adapter, declare, call_timeout, settings
+        )
         cleanup.callback(session.guard.close)
         for group in leave_out:
             if group not in spec_component.groups:
@@ -148,11 +156,12 @@ def machine_for(
     *,
     adapter: Adapter | Mapping[str, Any] | None = None,
     declare: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> type[LockstepMachine]:
     """The machine class the oracle runs for ``target``: the component's own machine over the adapted
     target, following the declared choices.  Reproduction files of the file components drive it step
-    by step."""
-    spec_component, session, _path = _prepare(component, target, adapter, declare)
+    by step.  ``settings``: the configuration the run pinned (``--settings``)."""
+    spec_component, session, _path = _prepare(component, target, adapter, declare, settings=settings)
     return machine_class(spec_component, session)
 
 
@@ -171,6 +180,7 @@ def check(
     every_clause: bool = True,
     declare: Mapping[str, str] | None = None,
     call_timeout: float = CALL_TIMEOUT,
+    settings: Mapping[str, Any] | None = None,
 ) -> OracleResult:
     """Check ``target`` against the spec of ``component`` with the project's own lock-step machine.
 
@@ -188,7 +198,9 @@ def check(
     metadata cache that evicts the least recently used, M6-lru); the spec follows them.
     ``call_timeout`` (``--call-timeout``, O8): a call to the target that does not return within it ends
     the run with a FAIL of the clause of the rule that made the call, naming the call and every thread's
-    stack, instead of a hang.
+    stack, instead of a hang.  ``settings`` (``--settings``, file-store only) pins the store's
+    configuration, e.g. ``{"max_size": 10, "eviction_ratio": 1.0}``; the settings not given take the
+    engine's defaults (F9: cap off, metadata cache off); unknown keys are an OracleUsageError.
 
     >>> from spec.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
@@ -196,6 +208,12 @@ def check(
     """
     budget = SearchBudget(seed, max_examples, steps, seconds, progress, run_clock, every_clause)
     with prepared(
-        component, target, adapter=adapter, declare=declare, leave_out=leave_out, call_timeout=call_timeout
+        component,
+        target,
+        adapter=adapter,
+        declare=declare,
+        leave_out=leave_out,
+        call_timeout=call_timeout,
+        settings=settings,
     ) as run:
         return build_result(run, search_sequential(run, budget), seed)

@@ -14,7 +14,7 @@ import inspect
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -153,9 +153,23 @@ def _rule_codes(base: type[LockstepMachine]) -> dict[Any, str]:
     return codes
 
 
-def _record_steps(codes: dict[Any, str], steps: list[Step]) -> Callable[[], None]:
+# --settings: the file-store machine's build parameters and the settings that override them
+_PINNED_BUILD = {
+    "cap": "max_size",
+    "ratio": "eviction_ratio",
+    "min_free": "min_free_space",
+    "metadata": "enable_metadata_cache",
+    "ttl": "metadata_ttl",
+}
+
+
+def _record_steps(
+    codes: dict[Any, str], steps: list[Step], pinned: Mapping[str, Any] | None = None
+) -> Callable[[], None]:
     """Record, as (rule, arguments), each call of one of ``codes`` made while no other is running: the
-    steps Hypothesis runs (a rule that calls another is one step).  Returns the function that stops."""
+    steps Hypothesis runs (a rule that calls another is one step).  Returns the function that stops.
+    ``pinned`` (``--settings``): a ``build`` is recorded with the values the store was built with, not
+    the ones drawn (the reproduction pins them too)."""
     running: list[Any] = []
     previous = sys.getprofile()
 
@@ -163,7 +177,10 @@ def _record_steps(codes: dict[Any, str], steps: list[Step]) -> Callable[[], None
         if event == "call" and not running and frame.f_code in codes:
             code = frame.f_code
             names = code.co_varnames[1 : code.co_argcount + code.co_kwonlyargcount]
-            steps.append((codes[code], {n: copy.deepcopy(frame.f_locals[n]) for n in names}))
+            arguments = {n: copy.deepcopy(frame.f_locals[n]) for n in names}
+            if pinned is not None and codes[code] == "build":
+                arguments |= {n: pinned[s] for n, s in _PINNED_BUILD.items() if n in arguments}
+            steps.append((codes[code], arguments))
             running.append(frame)
         elif event == "return" and running and frame is running[0]:
             running.clear()
@@ -215,7 +232,7 @@ def machine_class(
             self.skip_bad_inputs = True
         if budget is not None and budget.shrinking and not component.replayable:
             session.steps = []
-            stop.append(_record_steps(codes, session.steps))
+            stop.append(_record_steps(codes, session.steps, session.settings))
 
     def teardown(self: LockstepMachine) -> None:
         session.step_clause = getattr(self, "clause", "")  # for a failure that names no clause
@@ -243,7 +260,14 @@ def machine_class(
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
-    members = {**hidden, "__init__": __init__, "teardown": teardown, "set_aside": frozenset(session.left_out)}
+    members: dict[str, Any] = {
+        **hidden,
+        "__init__": __init__,
+        "teardown": teardown,
+        "set_aside": frozenset(session.left_out),
+    }
+    if session.settings is not None:  # --settings: FileStoreMachine.pinned overrides what build draws
+        members["pinned"] = dict(session.settings)
     return type(f"Oracle{base.__name__}", (base.over(session.factory, **session.declared),), members)
 
 

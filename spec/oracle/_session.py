@@ -150,6 +150,8 @@ class Session:
         self.reported: set[str] = set()
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
+        # --settings: the file store's configuration pinned for every example and history (None: drawn)
+        self.settings: dict[str, Any] | None = None
         self.recording: Recording | None = None
         self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
         self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)

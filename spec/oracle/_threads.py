@@ -432,6 +432,16 @@ class World:
     # arguments) and gives the answer the spec gives (a batch's keys are the script's arguments).
     perform: Callable[[Callable[[str, tuple[Any, ...]], Any], str, tuple[Hashable, ...]], Any]
     batches: frozenset[str] = frozenset()  # operations whose tear is M9's too
+    # O12: how a call is made on a target in the engine's form (None: as ``perform``)
+    engine_perform: (
+        Callable[[Callable[[str, tuple[Any, ...]], Any], str, tuple[Hashable, ...]], Any] | None
+    ) = None
+
+    def performer(
+        self, session: Session
+    ) -> Callable[[Callable[[str, tuple[Any, ...]], Any], str, tuple[Hashable, ...]], Any]:
+        """The ``perform`` of this run: the engine form's where the probe found that form (O10)."""
+        return self.engine_perform if session.probe.form == "engine" and self.engine_perform else self.perform
 
 
 # -- metadata cache -----------------------------------------------------------------------------------
@@ -516,11 +526,29 @@ _FS_CAP = 6
 
 
 def _fs_configs(session: Session) -> list[dict[str, Any]]:
-    return [{"cap": _FS_CAP}]
+    """Cap 6, ratio 1.0, the metadata cache on (TTL -1); with ``--settings``, the configuration pinned (the
+    clock stands still under threads: a TTL >= 0 never ends a belief, as -1 does not)."""
+    pinned = session.settings
+    if pinned is None:
+        return [{"cap": _FS_CAP}]
+    return [
+        {
+            "cap": pinned["max_size"],
+            "ratio": pinned["eviction_ratio"],
+            "min_free": pinned["min_free_space"],
+            "metadata": pinned["enable_metadata_cache"],
+            "ttl": pinned["metadata_ttl"],
+        }
+    ]
 
 
 def _fs_spec(config: dict[str, Any], session: Session) -> Any:
-    return FileStoreHistorySpec(config["cap"])
+    return FileStoreHistorySpec(
+        config["cap"],
+        config.get("metadata", True),
+        ratio=config.get("ratio", 1.0),
+        min_free=config.get("min_free", 0),
+    )
 
 
 _FS_SIZES = (2, 3, 4)  # get_into's buffers: the values' sizes (VALUE_OF), one of them each key's own
@@ -580,9 +608,43 @@ def _fs_perform(call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tu
     return list(answer) if isinstance(answer, tuple) else answer
 
 
+def _fs_engine_perform(
+    call: Callable[[str, tuple[Any, ...]], Any], name: str, args: tuple[Hashable, ...]
+) -> Any:
+    """O12 under threads: the engine reads a page into a target the caller sizes (its callers know a page's
+    size), so a ``get`` is the engine's read into a target of the key's own size (``VALUE_OF``: one value
+    per key in this world), a ``batch_get`` one such read per key in order (the engine's ``batch_get`` is
+    that loop), a ``batch_set`` the engine's loop of sets, stopping at the first refused one (its answer:
+    the attempted sets' answers; the engine's own answers one bool, which does not say which keys were
+    written), and a ``get_into`` of another size is answered as the spec answers it (None) without a
+    call: a read of a wrong size is F4's, which the sequential run checks (the engine fails it).  Without
+    this, the shim's size (read from the world before the engine's own read) races the other threads'
+    writes, and every history shows F4 again instead of the races C5 is about."""
+    if name == "get":
+        return _fs_engine_perform(call, "get_into", (args[0], len(VALUE_OF[str(args[0])])))
+    if name == "batch_get":
+        return [_fs_engine_perform(call, "get", (key,)) for key in args]
+    if name == "batch_set":  # the engine's batch_set: its sets in order, none after the first refused
+        answers: list[Any] = []
+        for key in args:
+            answers.append(call("set", (key, VALUE_OF[str(key)])))
+            if answers[-1] is not True:
+                break
+        return answers
+    if name == "get_into" and args[1] != len(VALUE_OF[str(args[0])]):
+        return None
+    return _fs_perform(call, name, args)
+
+
 def _fs_init(config: dict[str, Any], clock: FakeClock) -> dict[str, Any]:
-    extra = {"max_size": config["cap"], "eviction_ratio": 1.0, "enable_metadata_cache": True}
-    extra["metadata_ttl"] = -1
+    extra = {
+        "max_size": config["cap"],
+        "eviction_ratio": config.get("ratio", 1.0),
+        "enable_metadata_cache": config.get("metadata", True),
+        "metadata_ttl": config.get("ttl", -1),
+    }
+    if config.get("min_free", 0):
+        extra["min_free_space"] = config["min_free"]
     return {"storage_dir": "/cache", "namespace": "_ns", "extra_config": extra, "fs": FakeFileSystem(clock)}
 
 
@@ -598,7 +660,16 @@ def worlds() -> dict[str, World]:
             _mc_perform,
             frozenset(_MC_BATCHES),
         ),
-        "file-store": World("file-store", _fs_configs, _fs_spec, _fs_scripts, _fs_init, "C5", _fs_perform),
+        "file-store": World(
+            "file-store",
+            _fs_configs,
+            _fs_spec,
+            _fs_scripts,
+            _fs_init,
+            "C5",
+            _fs_perform,
+            engine_perform=_fs_engine_perform,
+        ),
     }
 
 
@@ -665,6 +736,8 @@ def run_history(
         raise
     target = TargetProxy(session, obj, (), None)
 
+    perform = world.performer(session)
+
     def on_target(name: str, args: tuple[Any, ...]) -> Any:
         return target._call(name, args, {})
 
@@ -686,7 +759,7 @@ def run_history(
                     result = None
                 else:
                     try:
-                        result = world.perform(on_target, name, args)
+                        result = perform(on_target, name, args)
                     except Exception as error:
                         result = Raised(type(error).__name__, traceback.format_exc())
                 del in_flight[index]
@@ -1071,9 +1144,11 @@ def check_threads(
     declare: Mapping[str, str] | None = None,
     leave_out: Sequence[str] = (),
     shrink_budget: int = 300,
+    settings: Mapping[str, Any] | None = None,
 ) -> OracleResult:
     """``--threads``: ``histories`` histories of ``threads`` real threads on fresh targets, each checked
-    linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN)."""
+    linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN).  ``settings``
+    (file-store): every history runs the store with this configuration pinned (``--settings``)."""
     from contextlib import ExitStack
 
     from spec.oracle._result import Failure, failure_entry, report_fields
@@ -1088,7 +1163,9 @@ def check_threads(
     world = worlds()[component]
     with ExitStack() as cleanup:
         run = cleanup.enter_context(
-            prepared(component, target, adapter=adapter, declare=declare, leave_out=leave_out)
+            prepared(
+                component, target, adapter=adapter, declare=declare, leave_out=leave_out, settings=settings
+            )
         )
         spec_component, session, target_path = run.component, run.session, run.target_path
         _unguarded(session)
@@ -1117,6 +1194,7 @@ def check_threads(
                     declare=declare,
                     leave_out=leave_out,
                     call_timeout=call_timeout,
+                    settings=settings,
                 )
                 if not sequential.passed:
                     sequential.figures["threads_histories"] = figures.histories
