@@ -32,6 +32,7 @@ import shutil as real_shutil
 import stat as stat_module
 import sys
 import tempfile
+import time as real_time
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -181,6 +182,13 @@ class FakeOS:
         for one in functions:
             setattr(self.os, one.__name__[1:], one)
         self.fcntl.flock = self._flock  # type: ignore[attr-defined]
+        # ``time`` as a module that reaches the fake sees it: time.time() is the fake filesystem's clock
+        self.wall_time = ModuleType(
+            "time", "the oracle's view of the time module: the fake filesystem's clock"
+        )
+        self.wall_time.__dict__.update({k: v for k, v in vars(real_time).items() if not k.startswith("__")})
+        self.wall_time.time = self._wall_clock  # type: ignore[attr-defined]
+        self.wall_time.time_ns = lambda: int(self._wall_clock() * 1e9)  # type: ignore[attr-defined]
         for method in (self._rmtree, self._move):
             setattr(self.shutil, method.__name__[1:], method)
 
@@ -476,6 +484,10 @@ class FakeOS:
     def _getgroups(self) -> list[int]:
         return [self._fs("os.getgroups").gid]
 
+    def _wall_clock(self) -> float:
+        """The fake filesystem's clock (the one its modification times come from); not a filesystem call."""
+        return self._fs_quiet().now()
+
     def _fs_quiet(self) -> FakeFileSystem:
         """The fake filesystem, for a call already counted."""
         if self.fs is None:
@@ -634,6 +646,14 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     namespace = vars(module)
     replaced = {name: v for name, v in namespace.items() if not name.startswith("__") and id(v) in stand_ins}
     namespace.update({name: stand_ins[id(v)] for name, v in replaced.items()})
+    # The wall clock of the fake's modification times: a module that reaches the fake filesystem and reads
+    # time.time itself (OSFileSystem.now, against which temp files' ages are measured, F8) reads the fake
+    # filesystem's clock, unless the oracle's time control already patched it (it is then the same clock).
+    wall = [name for name, v in namespace.items() if v is real_time and not name.startswith("__")]
+    if replaced and wall:
+        for name in wall:
+            replaced[name] = namespace[name]
+            namespace[name] = fake.wall_time
     if namespace.get("open", builtins.open) is builtins.open:
         replaced["open"] = namespace.get("open", MISSING)
         namespace["open"] = fake.open

@@ -10,6 +10,7 @@ import errno
 import fcntl
 import os
 import stat
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from hicache import HiCacheFile
 from hicache.fs import NotAPageError, OSFileSystem
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
+from spec.oracle import check
 from spec.oracle._fs import FakeOS, interpose_fs, restore
+from spec.oracle._time import MISSING
 
 READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -218,3 +221,27 @@ class _Interposed:
 
 def _interposed(fake: FakeOS, *modules: Any) -> _Interposed:
     return _Interposed(fake, modules)
+
+
+@pytest.mark.clauses("O4", "F8")
+def test_a_module_that_reaches_the_fake_reads_its_clock_as_time_time() -> None:
+    """The port's now() (temp files' ages, F8) is the fake filesystem's clock, as its mtimes are; a module
+    that reaches no filesystem keeps the real time module."""
+    import time
+
+    _fs, fake = _world()
+    with _interposed(fake, hicache.fs):
+        assert OSFileSystem().now() == 100.0
+    assert vars(hicache.fs)["time"] is time
+    plain = ModuleType("plain")
+    exec("import time\n", vars(plain))
+    assert interpose_fs(plain, fake) == {"open": MISSING} and vars(plain)["time"] is time
+
+
+@pytest.mark.clauses("O4", "O12")
+def test_the_project_store_passes_the_oracle_with_its_os_interposed() -> None:
+    """Issue 31 part 4: hicache:HiCacheFile with fs omitted is run through interposed os, fcntl and its
+    port's wall clock, and PASSes (it could not before: os.open was unsupported, a usage error)."""
+    result = check("file-store", HiCacheFile, adapter={"omit": ["fs"]}, max_examples=50)
+    assert result.verdict == "PASS", result.summary()
+    assert "fcntl, os, time in module hicache.fs" in str(result.fs_control)
