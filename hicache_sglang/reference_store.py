@@ -17,6 +17,7 @@ thread model: as ``HiCacheFile``; the v2 calls are O(pages x pools).  Details: d
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
@@ -81,15 +82,23 @@ def engine_naming(config: HiCacheStorageConfig) -> EngineNaming:
 def _settings(extra: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``HiCacheFile``'s ``extra_config`` made from the engine's.
 
-    The factory's keys are dropped, the directory renamed; ValueError for an unknown key (listing the
-    known ones) or two different directories.
+    The factory's keys are dropped, the directory renamed; TypeError for a key that is not a ``str``,
+    ValueError for an unknown key (listing the known ones) or two different directories.
     """
+    for key in extra:  # B1: a key of the wrong type is a TypeError, before any unknown name
+        if not isinstance(key, str):
+            raise TypeError(f"extra_config keys must be str, got {type(key).__name__} {key!r}")
     unknown = sorted(str(key) for key in extra if key not in FACTORY_KEYS and key not in _KNOWN)
     if unknown:
         raise ValueError(f"extra_config has unknown key(s) {unknown}; known: {_KNOWN} and the factory's")
     settings = {key: value for key, value in extra.items() if key not in FACTORY_KEYS}
     if "file_storage_path" in settings:
         path = settings.pop("file_storage_path")
+        other = settings.get("storage_dir", path)
+        if not isinstance(other, (str, os.PathLike)):  # B1: a wrong type is a TypeError, named
+            raise TypeError(
+                f"storage_dir must be a str or os.PathLike of str, got {type(other).__name__} {other!r}"
+            )
         if settings.setdefault("storage_dir", path) != path:
             raise ValueError(
                 f"extra_config names two directories: file_storage_path {path!r},"

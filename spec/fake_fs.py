@@ -362,6 +362,80 @@ class FakeFileSystem:
         finally:
             self._leave("write", path)
 
+    # -- descriptors (the oracle's FakeOS: os.open, os.read, os.write, os.fstat on this filesystem) --------
+
+    def open_node(self, path: str) -> tuple[FileStat, bytes, FakeFile | None]:
+        """``open(O_RDONLY | O_NOFOLLOW | O_NONBLOCK)``: one ``read`` operation (counted, faulted, hooked).
+
+        Answers the opened node's stat, the bytes it held at the open (what later reads of the descriptor
+        see, whatever happens to the path) and the node itself (None for a directory).  A symlink raises
+        ``ELOOP`` (``O_NOFOLLOW``), a socket ``ENXIO``, a missing path ``ENOENT``; a FIFO, a device or a
+        directory opens (the reader checks what it opened).  Short-read faults are taken by
+        :meth:`take_short` at the first read of the descriptor, not here.
+        """
+        path = self._enter("read", path)
+        try:
+            with self._lock:
+                self._step("read", path)
+                if path in self.dirs:
+                    uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
+                    return FileStat(0, 0.0, "dir", uid, gid, mode), b"", None
+                node = self._existing(path)
+                if node.kind == "symlink":
+                    raise _error(errno_codes.ELOOP, path)
+                if node.kind == "socket":
+                    raise _error(errno_codes.ENXIO, path)
+                return node.stat(), node.data, node
+        finally:
+            self._leave("read", path)
+
+    def take_short(self, data: bytes) -> bytes:
+        """``data`` cut to half when a short-read fault is armed (taken once; not an operation)."""
+        with self._lock:
+            return self._maybe_short(data)
+
+    def append(self, path: str, node: FakeFile, data: memoryview) -> int:
+        """``os.write`` on a descriptor of ``node`` (created by :meth:`write_new`): one ``write`` operation.
+
+        Faults and crashes as :meth:`write_new` (a crash or a fault leaves half the bytes appended); a
+        write that does not fit the disk appends what fits, then raises ENOSPC.  Answers the bytes written.
+        """
+        if not data.c_contiguous:
+            raise BufferError("memoryview: underlying buffer is not C-contiguous")
+        path = self._enter("write", path)
+        try:
+            with self._lock:
+                payload = bytes(data)
+                if self._crash_in == 0 and not self.crashed:
+                    node.data += payload[: len(payload) // 2]  # died mid-write
+                try:
+                    self._step("write", path)
+                except OSError:
+                    node.data += payload[: len(payload) // 2]
+                    raise
+                free = max(self.disk_size - sum(len(f.data) for f in self.files.values()), 0)
+                if len(payload) > free:
+                    node.data += payload[:free]
+                    raise _error(errno_codes.ENOSPC, path)
+                node.data += payload
+                node.mtime = self.clock()
+        finally:
+            self._leave("write", path)
+        return len(payload)
+
+    def descriptor_call(self, op: str, path: str) -> None:
+        """A call on an open descriptor (fstat, close, fchmod...): the hooks run and a crashed process
+        stays dead (:class:`Crash`), but it is no operation of :data:`OPERATIONS` (not counted, never
+        faulted: the port's operation is the open, the read or the write around it)."""
+        path = self._enter(op, path)
+        try:
+            # No lock taken (one attribute read): a store's finalizer may close a descriptor while this
+            # thread is inside another operation of the fake, holding its (non-reentrant) lock.
+            if self.crashed:
+                raise Crash(f"{op} {path} after the crash")
+        finally:
+            self._leave(op, path)
+
     def replace(self, src: str, dst: str) -> None:
         src = self._enter("replace", src)
         dst = posixpath.normpath(dst)

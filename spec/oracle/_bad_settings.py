@@ -57,6 +57,12 @@ def _unexpressed(session: Session, settings: Mapping[str, Any]) -> str:
     for parameter in settings:
         if session.probe.form == "engine" and parameter in ("storage_dir", "namespace"):
             return f"the engine form (O12) makes the {parameter} itself (the engine takes a storage_config)"
+        if session.probe.form == "engine" and parameter == "extra_config":
+            from spec.oracle._engine import untried_settings
+
+            untried = untried_settings(settings[parameter])
+            if untried:
+                return f"the engine form (O12): {untried} are no settings of the engine's, which ignores them"
         if parameter in session.adapter.omit:
             return f"the adapter omits {parameter}"
         if parameter == "clock" and session.time_control != "injected":

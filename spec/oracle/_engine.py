@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._fs import FakeOS
+from spec.oracle._fs import FakeOS, held_objects
 
 __all__ = [
     "ENGINE_FOREIGN",
@@ -43,6 +43,7 @@ __all__ = [
     "engine_form",
     "shim",
     "torch_module",
+    "untried_settings",
 ]
 
 ENGINE_NAMESPACE = "_ns_0_1"  # model "ns", tp_rank 0 of tp_size 1
@@ -139,13 +140,13 @@ def shim(target: Callable[..., Any]) -> type:
         _oracle_fake_os = fake_os
 
         def __init__(self, storage_dir: str, namespace: str = "", extra_config: Any = None) -> None:
-            self._fake_dir = storage_dir
+            self._fake_dir, self._namespace = storage_dir, namespace
             real = fake_os.real_dir(storage_dir)
             extra: Any = extra_config
             if extra_config is None or isinstance(extra_config, Mapping):
-                settings = dict(extra_config or {})
-                extra = {k: settings[k] for k in ENGINE_SETTINGS if k in settings}
-                extra |= {k: v for k, v in settings.items() if k not in _OURS}  # unknown: the engine's answer
+                # every setting: the engine's own, the reference's (_OURS: the engine ignores them, the
+                # reference store takes them: the machine's temp_max_age), any other for the engine's answer
+                extra = dict(extra_config or {})
                 extra["file_storage_path"] = real
             config = config_class(
                 tp_rank=0,
@@ -165,13 +166,13 @@ def shim(target: Callable[..., Any]) -> type:
                 self._engine = target(config, {"file_path": real} if kwargs_form else real)
             finally:
                 os.environ.update(saved)
-            held = [type(v) for v in vars(self._engine).values() if _foreign(type(v))]
+            held = [type(v) for v in held_objects([self._engine]) if _foreign(type(v))]  # its port too
             self.__oracle_reaches__ = (type(self._engine), *held)
 
         def _size(self, key: Any) -> int:
             """The size of the file stored under ``key`` in the world (1 where there is none)."""
             fs = fake_os.fs
-            suffix = getattr(self._engine, "config_suffix", "")
+            suffix = getattr(self._engine, "config_suffix", self._namespace)  # the engine's, by construction
             if fs is None or not isinstance(key, str):
                 return 1
             node = fs.files.get(os.path.normpath(f"{self._fake_dir}/{escape(key)}{suffix}.bin"))
@@ -234,6 +235,12 @@ def shim(target: Callable[..., Any]) -> type:
 _OURS = frozenset(
     {"temp_max_age", "layout", "startup_scan", "metadata_eviction", "max_value_size", "shared_group"}
 )
+
+
+def untried_settings(extra_config: Any) -> list[str]:
+    """The keys of ``extra_config`` that are the reference's own settings, not the engine's (O12): the
+    engine ignores them, so a bad value of one tells nothing of B1 and is not tried (O8)."""
+    return sorted(k for k in extra_config if k in _OURS) if isinstance(extra_config, Mapping) else []
 
 
 def _foreign(cls: type) -> bool:

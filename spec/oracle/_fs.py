@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import errno
+import fcntl as real_fcntl
 import io
 import os as real_os
 import posixpath
@@ -31,16 +32,17 @@ import shutil as real_shutil
 import stat as stat_module
 import sys
 import tempfile
+import time as real_time
 import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from functools import cache, partial
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from hicache.fs import FileStat
-from spec.fake_fs import FakeFileSystem
+from spec.fake_fs import FakeFile, FakeFileSystem
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._time import MISSING, Interposition, restore, time_modules
 
@@ -63,13 +65,28 @@ _OS_FS_FUNCTIONS = [
     *("listdir", "scandir", "walk", "fwalk", "stat", "lstat", "statvfs", "access", "readlink", "getcwd"),
     *("mkdir", "makedirs", "mkfifo", "mknod", "open", "link", "symlink", "truncate", "utime", "chdir"),
     *("remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace", "chmod", "chown", "lchown"),
-    "chroot",
+    *("chroot", "read", "readv", "write", "writev", "pread", "pwrite", "fstat", "close", "fchmod", "fchown"),
+    *("ftruncate", "fsync", "fdatasync", "lseek", "dup", "dup2", "geteuid", "getuid", "getegid", "getgid"),
+    "getgroups",
 ]
 _PATH_FS_FUNCTIONS = [
     *("exists", "lexists", "isfile", "isdir", "islink", "realpath", "samefile"),
     *("getsize", "getmtime", "getatime", "getctime"),
 ]
 _SHUTIL_FS_FUNCTIONS = ["rmtree", "copyfile", "copy", "copy2", "move", "disk_usage", "copytree"]
+_FCNTL_FS_FUNCTIONS = ["flock", "lockf", "fcntl", "ioctl"]
+# os.open's flags the stand-in understands (any other is named unsupported); O_CLOEXEC, O_NONBLOCK and
+# O_NOFOLLOW change nothing on the fake but what they say (no exec, nothing blocks, a symlink is ELOOP).
+_OPEN_FLAGS = (
+    real_os.O_RDONLY
+    | real_os.O_WRONLY
+    | real_os.O_CREAT
+    | real_os.O_EXCL
+    | real_os.O_CLOEXEC
+    | real_os.O_NOFOLLOW
+    | real_os.O_NONBLOCK
+    | real_os.O_DIRECTORY
+)
 
 
 def _stat_result(st: FileStat) -> os_stat_result:
@@ -148,12 +165,30 @@ class FakeOS:
         self.os = self._module(real_os, "os", _OS_FS_FUNCTIONS)
         self.path = self.os.path = self._module(posixpath, "os.path", _PATH_FS_FUNCTIONS)  # type: ignore[attr-defined]
         self.shutil = self._module(real_shutil, "shutil", _SHUTIL_FS_FUNCTIONS)
+        self.fcntl = self._module(real_fcntl, "fcntl", _FCNTL_FS_FUNCTIONS)
+        # the descriptors os.open handed out and not yet closed: fd -> what it is open on
+        self.descriptors: dict[int, _Descriptor] = {}
         modules = {"os": self.os, "os.path": self.path, "shutil": self.shutil}
         for qualified, act in _ONE_CALL.items():
             module, _, name = qualified.rpartition(".")
             setattr(modules[module], name, self._function(qualified, act))
         for function in (self._scandir, self._makedirs, self._mkdir):  # the methods below, as os.scandir...
             setattr(self.os, function.__name__[1:], function)
+        functions: tuple[Callable[..., Any], ...] = (
+            *(self._open, self._read, self._readv, self._write, self._fstat, self._close, self._fchmod),
+            *(self._chmod, self._chown, self._geteuid, self._getuid, self._getegid, self._getgid),
+            self._getgroups,
+        )
+        for one in functions:
+            setattr(self.os, one.__name__[1:], one)
+        self.fcntl.flock = self._flock  # type: ignore[attr-defined]
+        # ``time`` as a module that reaches the fake sees it: time.time() is the fake filesystem's clock
+        self.wall_time = ModuleType(
+            "time", "the oracle's view of the time module: the fake filesystem's clock"
+        )
+        self.wall_time.__dict__.update({k: v for k, v in vars(real_time).items() if not k.startswith("__")})
+        self.wall_time.time = self._wall_clock  # type: ignore[attr-defined]
+        self.wall_time.time_ns = lambda: int(self._wall_clock() * 1e9)  # type: ignore[attr-defined]
         for method in (self._rmtree, self._move):
             setattr(self.shutil, method.__name__[1:], method)
 
@@ -233,10 +268,231 @@ class FakeOS:
         call.__name__ = qualified.rsplit(".", 1)[-1]
         return call
 
-    def _scandir(self, path: str = ".") -> _ScanDir:
+    def _scandir(self, path: Any = ".") -> _ScanDir:
+        if isinstance(path, int) and not isinstance(path, bool):  # a directory's descriptor (os.open)
+            opened = self._descriptor("os.scandir", path)
+            if opened.kind != "dir":
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", opened.path)
+            entries = list(self._fs_quiet().scandir(opened.path))
+            # an entry's stat is the listing's, as an fstatat through the descriptor: no call of its own
+            return _ScanDir([_FakeDirEntry(self, e.name, e, listed=True) for e in entries])
         directory = real_os.fspath(path)
         entries = list(self._fs("os.scandir").scandir(self._path(directory)))
         return _ScanDir([_FakeDirEntry(self, directory, e) for e in entries])
+
+    # -- descriptors: os.open and the calls on what it opened --------------------------------------------
+
+    def _descriptor(self, name: str, fd: Any) -> _Descriptor:
+        """The open descriptor ``fd`` (``name`` counted); EBADF for one this fake did not hand out."""
+        self.calls[name] += 1
+        found = self.descriptors.get(fd) if isinstance(fd, int) and not isinstance(fd, bool) else None
+        if found is None:
+            raise OSError(errno.EBADF, f"Bad file descriptor (not one the oracle's {name} opened)", fd)
+        return found
+
+    def _open(self, path: Any, flags: int, mode: int = 0o777, *, dir_fd: Any = None) -> int:
+        """``os.open`` on the fake: ``O_RDONLY`` (the node as it is at the open: its bytes are what the
+        descriptor reads), ``O_CREAT | O_EXCL | O_WRONLY`` (a new empty file, EEXIST when anything is
+        there; ``mode`` less the fake's umask), ``O_CREAT`` alone on a missing path (a lock file: the
+        fake filesystem keeps locks, not lock files, so that listings stay those of pages)."""
+        if flags & ~_OPEN_FLAGS or dir_fd is not None or flags & real_os.O_RDWR == real_os.O_RDWR:
+            self._refuse(f"os.open(flags={flags:#o})")
+        name = posixpath.normpath(self._path(real_os.fspath(path)))
+        fs = self._fs("os.open")
+        if flags & real_os.O_WRONLY:
+            if not flags & real_os.O_CREAT or not flags & real_os.O_EXCL:
+                self._refuse("os.open(O_WRONLY without O_CREAT | O_EXCL)")
+            fs.write_new(name, memoryview(b""), mode & 0o7777 & ~fs.umask)  # EEXIST, faults, crash: a write
+            node = fs.files.get(name)
+            if node is None:  # removed by another thread between the two: as a real file unlinked
+                node = FakeFile(b"", fs.now(), uid=fs.uid, gid=fs.gid, mode=mode & 0o7777 & ~fs.umask)
+            return self._hand_out(_Descriptor(name, "write", node.stat(), b"", node))
+        if flags & real_os.O_CREAT and name not in fs.files and name not in fs.dirs:
+            if flags & real_os.O_EXCL:
+                self._refuse("os.open(O_RDONLY | O_CREAT | O_EXCL)")
+            fs.descriptor_call("open", name)
+            if posixpath.dirname(name) not in fs.dirs:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+            st = FileStat(0, fs.now(), "file", fs.uid, fs.gid, mode & 0o7777 & ~fs.umask)
+            return self._hand_out(_Descriptor(name, "lock", st, b"", None))
+        if name in fs.dirs:  # a directory (to list it): no read; listing it is the port's scandir
+            fs.descriptor_call("open", name)
+            uid, gid, dir_mode = fs.dir_meta.get(name, (0, 0, 0o755))
+            return self._hand_out(
+                _Descriptor(name, "dir", FileStat(0, 0.0, "dir", uid, gid, dir_mode), b"", None)
+            )
+        try:
+            st, data, node = fs.open_node(name)
+        except OSError as error:
+            if error.errno == errno.ELOOP and not flags & real_os.O_NOFOLLOW:
+                self._refuse("os.open of a symlink without O_NOFOLLOW")
+            raise
+        if flags & real_os.O_DIRECTORY and st.kind != "dir":
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", name)
+        return self._hand_out(_Descriptor(name, st.kind if st.kind == "dir" else "read", st, data, node))
+
+    def _refuse(self, qualified: str) -> NoReturn:
+        self.unsupported.append(qualified)
+        raise NotImplementedError(unsupported_call(qualified))
+
+    def _hand_out(self, descriptor: _Descriptor) -> int:
+        """A new descriptor number: a real one, of ``/dev/null`` (so that no number the fake hands out is
+        ever one the process uses for something else, and a store's finalizer that closes it with the real
+        ``os`` after the run closes only that)."""
+        fd = real_os.open(real_os.devnull, real_os.O_RDONLY | real_os.O_CLOEXEC)
+        self.descriptors[fd] = descriptor
+        return fd
+
+    def _bytes_read(self, opened: _Descriptor, fs: FakeFileSystem) -> bytes:
+        """The bytes the descriptor reads: those the node held at the open (a short-read fault, armed in
+        the machine, cut at the first read)."""
+        if opened.kind != "read":
+            raise OSError(errno.EISDIR if opened.kind == "dir" else errno.EBADF, "not open for reading")
+        if not opened.read_once:
+            opened.read_once = True
+            opened.data = fs.take_short(opened.data)
+        return opened.data
+
+    def _read(self, fd: int, n: int) -> bytes:
+        opened = self._descriptor("os.read", fd)
+        fs = self._fs_quiet()
+        fs.descriptor_call("os.read", opened.path)
+        data = self._bytes_read(opened, fs)
+        chunk = data[opened.position : opened.position + max(n, 0)]
+        opened.position += len(chunk)
+        return chunk
+
+    def _readv(self, fd: int, buffers: Any) -> int:
+        opened = self._descriptor("os.readv", fd)
+        fs = self._fs_quiet()
+        fs.descriptor_call("os.readv", opened.path)
+        data = self._bytes_read(opened, fs)
+        done = 0
+        for buffer in buffers:
+            view = memoryview(buffer).cast("B")
+            chunk = data[opened.position : opened.position + len(view)]
+            view[: len(chunk)] = chunk
+            opened.position += len(chunk)
+            done += len(chunk)
+            if len(chunk) < len(view):
+                break
+        return done
+
+    def _write(self, fd: int, data: Any) -> int:
+        opened = self._descriptor("os.write", fd)
+        if opened.kind != "write" or opened.node is None:
+            raise OSError(errno.EBADF, "Bad file descriptor (not open for writing)", fd)
+        view = memoryview(data)
+        return self._fs_quiet().append(opened.path, opened.node, view.cast("B") if view.ndim != 1 else view)
+
+    def _fstat(self, fd: int) -> os_stat_result:
+        """The opened node's stat: a written file as it is now, a read one as it was at the open."""
+        opened = self._descriptor("os.fstat", fd)
+        self._fs_quiet().descriptor_call("os.fstat", opened.path)
+        node = opened.node
+        return _stat_result(node.stat() if node is not None and opened.kind == "write" else opened.stat)
+
+    def _fchmod(self, fd: int, mode: int) -> None:
+        opened = self._descriptor("os.fchmod", fd)
+        self._fs_quiet().descriptor_call("os.fchmod", opened.path)
+        if opened.node is not None:
+            opened.node.mode = mode & 0o7777
+        opened.stat = opened.stat._replace(mode=mode & 0o7777)
+
+    def _close(self, fd: int) -> None:
+        """Close ``fd``: its lock (``fcntl.flock``) goes with it, as with the last descriptor of a file."""
+        if isinstance(fd, int) and fd not in self.descriptors:  # opened by the real os before the stand-ins
+            self.calls["os.close"] += 1  # went in (a probe's lock file, closed by its finalizer): closed as
+            real_os.close(fd)  # the real os would (nothing of the disk: the open was the access)
+            return
+        opened = self._descriptor("os.close", fd)
+        del self.descriptors[fd]
+        real_os.close(fd)  # the /dev/null behind the number (see _hand_out)
+        fs = self._fs_quiet()
+        if opened.lock is not None:
+            fs.unlock(opened.lock)
+        if opened.kind != "lock":  # a lock file's is closed by a store's finalizer, at any point: no hooks
+            fs.descriptor_call("os.close", opened.path)
+
+    def _flock(self, fd: int, operation: int) -> None:
+        """``fcntl.flock`` on the fake's per-path lock table (``FakeFileSystem.try_lock``): an exclusive
+        lock held through another descriptor is ``BlockingIOError`` with ``LOCK_NB``; waiting for it
+        would wait forever in one thread, so a blocking request of a held lock is named unsupported."""
+        opened = self._descriptor("fcntl.flock", fd)
+        fs = self._fs_quiet()
+        fs.descriptor_call("fcntl.flock", opened.path)
+        if operation & real_fcntl.LOCK_UN:
+            if opened.lock is not None:
+                fs.unlock(opened.lock)
+                opened.lock = None
+            return
+        if not operation & (real_fcntl.LOCK_EX | real_fcntl.LOCK_SH) or opened.lock is not None:
+            return
+        handle = fs.try_lock(opened.path)
+        if handle is None:
+            if not operation & real_fcntl.LOCK_NB:
+                self._refuse("fcntl.flock (blocking, on a lock another descriptor holds)")
+            raise BlockingIOError(errno.EWOULDBLOCK, "Resource temporarily unavailable", opened.path)
+        opened.lock = handle
+
+    def _chmod(self, path: Any, mode: int, *, dir_fd: Any = None, follow_symlinks: bool = True) -> None:
+        name = posixpath.normpath(self._path(real_os.fspath(path)))
+        fs = self._fs("os.chmod")
+        fs.descriptor_call("os.chmod", name)
+        if name in fs.dirs:
+            uid, gid, _mode = fs.dir_meta.get(name, (0, 0, 0o755))
+            fs.dir_meta[name] = (uid, gid, mode & 0o7777)
+        elif name in fs.files:
+            fs.files[name].mode = mode & 0o7777
+        else:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+
+    def _chown(
+        self, path: Any, uid: int, gid: int, *, dir_fd: Any = None, follow_symlinks: bool = True
+    ) -> None:
+        """``os.chown``: the group (or owner) of a node; a process not root gives a node to no other user."""
+        name = posixpath.normpath(self._path(real_os.fspath(path)))
+        fs = self._fs("os.chown")
+        fs.descriptor_call("os.chown", name)
+        if name in fs.dirs:
+            owner, group, mode = fs.dir_meta.get(name, (0, 0, 0o755))
+        elif name in fs.files:
+            node = fs.files[name]
+            owner, group, mode = node.uid, node.gid, node.mode
+        else:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", name)
+        if (uid not in (-1, owner) or owner != fs.uid) and fs.uid != 0:
+            raise PermissionError(errno.EPERM, "Operation not permitted", name)
+        owner, group = owner if uid == -1 else uid, group if gid == -1 else gid
+        if name in fs.dirs:
+            fs.dir_meta[name] = (owner, group, mode)
+        else:
+            fs.files[name].uid, fs.files[name].gid = owner, group
+
+    def _geteuid(self) -> int:
+        return self._fs("os.geteuid").uid
+
+    def _getuid(self) -> int:
+        return self._fs("os.getuid").uid
+
+    def _getegid(self) -> int:
+        return self._fs("os.getegid").gid
+
+    def _getgid(self) -> int:
+        return self._fs("os.getgid").gid
+
+    def _getgroups(self) -> list[int]:
+        return [self._fs("os.getgroups").gid]
+
+    def _wall_clock(self) -> float:
+        """The fake filesystem's clock (the one its modification times come from); not a filesystem call."""
+        return self._fs_quiet().now()
+
+    def _fs_quiet(self) -> FakeFileSystem:
+        """The fake filesystem, for a call already counted."""
+        if self.fs is None:
+            raise OSError(errno.EIO, "the oracle's fake filesystem is not set up")
+        return self.fs
 
     def _makedirs(self, name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
         path = posixpath.normpath(self._path(real_os.fspath(name)))
@@ -286,13 +542,26 @@ class FakeOS:
         return _WriteOnClose(fs, path, initial, binary, kwargs.get("encoding") or "utf-8")
 
 
+class _Descriptor:
+    """What one of the fake's descriptors is open on: ``kind`` ``read`` (the node's bytes and stat as at
+    the open), ``write`` (a file it created: ``node``, written through), ``dir`` or ``lock``."""
+
+    __slots__ = ("data", "kind", "lock", "node", "path", "position", "read_once", "stat")
+
+    def __init__(self, path: str, kind: str, stat: FileStat, data: bytes, node: FakeFile | None) -> None:
+        self.path, self.kind, self.stat, self.data, self.node = path, kind, stat, data, node
+        self.position = 0
+        self.read_once = False
+        self.lock: int | None = None  # the fake's lock handle while this descriptor holds a flock
+
+
 class _FakeDirEntry:
     """What ``os.scandir`` yields, on the fake."""
 
-    def __init__(self, owner: FakeOS, directory: str, entry: Any) -> None:
-        self._owner, self._entry = owner, entry
+    def __init__(self, owner: FakeOS, directory: str, entry: Any, *, listed: bool = False) -> None:
+        self._owner, self._entry, self._listed = owner, entry, listed
         self.name = entry.name
-        self.path = posixpath.join(directory, entry.name)
+        self.path = entry.name if listed else posixpath.join(directory, entry.name)
 
     def is_file(self, *, follow_symlinks: bool = True) -> bool:
         return bool(self._entry.kind == "file")
@@ -304,6 +573,10 @@ class _FakeDirEntry:
         return bool(self._entry.kind == "symlink")
 
     def stat(self, *, follow_symlinks: bool = True) -> os_stat_result:
+        if self._listed:
+            self._owner.calls["os.DirEntry.stat"] += 1
+            e = self._entry
+            return _stat_result(FileStat(e.size, e.mtime, e.kind, e.uid, e.gid, e.mode))
         return _stat_result(self._owner._fs("os.DirEntry.stat").stat(self._owner._path(self.path)))
 
     def inode(self) -> int:
@@ -356,7 +629,9 @@ def unsupported_call(name: str) -> str:
     return (
         f"the target called {name}, which the oracle's fake filesystem does not provide: the run cannot "
         "control it. Give the target an fs parameter, or keep to os.remove/unlink/stat/lstat/listdir/"
-        "scandir/statvfs/makedirs/mkdir/replace/rename, os.path, open and shutil.rmtree/move/disk_usage"
+        "scandir/statvfs/makedirs/mkdir/replace/rename/chmod/chown, os.open (to read; to create with O_EXCL; "
+        "a lock file) with os.read/readv/write/fstat/fchmod/close, fcntl.flock, os.path, open and "
+        "shutil.rmtree/move/disk_usage"
     )
 
 
@@ -371,6 +646,14 @@ def interpose_fs(module: ModuleType, fake: FakeOS) -> dict[str, Any]:
     namespace = vars(module)
     replaced = {name: v for name, v in namespace.items() if not name.startswith("__") and id(v) in stand_ins}
     namespace.update({name: stand_ins[id(v)] for name, v in replaced.items()})
+    # The wall clock of the fake's modification times: a module that reaches the fake filesystem and reads
+    # time.time itself (OSFileSystem.now, against which temp files' ages are measured, F8) reads the fake
+    # filesystem's clock, unless the oracle's time control already patched it (it is then the same clock).
+    wall = [name for name, v in namespace.items() if v is real_time and not name.startswith("__")]
+    if replaced and wall:
+        for name in wall:
+            replaced[name] = namespace[name]
+            namespace[name] = fake.wall_time
     if namespace.get("open", builtins.open) is builtins.open:
         replaced["open"] = namespace.get("open", MISSING)
         namespace["open"] = fake.open
@@ -411,6 +694,35 @@ def disk_watch() -> RealDiskWatch:
     watch = RealDiskWatch()
     sys.addaudithook(watch._hook)
     return watch
+
+
+def held_objects(instances: Any, depth: int = 3) -> list[Any]:
+    """The objects ``instances`` hold in their attributes (``__dict__`` and ``__slots__``), and those these
+    hold, ``depth`` levels down: only instances of classes of the target's own (not the standard
+    library's, not torch's or numpy's, not the oracle's), each once."""
+    found: dict[int, Any] = {}
+    layer = [obj for obj in instances if obj is not None]
+    for _ in range(depth):
+        kept = []
+        for obj in layer:
+            values = list(getattr(obj, "__dict__", {}).values())
+            for cls in type(obj).__mro__:
+                slots = vars(cls).get("__slots__", ())
+                for slot in (slots,) if isinstance(slots, str) else slots:
+                    values.append(getattr(obj, slot, None))
+            for value in values:
+                root = getattr(type(value), "__module__", "").partition(".")[0]
+                if isinstance(value, type) or id(value) in found:
+                    continue
+                if root in _NOT_HELD or root in sys.stdlib_module_names:
+                    continue
+                found[id(value)] = value
+                kept.append(value)
+        layer = kept
+    return list(found.values())
+
+
+_NOT_HELD = frozenset({"builtins", "torch", "numpy", "spec", "hypothesis"})
 
 
 def _reached_modules(target: Any) -> list[ModuleType]:
@@ -464,10 +776,12 @@ class FsControl(Interposition):
         return {k: v for k, v in init.items() if k != "fs"}
 
     def add_modules(self, *instances: Any) -> None:
-        """Interposed: also the modules of the instances' classes; a usage error when none of the modules
-        refers to ``os``, ``os.path``, ``shutil`` or their functions (the target's disk is out of reach)."""
+        """Interposed: also the modules of the instances' classes, and of the objects they hold (a store's
+        filesystem port: ``HiCacheFile._fs``, an ``OSFileSystem`` of ``hicache.fs``); a usage error when
+        none of the modules refers to ``os``, ``os.path``, ``shutil``, ``fcntl`` or their functions (the
+        target's disk is out of reach)."""
         self.reach(
-            list(instances),
+            [*instances, *held_objects(instances)],
             "cannot control the filesystem of the target: it takes no fs parameter, and no module of it "
             "or of its classes (%s) refers to os, os.path or shutil. Give its constructor an fs "
             'parameter or map the one it has with an adapter, e.g. --adapter \'{"arguments": '

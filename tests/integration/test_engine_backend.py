@@ -193,6 +193,11 @@ def test_an_unknown_extra_config_key_is_refused_listing_the_known_ones(
         engine.backend.HiCacheReferenceStore(
             engine.config(str(tmp_path), extra={"storage_dir": "/elsewhere"})
         )
+    # B1: a wrong type is a TypeError naming it, before the unknown names and the two directories
+    with pytest.raises(TypeError, match=r"extra_config keys must be str, got int 1"):
+        engine.backend.HiCacheReferenceStore(engine.config(str(tmp_path), extra={1: 0}))
+    with pytest.raises(TypeError, match=r"storage_dir must be a str or os.PathLike of str, got int 5"):
+        engine.backend.HiCacheReferenceStore(engine.config(str(tmp_path), extra={"storage_dir": 5}))
     # the factory's own keys and the reference's own settings are taken
     store = engine.dynamic(
         str(tmp_path), extra={"layout": "flat", "metadata_eviction": "lru", "max_size": "1Mi"}

@@ -112,3 +112,57 @@ def test_without_torch_the_engine_form_is_a_usage_error(
     )
     assert code == 2
     assert "torch" in capsys.readouterr().err
+
+
+@pytest.fixture
+def reference_store(engine: ModuleType) -> Iterator[type]:
+    """``hicache_sglang.HiCacheReferenceStore`` imported against the engine fixture's modules."""
+    for name in [n for n in sys.modules if n == "hicache_sglang" or n.startswith("hicache_sglang.")]:
+        del sys.modules[name]  # made against another load of the engine: its base class is not this one
+    import hicache_sglang
+
+    yield hicache_sglang.HiCacheReferenceStore
+    for name in [n for n in sys.modules if n == "hicache_sglang" or n.startswith("hicache_sglang.")]:
+        del sys.modules[name]
+
+
+# B1 is left out: the engine's get takes a tensor, so every buffer the spec's B1 tries on get_into (a
+# non-contiguous or read-only memoryview: ValueError in the spec) is a wrong type there (TypeError).
+ENGINE_B1 = ("B1",)
+
+
+def _passes(result: Any) -> None:
+    assert result.verdict == "PASS", result.summary()
+    assert result.adapter["form"] == "engine" and "delete" in result.missing
+    assert str(result.fs_control).startswith("interposed:") and "fcntl, os in module hicache.fs" in str(
+        result.fs_control
+    )
+    assert "hicache.fs" in result.time_control  # its now() is the fake clock: temp ages (F8) are the spec's
+    for clause in ("F3", "F4", "F5", "F6", "F8", "C1", "C3", "C4", "S3"):
+        assert clause in result.passed_clauses, (clause, result.summary())
+    assert "C5" not in result.passed_clauses  # sequential: not checked (O8)
+
+
+@pytest.mark.clauses("O12", "O4", "F10")
+def test_the_reference_store_passes_the_engine_form(reference_store: type) -> None:
+    """Issue 31: the reference store as the engine's dynamic backend, (storage_config, kwargs), runs on the
+    oracle's fake filesystem through its OSFileSystem port's os.open/os.read/os.write/fcntl.flock and
+    PASSes sequentially (B1 left out: the engine's tensors, above)."""
+    _passes(check("file-store", reference_store, max_examples=50, leave_out=ENGINE_B1))
+
+
+@pytest.mark.clauses("O12", "O4", "F10")
+@pytest.mark.slow("the engine form's default budget: 500 examples of the reference store inside the engine")
+def test_the_reference_store_passes_the_engine_form_at_the_default_budget(reference_store: type) -> None:
+    _passes(check("file-store", reference_store, leave_out=ENGINE_B1))
+
+
+@pytest.mark.clauses("O12", "B1", "O8")
+def test_the_reference_stores_b1_differs_only_where_the_engine_takes_tensors(reference_store: type) -> None:
+    """Why B1 is left out: without --leave-out, B1 fails on get_into's buffer alone (a memoryview is no
+    tensor: TypeError), and the reference's own settings the engine lacks are not tried (O8)."""
+    result = check("file-store", reference_store, max_examples=20)
+    failing = [failure for failure in result.failures if "B1" in failure.clauses]
+    assert result.verdict == "FAIL" and len(failing) == 1, result.summary()
+    assert "get_into buffer" in failing[0].message and "TypeError" in failing[0].message
+    assert {clause for failure in result.failures for clause in failure.clauses} == {"B1"}
