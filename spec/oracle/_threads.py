@@ -112,9 +112,18 @@ class Scheduler:
     """
 
     def __init__(
-        self, workers: int, choose: Callable[[list[int], int | None, str], int], replay: Sequence[int] = ()
+        self,
+        workers: int,
+        choose: Callable[[list[int], int | None, str], int],
+        replay: Sequence[int] = (),
+        *,
+        native_calls_progress: bool = False,
     ) -> None:
         self.workers = workers
+        # O12: a target whose C calls do work that lets the interpreter lock go (torch, numpy's writes), so
+        # a worker standing at one is never taken as blocked (a real block ends as a call past its time):
+        # its schedule cannot depend on how long such a call takes on a loaded machine
+        self.native_calls_progress = native_calls_progress
         self._choose = choose
         self._replay = list(replay)
         self.schedule = Schedule()
@@ -209,8 +218,8 @@ class Scheduler:
                 looks.pop(index, None)
                 continue
             frame = frames.get(self.idents.get(index, -1))
-            if frame is None:  # not started yet, or ended without telling: wait for it
-                settled = False
+            if frame is None or self.native_calls_progress:
+                settled = False  # not started yet, or in a native call under way: wait for its next point
                 continue
             code = frame.f_code.co_code
             in_c = 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in _C_CALLS
@@ -714,7 +723,8 @@ def run_history(
 ) -> ThreadsRun:
     """Run one script per worker thread on a fresh target under a :class:`Scheduler`; the history."""
     clock = FakeClock(START)
-    scheduler = Scheduler(len(scripts), choose, replay)
+    engine = session.probe.form == "engine"
+    scheduler = Scheduler(len(scripts), choose, replay, native_calls_progress=engine)
     read = _ScheduledClock(clock, scheduler)
     init = world.init(config, clock)
     fs = init.get("fs")

@@ -8,6 +8,7 @@ wheel the tests that need it are skipped, saying why.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 

@@ -11,6 +11,7 @@ blamed on M7, a TypeError for ``max_entries``, ``"clauses": []``).
 from __future__ import annotations
 
 import json
+import threading
 from types import ModuleType
 from typing import Any
 
@@ -155,3 +156,58 @@ def test_every_mode_reports_a_failure_in_one_json_shape_with_its_clauses(
         for failure in failures:
             assert set(failure) == fields, (mode, failure)
             assert failure["clauses"], (mode, failure)
+
+
+def _race_a_native_call(native_calls_progress: bool) -> tuple[list[int], list[str]]:
+    """Two workers under one Scheduler: worker 0 stands in a C call (a real ``Event.wait``) that this thread
+    ends only once the scheduler has decided: it has handed over to worker 1, or it has looked at worker 0
+    many times without handing over.  The picks made by then, and what the workers did, in order."""
+    from spec.oracle import _threads
+
+    order: list[str] = []
+    release, decided = threading.Event(), threading.Event()
+    scheduler = _threads.Scheduler(
+        2, lambda ready, last, where: ready[0], native_calls_progress=native_calls_progress
+    )
+    settled = scheduler._settled
+    looks = 0
+
+    def counting(seen: dict[int, tuple[int, int, int]]) -> bool:  # under the scheduler's mutex
+        nonlocal looks
+        picked = len(scheduler.schedule.picks)
+        looks += picked == 1  # looks at worker 0 in its call (the first pick is always worker 0)
+        if picked > 1 or looks >= 4 * _threads.STILL_LOOKS:
+            decided.set()
+        return settled(seen)
+
+    scheduler._settled = counting  # type: ignore[method-assign,assignment]
+
+    def worker(index: int) -> None:
+        _threads._local.index, _threads._local.scheduler = index, scheduler
+        scheduler.point("call")
+        if index == 0:
+            release.wait()  # a native call under way (torch, numpy's write): the interpreter lock let go
+        order.append(f"t{index}")
+        scheduler.finished(index)
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(2)]
+    for index, thread in enumerate(threads):
+        thread.start()
+        scheduler.idents[index] = thread.ident or -1
+    runner = threading.Thread(target=scheduler.run, args=(lambda: None,), daemon=True)
+    runner.start()
+    decided.wait()
+    picks = list(scheduler.schedule.picks)
+    release.set()
+    for thread in [*threads, runner]:
+        thread.join()
+    return picks, order
+
+
+@pytest.mark.clauses("O6", "O12")
+def test_a_native_call_under_way_is_waited_for_in_the_engine_form_whatever_its_length() -> None:
+    # The engine form: worker 1 is not picked while worker 0 is in its C call, however long it takes.
+    assert _race_a_native_call(native_calls_progress=True) == ([0], ["t0", "t1"])
+    # Elsewhere a call standing still in C is a lock held elsewhere: the scheduler picks another worker.
+    picks, order = _race_a_native_call(native_calls_progress=False)
+    assert picks == [0, 1] and sorted(order) == ["t0", "t1"]
