@@ -522,7 +522,15 @@ FILE_STORE = Component(
         "B2",
         "B1",
     ),
-    groups={"B1": ("bad_input",)},
+    # O2: after F4 fails, the reads into buffers of another size stop (get_into); after V5, the files that
+    # cannot be removed; after S3, the nodes another user plants: each set aside, the search goes on for
+    # the store's other clauses.
+    groups={
+        "B1": ("bad_input",),
+        "F4": ("get_into",),
+        "V5": ("file_becomes_unremovable", "evict_past_an_unremovable_file"),
+        "S3": ("another_user_plants_a_node",),
+    },
     declared_clauses={("eviction", "background"): {"V3": "V3-bg"}},
     bad_settings="spec.machines.file_store:BAD_SETTINGS",
     settings_spec="spec.file_inputs:refuse_bad_settings",
