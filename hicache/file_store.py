@@ -31,7 +31,7 @@ import time
 import weakref
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSet, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, MutableSet, Sequence
 from itertools import chain, islice
 from typing import Any, TypeVar
 
@@ -313,6 +313,14 @@ class HiCacheFile:
         By it a flat store knows that this namespace's pages are in subdirectories (F1-fanout).
         """
         return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
+
+    def snapshot(self) -> tuple[tuple[Hashable, float], ...]:
+        """Return the live beliefs with their births, in eviction order, changing nothing.  O(beliefs).
+
+        The metadata cache's own ``snapshot()`` (empty with beliefs off): a checker's view, where
+        ``exists`` would refresh a belief under ``"lru"``.  The tracked files: ``evictor.snapshot()``.
+        """
+        return () if self._beliefs is None else self._beliefs.snapshot()
 
     def wait_started(self, timeout: float | None = None) -> bool:
         """Wait until start-up is complete, the background scan ended; True when it is (F8-bg).
