@@ -19,10 +19,8 @@ B1).
 from __future__ import annotations
 
 import errno
-import grp
 import logging
 import os
-import pwd
 import re
 import secrets
 import sys
@@ -33,12 +31,13 @@ import zlib
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, MutableSet, Sequence
 from itertools import chain, islice
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from hicache._validate import shown
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_naming import EngineNaming
+from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
@@ -175,6 +174,8 @@ class HiCacheFile:
     (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
+    trust_class: ClassVar[type[FileTrust]] = FileTrust  # S1, S3: which nodes are trusted
+
     def __init__(
         self,
         storage_dir: str | os.PathLike[str] | None = None,
@@ -224,16 +225,13 @@ class HiCacheFile:
                 f"namespace cannot be encoded as part of a file name, got {namespace!r}"
             ) from None
         self._fs: FileSystem = fs if fs is not None else OSFileSystem()
-        self._euid = self._fs.euid()
-        self._group = config.shared_group
-        self._file_mode = 0o660 if self._group is not None else 0o600
-        self._dir_mode = 0o2770 if self._group is not None else 0o700
+        self._trust = trust = self.trust_class(self._fs, config.shared_group)
         self._max_value_size = config.effective_max_value_size
         self._fanout = config.layout == "fanout"
         # F1-fanout: the fanout subdirectories this store made or found and checked: [top] for the 256 of
         # the first level, [256 + top * 256 + sub] for those under them.
         self._ready = bytearray(256 + 256 * 256) if self._fanout else bytearray()
-        directory = self._trusted_directory(directory)
+        directory = trust.trusted_directory(directory)
         self._directory = directory
         self._lock = threading.RLock()
         self._beliefs: MetadataCache | None = None
@@ -254,7 +252,7 @@ class HiCacheFile:
             eviction_ratio=config.eviction_ratio,
             on_evict=self._on_evict(config.startup_scan == "background"),  # V6: the belief goes first
             lock=self._lock,
-            accept=_weakly(self._is_page),
+            accept=_weakly(trust.is_page),
         )
         self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
         # F8-bg: the keys whose files this store removed or found missing since its background scan
@@ -388,7 +386,9 @@ class HiCacheFile:
         self._check_key(key)
         view = self._as_writable(buffer)
         got, missing, removals, published = self._look(
-            key, lambda path: self._fs.read_into(path, view, self._max_value_size, self._is_page), "read"
+            key,
+            lambda path: self._fs.read_into(path, view, self._max_value_size, self._trust.is_page),
+            "read",
         )
         whole = False
         if got is not None:
@@ -454,7 +454,7 @@ class HiCacheFile:
                     except OSError as exc:
                         # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
                         logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
-                        if self._is_page_entry(entry):
+                        if self._trust.is_page(entry):
                             kept.append((entry.mtime, entry.name, key, entry.size))
                         else:
                             left += 1
@@ -634,7 +634,7 @@ class HiCacheFile:
                     return True
         st = self._probe(key, touch=True)
         if st is not None:
-            if not self._is_page(st):
+            if not self._trust.is_page(st):
                 # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
                 # write that is not stored, and never write through or over what is not ours.
                 logger.warning(
@@ -644,7 +644,7 @@ class HiCacheFile:
                     st.uid,
                     key,
                 )
-            return self._is_page(st)
+            return self._trust.is_page(st)
         with self._lock:
             admitted = self._evictor.reserve(key, len(view))  # ends the removal its evictions opened
         if not admitted:
@@ -708,7 +708,7 @@ class HiCacheFile:
                 # written through: another random name is drawn, up to _TEMP_TRIES names.
                 name = os.path.join(where, f"{_TEMP_PREFIX}{secrets.token_hex(6)}{_TEMP_SUFFIX}")
                 try:
-                    self._fs.write_new(name, view, self._file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
+                    self._fs.write_new(name, view, self._trust.file_mode)  # O_EXCL | O_NOFOLLOW, 0600 (S2)
                 except FileExistsError:
                     if attempt + 1 == _TEMP_TRIES:
                         raise
@@ -743,8 +743,8 @@ class HiCacheFile:
             return
         for slot, directory in ((top, parent), (index, leaf)):
             if not self._ready[slot]:
-                st = self._fs.mkdir(directory, self._dir_mode, self._group)
-                problem = self._subdir_problem(st.kind, st.uid, st.gid, st.mode)
+                st = self._fs.mkdir(directory, self._trust.dir_mode, self._trust.group)
+                problem = self._trust.subdir_problem(st)
                 if problem is not None:
                     raise PermissionError(errno.EPERM, f"fanout subdirectory {problem}: not used", directory)
                 self._ready[slot] = 1
@@ -753,23 +753,6 @@ class HiCacheFile:
         parent = os.path.dirname(leaf)
         top = _HEX_INDEX[os.path.basename(parent)]
         self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]] = 0
-
-    def _subdir_problem(self, kind: str, uid: int, gid: int, mode: int) -> str | None:
-        """Say why a fanout subdirectory is not trusted, or None (F1-fanout, S1).
-
-        It must be a directory (not a symlink) of this user, or of the shared group, and writable by no
-        one else.
-        """
-        group = self._group
-        if kind != "dir":
-            return f"is a {kind}"
-        if uid != self._euid and (group is None or gid != group):
-            return f"belongs to uid {uid}"
-        if mode & 0o002:
-            return f"is writable by every user (mode {mode:04o})"
-        if mode & 0o020 and (group is None or gid != group):
-            return f"is writable by group {gid} (mode {mode:04o})"
-        return None
 
     def _exists(self, key: str) -> bool:
         """``exists`` of a checked key: a live belief answers with no filesystem call, else one ``stat``."""
@@ -781,7 +764,7 @@ class HiCacheFile:
     def _on_disk(self, key: str) -> bool:
         """One ``stat`` of a checked key: True when a page of ours is there (teaching it, C1-guarded)."""
         st = self._probe(key, touch=False)
-        return st is not None and self._is_page(st)
+        return st is not None and self._trust.is_page(st)
 
     def _read(self, key: str) -> tuple[bytes | None, bool, int, int]:
         """Read a checked key once, as ``_look`` answers (the value, or None); a short read is None.
@@ -790,7 +773,7 @@ class HiCacheFile:
         """
         try:
             got, missing, removals, published = self._look(
-                key, lambda path: self._fs.read_file(path, self._max_value_size, self._is_page), "read"
+                key, lambda path: self._fs.read_file(path, self._max_value_size, self._trust.is_page), "read"
             )
         except MemoryError:
             # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
@@ -872,7 +855,7 @@ class HiCacheFile:
         """
         st, missing, removals, published = self._look(key, self._fs.stat, "stat")
         size = None if st is None or not touch else st.size
-        page = st is not None and self._is_page(st)
+        page = st is not None and self._trust.is_page(st)
         missing = missing or (st is not None and not page)  # S3: nothing of ours under the name
         self._observe(key, page, missing, removals, published, size, touch=touch)
         return st
@@ -963,18 +946,6 @@ class HiCacheFile:
             # EPERM/EIO...: a leftover temp file; start-up removes it once it is old (F8).
             logger.warning("file store: cannot remove temp file %r: %s", temp, exc)
 
-    def _is_page(self, st: FileStat) -> bool:
-        """S3: a regular file owned by this user (or, with a shared group, of that group)."""
-        return st.kind == "file" and (
-            st.uid == self._euid or (self._group is not None and st.gid == self._group)
-        )
-
-    def _is_page_entry(self, entry: DirEntry) -> bool:
-        """S3 for a listing entry."""
-        return entry.kind == "file" and (
-            entry.uid == self._euid or (self._group is not None and entry.gid == self._group)
-        )
-
     def _key_of(self, name: str) -> str | None:
         """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.
 
@@ -1012,7 +983,7 @@ class HiCacheFile:
             if (
                 level1.kind != "dir"
                 or level1.name not in _HEX_INDEX
-                or not self._trusted_subdir(directory, level1)
+                or not self._trust.trusted_subdir(directory, level1)
             ):
                 continue
             path1 = os.path.join(directory, level1.name)
@@ -1020,7 +991,7 @@ class HiCacheFile:
                 for level2 in fs.scandir(path1):
                     if level2.kind != "dir" or level2.name not in _HEX_INDEX:
                         continue
-                    if not self._trusted_subdir(path1, level2):
+                    if not self._trust.trusted_subdir(path1, level2):
                         continue
                     place = (level1.name, level2.name)
                     path2 = os.path.join(path1, level2.name)
@@ -1044,7 +1015,7 @@ class HiCacheFile:
     def _lock_namespace(self) -> None:
         """C6: hold the namespace's advisory lock for the store's life; warn if another live store has it."""
         try:
-            handle = self._fs.try_lock(self.lock_file, self._file_mode)
+            handle = self._fs.try_lock(self.lock_file, self._trust.file_mode)
         except OSError as exc:
             # EACCES, ELOOP (a symlink there), EROFS...: no detection, the store works all the same.
             logger.warning("file store: cannot take the lock file %r: %s", self.lock_file, exc)
@@ -1082,40 +1053,6 @@ class HiCacheFile:
             )
             return capacity
         return max_size
-
-    def _trusted_directory(self, directory: str) -> str:
-        """S1: resolve ``directory`` once, create it private when missing, refuse it unless it is ours."""
-        fs = self._fs
-        resolved = fs.resolve(directory)
-        st = fs.mkdir(resolved, self._dir_mode, self._group)
-        shown_dir = resolved if resolved == directory else f"{resolved} (from {directory})"
-        if st.kind != "dir":
-            raise NotADirectoryError(
-                f"storage directory {shown_dir} is a {st.kind}, not a directory: choose another storage_dir"
-                " (HICACHE_FILE_STORAGE_DIR)"
-            )
-        owner = _user_name(st.uid)
-        where = f"storage directory {shown_dir} (owner {owner}, mode {st.mode:04o})"
-        if st.uid not in (self._euid, 0):
-            raise PermissionError(
-                f"{where} belongs to another user, who could read or plant pages: use a directory of your"
-                f" own (storage_dir or HICACHE_FILE_STORAGE_DIR), or remove it and let the store create it"
-            )
-        if st.mode & 0o002:
-            raise PermissionError(
-                f"{where} is writable by every user, who could plant or replace pages: run"
-                f" `chmod o-w {resolved}` (or `chmod 700`), or use another storage_dir"
-            )
-        if st.mode & 0o020 and (self._group is None or st.gid != self._group):
-            fix = (
-                f"configure shared_group (HICACHE_FILE_SHARED_GROUP) to trust group {_group_name(st.gid)}"
-                if self._group is None
-                else f"its group is {_group_name(st.gid)}, not the shared group {_group_name(self._group)}"
-            )
-            raise PermissionError(
-                f"{where} is writable by its group: run `chmod g-w {resolved}` (or `chmod 700`), or {fix}"
-            )
-        return resolved
 
     def _start(self) -> None:
         """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1).
@@ -1336,31 +1273,25 @@ class HiCacheFile:
         misplaced and skipped); None in the flat directory.  True when the fanout marker of this namespace
         was met.
         """
-        # _key_of's common name and _is_page_entry are written out here, so that start-up makes no call
-        # per page (docs/SEMANTICS.md "F8 at scale").  A subclass that overrides either method has its
-        # own called for every entry instead.
+        # _key_of's common name is written out here, so that start-up makes no call per page for it
+        # (docs/SEMANTICS.md "F8 at scale").  A subclass that overrides it has its own called for every
+        # entry instead.
         suffix, cut, namespace = self._suffix, -len(self._suffix), self._namespace
-        euid, group = self._euid, self._group
-        own = (
-            self._naming is not None
-            or type(self)._key_of is not HiCacheFile._key_of
-            or type(self)._is_page_entry is not HiCacheFile._is_page_entry
-        )
-        key_of, is_page = self._key_of, self._is_page_entry
+        own = self._naming is not None or type(self)._key_of is not HiCacheFile._key_of
+        key_of, is_page = self._key_of, self._trust.is_page
         add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
         share = found.shared.setdefault
         skipped = found.skipped
         marker = os.path.basename(self.layout_marker)
         met = False
         for entry in entries:
-            name, size, mtime, kind, uid, gid, _ = entry
+            name, size, mtime, kind, _, _, _ = entry
             if own:
-                key, page = key_of(name), is_page(entry)
+                key = key_of(name)
             else:
                 key = name[:cut] if name.endswith(suffix) else None
                 if key is not None and (not key or key[0] == "." or "_" in key or "%" in key):
                     key = key_of_name(name, namespace)
-                page = kind == "file" and (uid == euid or (group is not None and gid == group))  # S3
             if key is None:
                 if is_temp_name(name):
                     self._sweep(where, entry, now)
@@ -1368,7 +1299,7 @@ class HiCacheFile:
                     met = True
             elif place is not None and fanout_dirs(name) != place:
                 skipped["misplaced"] = skipped.get("misplaced", 0) + 1  # not where its key's probes look
-            elif page:
+            elif is_page(entry):  # S3
                 add_key(key)
                 add_mtime(mtime)
                 add_size(share(size, size))
@@ -1379,7 +1310,11 @@ class HiCacheFile:
 
     def _sweep(self, where: str, entry: DirEntry, now: float) -> None:
         """F8, S6: remove the temp file ``entry`` of ``where`` when it is ours and older than temp_max_age."""
-        if entry.kind == "file" and entry.uid == self._euid and now - entry.mtime > self._config.temp_max_age:
+        if (
+            entry.kind == "file"
+            and entry.uid == self._trust.euid
+            and now - entry.mtime > self._config.temp_max_age
+        ):
             self._remove_temp(os.path.join(where, entry.name))
 
     def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
@@ -1406,7 +1341,7 @@ class HiCacheFile:
             if entry.kind == "dir" and name in _HEX_INDEX:
                 first.append(entry)
             elif key_of(name) is not None:
-                flat_pages += self._is_page_entry(entry)
+                flat_pages += self._trust.is_page(entry)
             elif name == os.path.basename(self.layout_marker):
                 marked = True
             elif is_temp_name(name):
@@ -1434,7 +1369,7 @@ class HiCacheFile:
         """
         directory = self._directory
         for level1 in first:
-            if not self._trusted_subdir(directory, level1):
+            if not self._trust.trusted_subdir(directory, level1):
                 continue
             path1 = os.path.join(directory, level1.name)
             self._ready[_HEX_INDEX[level1.name]] = 1
@@ -1442,7 +1377,7 @@ class HiCacheFile:
                 for level2 in self._fs.scandir(path1):
                     if level2.kind != "dir" or level2.name not in _HEX_INDEX:
                         continue
-                    if not self._trusted_subdir(path1, level2):
+                    if not self._trust.trusted_subdir(path1, level2):
                         continue
                     path2 = os.path.join(path1, level2.name)
                     self._ready[256 + _HEX_INDEX[level1.name] * 256 + _HEX_INDEX[level2.name]] = 1
@@ -1451,20 +1386,10 @@ class HiCacheFile:
                 # EACCES, EIO...: the pages under it stay unknown (not counted, not evicted) until a restart.
                 logger.warning("file store: cannot list the fanout subdirectory %r: %s", path1, exc)
 
-    def _trusted_subdir(self, parent: str, entry: DirEntry) -> bool:
-        problem = self._subdir_problem(entry.kind, entry.uid, entry.gid, entry.mode)
-        if problem is not None:
-            logger.warning(
-                "file store: fanout subdirectory %r %s: its pages are skipped",
-                os.path.join(parent, entry.name),
-                problem,
-            )
-        return problem is None
-
     def _mark_fanout(self) -> None:
         """F1-fanout: leave the marker by which a flat store refuses this namespace (never followed: S2)."""
         try:
-            self._fs.write_new(self.layout_marker, memoryview(b""), self._file_mode)
+            self._fs.write_new(self.layout_marker, memoryview(b""), self._trust.file_mode)
         except FileExistsError:
             pass  # made meanwhile by another fanout store of the namespace
         except OSError as exc:
@@ -1528,17 +1453,3 @@ def _oldest_first(mtimes: array[float]) -> list[int]:
     keeps ties in the listing's order too.
     """
     return sorted(range(len(mtimes)), key=mtimes.__getitem__)
-
-
-def _user_name(uid: int) -> str:
-    try:
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except KeyError:
-        return f"uid {uid}"
-
-
-def _group_name(gid: int) -> str:
-    try:
-        return f"{grp.getgrgid(gid).gr_name} (gid {gid})"
-    except KeyError:
-        return f"gid {gid}"

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
+from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry, FileStat
 from spec.file_inputs import SETTINGS
 from spec.variants.file_evictor import (
@@ -176,15 +177,18 @@ class NoC1Guard(HiCacheFile):
                 self._beliefs.add(key)
 
 
+class _AnyNodeTrust(FileTrust):
+    """S3 broken: every node is a page."""
+
+    def is_page(self, node: FileStat | DirEntry) -> bool:
+        return True
+
+
 class TakesAnyNodeForAPage(HiCacheFile):
     """S3 broken (the code before issue 12): whatever is named like a page is one, symlinks, FIFOs,
     directories and other users' files included."""
 
-    def _is_page(self, st: FileStat) -> bool:
-        return True
-
-    def _is_page_entry(self, entry: DirEntry) -> bool:
-        return True
+    trust_class = _AnyNodeTrust
 
 
 class UnlinksOutsideItsGuard(HiCacheFile):
