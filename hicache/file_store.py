@@ -21,22 +21,29 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import re
 import secrets
-import sys
 import threading
 import time
 import weakref
-import zlib
-from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, MutableSet, Sequence
-from itertools import chain, islice
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from hicache._validate import shown
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
+from hicache.file_layout import (
+    NAME_MAX,
+    NAMESPACE_MARK,
+    FileLayout,
+    FileNaming,
+    escape_key,
+    fanout_dirs,
+    is_fanout_dir_name,
+    is_temp_name,
+    key_of_name,
+)
 from hicache.file_naming import EngineNaming
+from hicache.file_startup import FileStartup
 from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
 from hicache.metadata_cache import MetadataCache
@@ -54,88 +61,14 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
-NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_key)
-_ESCAPED = re.compile(r"%(25|5F)")
-_ALTSEP = os.altsep
 _TEMP_PREFIX, _TEMP_SUFFIX = ".", ".tmp"
-_FS_ENCODING = sys.getfilesystemencoding()
-_TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
 _TEMP_TRIES = 3  # S6: names tried when a temp name is taken (EEXIST) before the write gives up
-# F1-fanout: the names of the fanout subdirectories of each level
-_HEX_BYTE = [f"{i:02x}" for i in range(256)]
-_HEX_INDEX = {name: i for i, name in enumerate(_HEX_BYTE)}
 BytesLike = bytes | bytearray | memoryview
 _T = TypeVar("_T")
 
 
-def escape_key(key: str) -> str:
-    """Return the key as it appears in a file name, with ``%`` and ``_`` escaped.
-
-    So the first ``_`` of a name always starts its namespace (F1: no two namespaces can name the same file).
-
-    >>> escape_key("3fa9"), escape_key("a_b%c")
-    ('3fa9', 'a%5Fb%25c')
-    """
-    if "%" in key or NAMESPACE_MARK in key:
-        return key.replace("%", "%25").replace(NAMESPACE_MARK, "%5F")
-    return key
-
-
-def key_of_name(name: str, namespace: str) -> str | None:
-    """Return the key of the file ``name`` if it belongs to ``namespace``, else None (F1).
-
-    >>> key_of_name("a%5Fb_r1.bin", "_r1"), key_of_name("x_b_a.bin", "_a"), key_of_name("k_r1.bin", "")
-    ('a_b', None, None)
-    """
-    if not name.endswith(".bin") or name.startswith("."):
-        return None
-    stem = name[:-4]
-    mark = stem.find(NAMESPACE_MARK)
-    part, own = (stem, "") if mark < 0 else (stem[:mark], stem[mark:])
-    if own != namespace or not part:
-        return None
-    if "%" not in part:
-        return part  # nothing escaped (and no "_": the first one starts the namespace)
-    key = _ESCAPED.sub(lambda m: "%" if m[1] == "25" else NAMESPACE_MARK, part)
-    return key if escape_key(key) == part else None  # a stray "%" is not a name this store writes
-
-
-def fanout_dirs(name: str) -> tuple[str, str]:
-    """Return the two subdirectories of the file ``name`` in the fanout layout (F1-fanout).
-
-    They are the first and second bytes of the CRC-32 of its encoded name, each as two lower-case hex
-    digits (stable across runs and platforms).
-
-    >>> fanout_dirs("3fa9.bin"), fanout_dirs("3fa9_r1.bin")
-    (('fc', '14'), ('cd', 'd1'))
-    """
-    crc = zlib.crc32(os.fsencode(name))
-    return _HEX_BYTE[crc >> 24], _HEX_BYTE[crc >> 16 & 0xFF]
-
-
-def is_fanout_dir_name(name: str) -> bool:
-    """F1-fanout: a name a fanout subdirectory has (two lower-case hex digits).
-
-    >>> is_fanout_dir_name("0c"), is_fanout_dir_name("0C"), is_fanout_dir_name("0c1")
-    (True, False, False)
-    """
-    return name in _HEX_INDEX
-
-
-def is_temp_name(name: str) -> bool:
-    """Tell whether ``name`` is a store's temp file name, exactly ``.<12 lower-case hex digits>.tmp`` (S6).
-
-    Never a key's file, since keys cannot start with a dot, and not another program's ``.state.tmp``.
-
-    >>> is_temp_name(".0123456789ab.tmp"), is_temp_name(".other-program-state.tmp"), is_temp_name(".ab.tmp")
-    (True, False, False)
-    """
-    return len(name) == 17 and _TEMP_NAME.fullmatch(name) is not None
-
-
 def _weakly(method: Callable[..., _T]) -> Callable[..., _T]:
-    """Wrap ``method`` (bound to a store) to call it through a weak reference to its store.
+    """Wrap ``method`` (bound to a store or a collaborator) to call it through a weak reference to its object.
 
     So what holds it (the evictor) keeps the store alive no longer than the store's own references do.
     Called after the store is gone (an evictor kept on its own): ``ReferenceError``.
@@ -174,7 +107,14 @@ class HiCacheFile:
     (1, ['.hicache_r0.lock', 'page-1_r0.bin'])
     """
 
+    # The collaborators, each a seam a variant replaces with a subclass.
     trust_class: ClassVar[type[FileTrust]] = FileTrust  # S1, S3: which nodes are trusted
+    naming_class: ClassVar[type[FileNaming]] = FileNaming  # F1, F2: the names, unless naming= is given
+    layout_class: ClassVar[type[FileLayout]] = FileLayout  # F1-fanout: where the files lie
+    evictor_class: ClassVar[type[LRUFileEvictor]] = LRUFileEvictor  # C3, V: the accounting
+    startup_class: ClassVar[type[FileStartup]] = FileStartup  # F8: the start-up scan
+    _scan_batch: int = 4096  # F8-bg: listing entries per batch (a test's subclass may take fewer)
+    _scan_thread: bool = True  # F8-bg: False (a test's subclass): no thread, the test calls _scan_step
 
     def __init__(
         self,
@@ -216,23 +156,16 @@ class HiCacheFile:
             raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
         self._config = config
         self._namespace = namespace
-        self._naming = naming  # F10: the engine's names instead of escape_key's (None: the default)
-        self._suffix = namespace + ".bin"
-        try:
-            self._suffix_bytes = len(self._suffix.encode(_FS_ENCODING))  # strict (S5)
-        except UnicodeEncodeError:
-            raise ValueError(
-                f"namespace cannot be encoded as part of a file name, got {namespace!r}"
-            ) from None
+        names = self.naming_class(namespace) if naming is None else naming  # F10: the engine's names
+        self._check_key = names.check
         self._fs: FileSystem = fs if fs is not None else OSFileSystem()
         self._trust = trust = self.trust_class(self._fs, config.shared_group)
         self._max_value_size = config.effective_max_value_size
-        self._fanout = config.layout == "fanout"
-        # F1-fanout: the fanout subdirectories this store made or found and checked: [top] for the 256 of
-        # the first level, [256 + top * 256 + sub] for those under them.
-        self._ready = bytearray(256 + 256 * 256) if self._fanout else bytearray()
         directory = trust.trusted_directory(directory)
         self._directory = directory
+        self._layout = layout = self.layout_class(
+            directory, names, fanout=config.layout == "fanout", fs=self._fs, trust=trust
+        )
         self._lock = threading.RLock()
         self._beliefs: MetadataCache | None = None
         if config.enable_metadata_cache:
@@ -243,9 +176,18 @@ class HiCacheFile:
             )
         # The evictor calls back into this store through weak references: a store in no reference cycle
         # goes with its last reference, and its namespace lock with it (C6), not at a later collection.
-        self._evictor = LRUFileEvictor(
+        self._startup = startup = self.startup_class(
+            layout,
+            trust,
+            beliefs=self._beliefs,
+            lock=self._lock,
+            temp_max_age=config.temp_max_age,
+            batch=self._scan_batch,
+            thread=self._scan_thread,
+        )
+        self._evictor = startup.evictor = self.evictor_class(
             self._fs,
-            _weakly(self._path),
+            _weakly(layout.path),
             directory=directory,
             max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
@@ -255,17 +197,12 @@ class HiCacheFile:
             accept=_weakly(trust.is_page),
         )
         self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
-        # F8-bg: the keys whose files this store removed or found missing since its background scan
-        # began (None: no scan under way); the scan's state; set once start-up is complete.
-        self._scan_gone: MutableSet[str] | None = None
-        self._scanning: _Scan | None = None
-        self._started = threading.Event()
         self._lock_namespace()
         if config.startup_scan == "background":
-            self._begin_scan()
+            startup.begin()
         else:
-            self._start()
-            self._started.set()
+            startup.start()
+            startup.started.set()
 
     # -- introspection -------------------------------------------------------
 
@@ -292,9 +229,7 @@ class HiCacheFile:
     def file_name(self, key: str) -> str:
         """Return the name of ``key``'s file (F1); ValueError for a bad key (F2)."""
         self._check_key(key)
-        if self._naming is not None:
-            return self._naming.name(key)
-        return escape_key(key) + self._suffix
+        return self._layout.naming.name(key)
 
     def file_path(self, key: str) -> str:
         """Return the path of ``key``'s file; ValueError for a bad key (F2).
@@ -302,7 +237,7 @@ class HiCacheFile:
         The file is in the directory (``flat``) or two subdirectories down (``fanout``, F1-fanout).
         """
         self._check_key(key)
-        return self._path(key)
+        return self._layout.path(key)
 
     @property
     def layout_marker(self) -> str:
@@ -310,7 +245,7 @@ class HiCacheFile:
 
         By it a flat store knows that this namespace's pages are in subdirectories (F1-fanout).
         """
-        return os.path.join(self._directory, f".hicache{self._namespace}.fanout")
+        return self._layout.marker
 
     def snapshot(self) -> tuple[tuple[Hashable, float], ...]:
         """Return the live beliefs with their births, in eviction order, changing nothing.  O(beliefs).
@@ -326,7 +261,7 @@ class HiCacheFile:
         Waits at most ``timeout`` seconds (None: as long as it takes).  Under ``startup_scan="blocking"``
         True at once.
         """
-        return self._started.wait(timeout)
+        return self._startup.started.wait(timeout)
 
     def close(self) -> None:
         """Stop the background scan after the batch under way and wait for its thread (F8-bg).
@@ -334,14 +269,11 @@ class HiCacheFile:
         The pages it has not adopted stay unknown until a probe finds them; the store stays usable.
         Idempotent; nothing to do under ``startup_scan="blocking"``.
         """
-        scan = self._scanning
-        if scan is None:
-            return
-        scan.stop = True
-        thread = scan.thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        self._end_scan(scan)
+        self._startup.close()
+
+    def _scan_step(self) -> bool:
+        """Run one batch of the background scan: a test's store has no scan thread (F8-bg)."""
+        return self._startup.step()
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
@@ -395,10 +327,15 @@ class HiCacheFile:
             size, read = got
             if size != len(view):
                 logger.warning(
-                    "file store: %r holds %d bytes, the buffer %d: not read", self._path(key), size, len(view)
+                    "file store: %r holds %d bytes, the buffer %d: not read",
+                    self._layout.path(key),
+                    size,
+                    len(view),
                 )
             elif read != size:
-                logger.warning("file store: short read of %r: %d of %d bytes", self._path(key), read, size)
+                logger.warning(
+                    "file store: short read of %r: %d of %d bytes", self._layout.path(key), read, size
+                )
             else:
                 whole = True
         self._observe(key, whole, missing, removals, published, len(view))
@@ -407,7 +344,7 @@ class HiCacheFile:
     def delete(self, key: str) -> bool:
         """F7: remove ``key``'s file; True when it is gone afterwards (False: it could not be removed)."""
         self._check_key(key)
-        path = self._path(key)
+        path = self._layout.path(key)
         with self._lock:
             self._overlaps.start_removal()
             try:
@@ -523,81 +460,11 @@ class HiCacheFile:
 
     # -- internals -----------------------------------------------------------
 
-    def _path(self, key: str) -> str:
-        naming = self._naming
-        if naming is not None and not self._fanout:
-            return f"{self._directory}/{naming.name(key)}"  # the directory is resolved: no trailing "/"
-        name = escape_key(key) + self._suffix if naming is None else naming.name(key)
-        if self._fanout:
-            top, sub = fanout_dirs(name)
-            return f"{self._directory}/{top}/{sub}/{name}"
-        return os.path.join(self._directory, name)
-
-    def _check_key(self, key: object) -> None:
-        """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
-        if self._naming is not None:
-            self._naming.check(key)  # F10: the engine's names hold fewer keys
-            return
-        if not isinstance(key, str):
-            raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
-        if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
-            raise ValueError(
-                "key must be a non-empty str without a path separator or NUL, not starting"
-                f" with '.', got {key!r:.100}"
-            )
-        if key.isascii():
-            # Bytes of the escaped name: at most 3 per char ("_" -> "%5F"); exact only when it may matter.
-            if len(key) * 3 + self._suffix_bytes > NAME_MAX:
-                name_bytes = len(escape_key(key)) + self._suffix_bytes
-                if name_bytes > NAME_MAX:
-                    raise ValueError(
-                        f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
-                    )
-            return
-        try:
-            # S5: strict, so that no lone surrogate passes (os.fsencode's surrogateescape would map
-            # "\udcc3\udca9" to the bytes of "é": two keys, one file).
-            name_bytes = len(escape_key(key).encode(_FS_ENCODING)) + self._suffix_bytes
-        except UnicodeEncodeError:
-            raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
-        if name_bytes > NAME_MAX:
-            raise ValueError(
-                f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
-            )
-
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
-        """Apply ``_check_key`` to every key, the first bad one raising.
-
-        Decided at once on the joined keys when they are plainly valid (the common case), key by key
-        otherwise.
-        """
+        """Return ``keys`` as a list, each checked by the naming (F2, S5), the first bad one raising."""
         keys = _listed("keys", keys)
-        plainly_valid = self._plainly_valid if self._naming is None else self._naming.plainly_valid
-        if not plainly_valid(keys):
-            for key in keys:
-                self._check_key(key)
+        self._layout.check_keys(keys)
         return keys
-
-    def _plainly_valid(self, keys: list[str]) -> bool:
-        """Tell whether every key passes ``_check_key`` (F2, S5), shown on the keys joined (False: unknown).
-
-        True only when all are str, none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no
-        leading dot), and short enough that no escaped name can exceed NAME_MAX.  Each test is one C-level
-        pass (single characters are searched with memchr).  On False the caller checks each key.
-        """
-        try:
-            joined = "".join(keys)
-        except TypeError:
-            return False  # a key that is not a str: _check_key names it
-        return (
-            all(keys)
-            and joined.isascii()
-            and "/" not in joined
-            and "\0" not in joined
-            and "." not in joined
-            and (_ALTSEP is None or _ALTSEP not in joined)
-            and (not keys or max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX)
-        )
 
     @staticmethod
     def _as_bytes(value: object) -> memoryview:
@@ -639,7 +506,7 @@ class HiCacheFile:
                 # write that is not stored, and never write through or over what is not ours.
                 logger.warning(
                     "file store: %r is a %s of uid %d, not a page: %r not written",
-                    self._path(key),
+                    self._layout.path(key),
                     st.kind,
                     st.uid,
                     key,
@@ -650,7 +517,7 @@ class HiCacheFile:
         if not admitted:
             logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
             return False
-        path = self._path(key)
+        path = self._layout.path(key)
         removals = self._write(key, view, path, self._overlaps.removals)
         with self._lock:
             if removals is None:
@@ -676,10 +543,10 @@ class HiCacheFile:
         after the relief), or None when nothing was published (every attempt's temp file removed, logged).
         """
         failed, writing = self._write_once(view, path)
-        if failed is not None and self._fanout and isinstance(failed, FileNotFoundError):
+        if failed is not None and self._layout.fanout and isinstance(failed, FileNotFoundError):
             # F1-fanout: its subdirectory went (removed by hand, or by another program): made again,
             # retried once.
-            self._forget_ready(os.path.dirname(path))
+            self._layout.forget_ready(os.path.dirname(path))
             failed, writing = self._write_once(view, path)
         if failed is not None and writing and failed.errno == errno.ENOSPC:
             # S8: the disk is full while old pages could go: evict as for the cap, retry once.
@@ -701,8 +568,7 @@ class HiCacheFile:
         writing = True
         where = os.path.dirname(path)
         try:
-            if self._fanout:
-                self._prepare(where)
+            self._layout.prepare(where)
             for attempt in range(_TEMP_TRIES):
                 # S6: a taken name (EEXIST: another writer's, or a planted node) is never unlinked or
                 # written through: another random name is drawn, up to _TEMP_TRIES names.
@@ -725,34 +591,9 @@ class HiCacheFile:
             # ENOSPC, EIO, EDQUOT, ...: the value is not stored; undo everything the attempt did (F3).
             logger.warning("file store: cannot write %r: %s", path, exc)
             if temp is not None:
-                self._remove_temp(temp)
+                self._layout.remove_temp(temp)
             return exc, writing
         return None, False
-
-    def _prepare(self, leaf: str) -> None:
-        """Make the two subdirectories of ``leaf`` unless this store has made or checked them (F1-fanout).
-
-        Each gets the directory's mode and group; then check what is there (S1's rules: a directory of this
-        user, or of the shared group, writable by no one else; never a symlink).  ``PermissionError``
-        naming it otherwise: the write is refused (F3).
-        """
-        parent = os.path.dirname(leaf)
-        top = _HEX_INDEX[os.path.basename(parent)]
-        index = 256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]
-        if self._ready[index]:
-            return
-        for slot, directory in ((top, parent), (index, leaf)):
-            if not self._ready[slot]:
-                st = self._fs.mkdir(directory, self._trust.dir_mode, self._trust.group)
-                problem = self._trust.subdir_problem(st)
-                if problem is not None:
-                    raise PermissionError(errno.EPERM, f"fanout subdirectory {problem}: not used", directory)
-                self._ready[slot] = 1
-
-    def _forget_ready(self, leaf: str) -> None:
-        parent = os.path.dirname(leaf)
-        top = _HEX_INDEX[os.path.basename(parent)]
-        self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(leaf)]] = 0
 
     def _exists(self, key: str) -> bool:
         """``exists`` of a checked key: a live belief answers with no filesystem call, else one ``stat``."""
@@ -777,13 +618,15 @@ class HiCacheFile:
             )
         except MemoryError:
             # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
-            logger.warning("file store: %r not read: out of memory", self._path(key))
+            logger.warning("file store: %r not read: out of memory", self._layout.path(key))
             return None, False, 0, 0
         if got is None:
             return None, missing, removals, published
         size, data = got
         if len(data) != size:
-            logger.warning("file store: short read of %r: %d of %d bytes", self._path(key), len(data), size)
+            logger.warning(
+                "file store: short read of %r: %d of %d bytes", self._layout.path(key), len(data), size
+            )
             return None, False, removals, published
         return data, False, removals, published
 
@@ -795,7 +638,7 @@ class HiCacheFile:
         the ``removals`` and ``publications`` marks read before the call, for ``_observe``).  Teaches
         nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``.
         """
-        path = self._path(key)
+        path = self._layout.path(key)
         overlaps = self._overlaps
         removals, published = overlaps.removals, overlaps.publications
         try:
@@ -911,13 +754,8 @@ class HiCacheFile:
                 self._beliefs.remove(key)
 
     def _note_gone(self, key: str) -> None:
-        """Note ``key`` gone while a background scan runs: this store removed its file or found it missing.
-
-        The scan never adopts it from its (older) listing (F8-bg; lock held).
-        """
-        gone = self._scan_gone
-        if gone is not None:
-            gone.add(key)
+        """Note ``key`` gone for the background scan, if one runs (F8-bg; lock held)."""
+        self._startup.note_gone(key)
 
     def _on_evict(self, background: bool) -> Callable[[str], object] | None:
         """Drop a victim's belief: what the evictor calls for each victim before its unlink (V6).
@@ -928,7 +766,7 @@ class HiCacheFile:
         if not background:
             return None if beliefs is None else beliefs.remove
 
-        note_gone = _weakly(self._note_gone)
+        note_gone = _weakly(self._startup.note_gone)
 
         def evicted(key: str) -> None:
             if beliefs is not None:
@@ -937,32 +775,9 @@ class HiCacheFile:
 
         return evicted
 
-    def _remove_temp(self, temp: str) -> None:
-        try:
-            self._fs.unlink(temp)
-        except FileNotFoundError:
-            pass  # the write failed before creating it
-        except OSError as exc:
-            # EPERM/EIO...: a leftover temp file; start-up removes it once it is old (F8).
-            logger.warning("file store: cannot remove temp file %r: %s", temp, exc)
-
-    def _key_of(self, name: str) -> str | None:
-        """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.
-
-        A temp file never has one: no key starts with a dot.
-        """
-        if self._naming is not None:
-            return self._naming.key_of(name)
-        suffix = self._suffix
-        if name.endswith(suffix):
-            part = name[: -len(suffix)]
-            if part and part[0] != "." and "_" not in part and "%" not in part:
-                return part  # the common name: nothing escaped, no other namespace (the first "_" is ours)
-        return key_of_name(name, self._namespace)
-
     def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
         """Every node of a listing named like a file of this namespace, with its key (any kind, any owner)."""
-        key_of = self._key_of
+        key_of = self._layout.naming.key_of
         return [(entry, key) for entry in entries if (key := key_of(entry.name)) is not None]
 
     def _page_nodes(self) -> tuple[list[tuple[str, DirEntry, str]], int]:
@@ -974,38 +789,22 @@ class HiCacheFile:
         that does not hash where it lies is not ours to remove).  OSError when the directory itself
         cannot be listed.
         """
-        directory, fs = self._directory, self._fs
-        if not self._fanout:
+        directory, fs, layout = self._directory, self._fs, self._layout
+        if not layout.fanout:
             return [(directory, entry, key) for entry, key in self._nodes(fs.scandir(directory))], 0
-        found: list[tuple[str, DirEntry, str]] = []
-        unlisted = 0
-        for level1 in fs.scandir(directory):
-            if (
-                level1.kind != "dir"
-                or level1.name not in _HEX_INDEX
-                or not self._trust.trusted_subdir(directory, level1)
-            ):
-                continue
-            path1 = os.path.join(directory, level1.name)
-            try:
-                for level2 in fs.scandir(path1):
-                    if level2.kind != "dir" or level2.name not in _HEX_INDEX:
-                        continue
-                    if not self._trust.trusted_subdir(path1, level2):
-                        continue
-                    place = (level1.name, level2.name)
-                    path2 = os.path.join(path1, level2.name)
-                    found += [
-                        (path2, e, k)
-                        for e, k in self._nodes(fs.scandir(path2))
-                        if fanout_dirs(e.name) == place
-                    ]
-            except OSError as exc:
-                logger.warning(
-                    "file store: cannot list the fanout subdirectory %r to clear it: %s", path1, exc
-                )
-                unlisted += 1
-        return found, unlisted
+        unlisted: list[str] = []
+
+        def skip(path: str, exc: OSError) -> None:
+            logger.warning("file store: cannot list the fanout subdirectory %r to clear it: %s", path, exc)
+            unlisted.append(path)
+
+        found = [
+            (where, entry, key)
+            for where, entries, place in layout.leaves(fs.scandir(directory), mark_ready=False, unlisted=skip)
+            for entry, key in self._nodes(entries)
+            if fanout_dirs(entry.name) == place
+        ]
+        return found, len(unlisted)
 
     @property
     def lock_file(self) -> str:
@@ -1054,385 +853,6 @@ class HiCacheFile:
             return capacity
         return max_size
 
-    def _start(self) -> None:
-        """F8: remove stale temp files, seed accounting and beliefs, evict (the directory is made: S1).
-
-        The listing is streamed, never held: each page found leaves its key (kept: it is the evictor's
-        key), its size (one int object per distinct size) and its modification time in parallel arrays,
-        and the order oldest first (ties in the listing's order, F8) is a list of indices, dropped once
-        the keys and sizes are put in that order, so the peak is the evictor's own entries plus under
-        100 bytes a page while they are built (docs/SEMANTICS.md F8).  With ``fanout`` (F1-fanout) the
-        two levels of subdirectories are walked, each checked as it is met.
-        """
-        found = _Found()
-        now = self._fs.now()
-        top = self._fs.scandir(self._directory)
-        if self._fanout:
-            self._scan_fanout(top, found, now)
-        elif self._scan(self._directory, top, found, now, None):
-            raise ValueError(
-                f"namespace {self._namespace!r} of storage directory {self._directory} was written with"
-                f" layout 'fanout' (its marker {self.layout_marker} is there), but this store's layout is"
-                " 'flat' (setting layout, HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the"
-                " marker once no page of the namespace is left in its subdirectories"
-            )
-        self._warn_skipped(found.skipped)
-        order = _oldest_first(found.mtimes)
-        keys = list(map(found.keys.__getitem__, order))
-        sizes = list(map(found.sizes.__getitem__, order))
-        del order
-        with self._lock:
-            self._evictor.adopt_many(zip(keys, sizes, strict=True), sum(sizes))
-            del keys, sizes
-            if self._beliefs is not None:
-                # All born now, so in the listing's order: the keys' objects are met in the order they
-                # were made (at a million pages, far apart in memory in any other order).
-                self._beliefs.add_many(found.keys)
-            del found
-            if not self._evictor.evict():  # ends the removal its evictions opened
-                logger.warning(
-                    "file store: %r is over its limits; nothing more can be evicted", self._directory
-                )
-
-    def _warn_skipped(self, skipped: dict[str, int]) -> None:
-        for kind, count in sorted(skipped.items()):
-            # S3: one line per kind, never one per node.
-            logger.warning(
-                "file store: %d %s node(s) named like pages of namespace %r in %r: not pages, skipped",
-                count,
-                kind,
-                self._namespace,
-                self._directory,
-            )
-
-    # -- F8-bg: the start-up scan in the background -----------------------------
-
-    _scan_batch: int = 4096  # F8-bg: listing entries per batch (a test's subclass may take fewer)
-    _scan_thread: bool = True  # F8-bg: False (a test's subclass): no thread, the test calls _scan_step
-
-    def _begin_scan(self) -> None:
-        """Begin the background scan (F8-bg).
-
-        Begin the listing (a directory that cannot be listed raises ``OSError`` here), tell the layouts
-        apart (F1-fanout), then leave the rest to ``_scan_step``, on a daemon thread.
-        """
-        fs, directory = self._fs, self._directory
-        now = fs.now()
-        listings: Iterator[tuple[str, Iterator[DirEntry] | list[DirEntry], tuple[str, str] | None]]
-        if self._fanout:
-            listings = self._fanout_leaves(self._fanout_top(fs.scandir(directory), now))
-        else:
-            self._refuse_a_fanout_marker()
-            top = iter(fs.scandir(directory))
-            first = next(top, None)  # the listing has begun: opened, its first entry read
-            entries = top if first is None else chain((first,), top)
-            listings = iter(((directory, entries, None),))
-        with self._lock:
-            self._evictor.adopt_many(())  # the publication every page the scan adopts is held with (F4)
-            self._scan_gone = set()
-            self._scanning = scan = _Scan(listings, now)
-        if self._scan_thread:
-            scan.thread = threading.Thread(
-                target=self._scan_in_background, name=f"hicache-scan{self._namespace}", daemon=True
-            )
-            scan.thread.start()
-
-    def _refuse_a_fanout_marker(self) -> None:
-        """Refuse, in a flat store, a directory holding its namespace's fanout marker (F1-fanout, F8-bg).
-
-        One ``stat``: the listing is read later.
-        """
-        try:
-            self._fs.stat(self.layout_marker)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            # EACCES, EIO...: the marker cannot be looked for; the layouts are not told apart (logged).
-            logger.warning("file store: cannot look for the layout marker %r: %s", self.layout_marker, exc)
-            return
-        raise ValueError(
-            f"namespace {self._namespace!r} of storage directory {self._directory} was written with"
-            f" layout 'fanout' (its marker {self.layout_marker} is there), but this store's layout is"
-            " 'flat' (setting layout, HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the"
-            " marker once no page of the namespace is left in its subdirectories"
-        )
-
-    def _scan_in_background(self) -> None:
-        try:
-            while self._scan_step():
-                pass
-        except Exception:  # a bug, not I/O (which each step answers): the scan ends, the store serves on
-            logger.exception(
-                "file store: the start-up scan of %r failed; the pages it has not adopted stay unknown"
-                " until a probe finds them",
-                self._directory,
-            )
-            scan = self._scanning
-            if scan is not None:
-                self._end_scan(scan)
-
-    def _scan_step(self) -> bool:
-        """Run one batch of the background scan (F8-bg).
-
-        Up to ``_scan_batch`` entries of the listing are read and their old temp files removed (outside
-        the lock), then their pages adopted (``_adopt_scanned``).
-        True while the listing has more; False once the scan has ended (this step ended it, or it had).
-        """
-        scan = self._scanning
-        if scan is None or scan.stop:
-            return False
-        found = _Found()
-        want = self._scan_batch
-        failed = False
-        while want > 0 and not failed:
-            if scan.listing is None:
-                listing = next(scan.listings, None)
-                if listing is None:
-                    break
-                scan.listing = (listing[0], iter(listing[1]), listing[2])
-            where, entries, place = scan.listing
-            batch: list[DirEntry] = []
-            try:
-                for entry in islice(entries, want):
-                    batch.append(entry)
-            except OSError as exc:
-                # EIO, ESTALE...: the listing cannot be read on; what it gave, and what was adopted, stay.
-                logger.warning("file store: cannot list %r on; the start-up scan ends: %s", where, exc)
-                failed = True
-                scan.listings = iter(())
-            if failed or len(batch) < want:
-                scan.listing = None
-            want -= len(batch)
-            self._scan(where, batch, found, scan.now, place)
-        if failed:
-            want = 1
-        for kind, count in found.skipped.items():
-            scan.skipped[kind] = scan.skipped.get(kind, 0) + count
-        self._adopt_scanned(scan, found)
-        if want > 0:
-            self._end_scan(scan)
-            return False
-        return True
-
-    def _adopt_scanned(self, scan: _Scan, found: _Found) -> None:
-        """Adopt a batch's pages as the least recently used entries, oldest first, each believed (F8-bg).
-
-        Ties stay in the listing's order; a key tracked already or noted gone is not adopted; then the
-        limits are enforced on what is known (a warning, once, when they cannot be met).
-        """
-        keys, sizes = found.keys, found.sizes
-        order = _oldest_first(found.mtimes)
-        with self._lock:
-            gone = self._scan_gone
-            if gone is None:
-                return  # the scan was stopped meanwhile (close)
-            pairs = [(keys[i], sizes[i]) for i in order if keys[i] not in gone]
-            adopted = self._evictor.adopt_least_recent(pairs)
-            if self._beliefs is not None and adopted:
-                self._beliefs.add_many(adopted)
-            if self._evictor.enabled and not self._evictor.evict() and not scan.warned:
-                scan.warned = True
-                logger.warning(
-                    "file store: %r is over its limits and nothing more of what is known can be evicted;"
-                    " the start-up scan goes on (the namespace may exceed the cap by the bytes not scanned)",
-                    self._directory,
-                )
-
-    def _end_scan(self, scan: _Scan) -> None:
-        """End the scan (ended or stopped, F8-bg).
-
-        Nothing more is noted gone, its S3 warnings are logged, start-up is complete.
-        """
-        with self._lock:
-            if self._scanning is not scan:
-                return
-            self._scanning = None
-            self._scan_gone = None
-        closing = getattr(scan.listings, "close", None)
-        if closing is not None:
-            closing()  # a listing stopped midway lets go of its directory now
-        listing = scan.listing
-        if listing is not None:
-            closing = getattr(listing[1], "close", None)
-            if closing is not None:
-                closing()
-        self._warn_skipped(scan.skipped)
-        self._started.set()
-
-    def _scan(
-        self,
-        where: str,
-        entries: Iterable[DirEntry],
-        found: _Found,
-        now: float,
-        place: tuple[str, str] | None,
-    ) -> bool:
-        """Add one directory's pages to ``found`` and remove its old temp files (F8).
-
-        ``place``: the two subdirectories ``where`` is (fanout), whose pages must hash there (others are
-        misplaced and skipped); None in the flat directory.  True when the fanout marker of this namespace
-        was met.
-        """
-        # _key_of's common name is written out here, so that start-up makes no call per page for it
-        # (docs/SEMANTICS.md "F8 at scale").  A subclass that overrides it has its own called for every
-        # entry instead.
-        suffix, cut, namespace = self._suffix, -len(self._suffix), self._namespace
-        own = self._naming is not None or type(self)._key_of is not HiCacheFile._key_of
-        key_of, is_page = self._key_of, self._trust.is_page
-        add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
-        share = found.shared.setdefault
-        skipped = found.skipped
-        marker = os.path.basename(self.layout_marker)
-        met = False
-        for entry in entries:
-            name, size, mtime, kind, _, _, _ = entry
-            if own:
-                key = key_of(name)
-            else:
-                key = name[:cut] if name.endswith(suffix) else None
-                if key is not None and (not key or key[0] == "." or "_" in key or "%" in key):
-                    key = key_of_name(name, namespace)
-            if key is None:
-                if is_temp_name(name):
-                    self._sweep(where, entry, now)
-                elif name == marker:
-                    met = True
-            elif place is not None and fanout_dirs(name) != place:
-                skipped["misplaced"] = skipped.get("misplaced", 0) + 1  # not where its key's probes look
-            elif is_page(entry):  # S3
-                add_key(key)
-                add_mtime(mtime)
-                add_size(share(size, size))
-            else:
-                kind = kind if kind != "file" else "file of another user"
-                skipped[kind] = skipped.get(kind, 0) + 1
-        return met
-
-    def _sweep(self, where: str, entry: DirEntry, now: float) -> None:
-        """F8, S6: remove the temp file ``entry`` of ``where`` when it is ours and older than temp_max_age."""
-        if (
-            entry.kind == "file"
-            and entry.uid == self._trust.euid
-            and now - entry.mtime > self._config.temp_max_age
-        ):
-            self._remove_temp(os.path.join(where, entry.name))
-
-    def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
-        """Yield the listings of a fanout store (F1-fanout).
-
-        The directory itself (``_fanout_top``), then every trusted subdirectory of both levels
-        (``_fanout_leaves``).
-        """
-        for where, entries, place in self._fanout_leaves(self._fanout_top(top, now)):
-            self._scan(where, entries, found, now, place)
-
-    def _fanout_top(self, top: Iterable[DirEntry], now: float) -> list[DirEntry]:
-        """List the directory itself of a fanout store; answer its first-level subdirectories (F1-fanout).
-
-        Its old temp files are removed, a page of this namespace there refused (the flat layout), the
-        marker made when missing.
-        """
-        directory, key_of = self._directory, self._key_of
-        first: list[DirEntry] = []
-        flat_pages = 0
-        marked = False
-        for entry in top:
-            name = entry.name
-            if entry.kind == "dir" and name in _HEX_INDEX:
-                first.append(entry)
-            elif key_of(name) is not None:
-                flat_pages += self._trust.is_page(entry)
-            elif name == os.path.basename(self.layout_marker):
-                marked = True
-            elif is_temp_name(name):
-                self._sweep(directory, entry, now)
-        if flat_pages:
-            raise ValueError(
-                f"storage directory {directory} holds {flat_pages} page(s) of namespace {self._namespace!r}"
-                " in the flat layout, but this store's layout is 'fanout' (setting layout,"
-                " HICACHE_FILE_LAYOUT): open it with layout='flat', or move the pages into their fanout"
-                " subdirectories first"
-            )
-        if not marked:
-            self._mark_fanout()
-        return first
-
-    def _fanout_leaves(
-        self, first: Iterable[DirEntry]
-    ) -> Iterator[tuple[str, list[DirEntry], tuple[str, str]]]:
-        """Yield the second-level subdirectories under the trusted ones of ``first`` (F1-fanout).
-
-        Each as (path, its listing, its place), trusted only, each checked as it is met and marked
-        ready.  A leaf's listing is
-        read whole (a few hundred entries even at millions of pages), so that a failure to list anything
-        under a first-level subdirectory is met here: logged, and the rest of it skipped.
-        """
-        directory = self._directory
-        for level1 in first:
-            if not self._trust.trusted_subdir(directory, level1):
-                continue
-            path1 = os.path.join(directory, level1.name)
-            self._ready[_HEX_INDEX[level1.name]] = 1
-            try:
-                for level2 in self._fs.scandir(path1):
-                    if level2.kind != "dir" or level2.name not in _HEX_INDEX:
-                        continue
-                    if not self._trust.trusted_subdir(path1, level2):
-                        continue
-                    path2 = os.path.join(path1, level2.name)
-                    self._ready[256 + _HEX_INDEX[level1.name] * 256 + _HEX_INDEX[level2.name]] = 1
-                    yield path2, list(self._fs.scandir(path2)), (level1.name, level2.name)
-            except OSError as exc:
-                # EACCES, EIO...: the pages under it stay unknown (not counted, not evicted) until a restart.
-                logger.warning("file store: cannot list the fanout subdirectory %r: %s", path1, exc)
-
-    def _mark_fanout(self) -> None:
-        """F1-fanout: leave the marker by which a flat store refuses this namespace (never followed: S2)."""
-        try:
-            self._fs.write_new(self.layout_marker, memoryview(b""), self._trust.file_mode)
-        except FileExistsError:
-            pass  # made meanwhile by another fanout store of the namespace
-        except OSError as exc:
-            # EACCES, EROFS...: a flat store would not know; the fanout store works all the same.
-            logger.warning("file store: cannot make the layout marker %r: %s", self.layout_marker, exc)
-
-
-class _Scan:
-    """The state of a background scan (F8-bg).
-
-    The listings left (each a directory, its entries and its fanout place), the one being read, the
-    filesystem's clock when it began (the temp-file sweep's), the
-    S3 counts so far, whether the over-the-limits warning was given, its thread and its stop flag.
-    """
-
-    __slots__ = ("listing", "listings", "now", "skipped", "stop", "thread", "warned")
-
-    def __init__(
-        self,
-        listings: Iterator[tuple[str, Iterator[DirEntry] | list[DirEntry], tuple[str, str] | None]],
-        now: float,
-    ) -> None:
-        self.listings = listings
-        self.listing: tuple[str, Iterator[DirEntry], tuple[str, str] | None] | None = None
-        self.now = now
-        self.skipped: dict[str, int] = {}
-        self.warned = False
-        self.stop = False
-        self.thread: threading.Thread | None = None
-
-
-class _Found:
-    """The pages a start-up listing found, in parallel arrays (F8)."""
-
-    __slots__ = ("keys", "mtimes", "shared", "sizes", "skipped")
-
-    def __init__(self) -> None:
-        self.keys: list[str] = []
-        self.mtimes = array("d")
-        self.sizes: list[int] = []  # one int object per distinct size, held by every page of that size
-        self.shared: dict[int, int] = {}
-        self.skipped: dict[str, int] = {}
-
 
 def _listed(name: str, items: Iterable[_T]) -> list[_T]:
     """Return a batch's ``items`` as a list; B1: a TypeError naming ``name`` when they are not iterable."""
@@ -1444,12 +864,3 @@ def _listed(name: str, items: Iterable[_T]) -> list[_T]:
         if isinstance(items, Iterable):
             raise  # raised by the caller's own iterator: its error, as it is
         raise TypeError(f"{name} must be an iterable, got {type(items).__name__} {shown(items)}") from None
-
-
-def _oldest_first(mtimes: array[float]) -> list[int]:
-    """Return the indices of a listing's pages oldest mtime first, ties in the listing's order (F8).
-
-    One stable sort of the indices by time, its key function and comparisons in C; the engine's evictor
-    keeps ties in the listing's order too.
-    """
-    return sorted(range(len(mtimes)), key=mtimes.__getitem__)
