@@ -335,3 +335,29 @@ class FileLayout:
         except OSError as exc:
             # EPERM/EIO...: a leftover temp file; start-up removes it once it is old (F8).
             logger.warning("file store: cannot remove temp file %r: %s", temp, exc)
+
+    def pages(self) -> tuple[list[tuple[str, DirEntry, str]], int]:
+        """List the nodes of this naming where its keys' probes look (F7: what ``clear`` removes).
+
+        Answers (each node named like a file of this naming, any kind and owner, as (the directory it is
+        in, its entry, its key); how many subdirectories could not be listed).  The directory itself
+        (flat), or every trusted subdirectory of both levels (fanout: a page that does not hash where it
+        lies is not ours to remove).  OSError when the directory itself cannot be listed.
+        """
+        directory, key_of = self.directory, self.naming.key_of
+        top = self.fs.scandir(directory)
+        if not self.fanout:
+            return [(directory, e, k) for e in top if (k := key_of(e.name)) is not None], 0
+        unlisted: list[str] = []
+
+        def skip(path: str, exc: OSError) -> None:
+            logger.warning("file store: cannot list the fanout subdirectory %r to clear it: %s", path, exc)
+            unlisted.append(path)
+
+        found = [
+            (where, e, k)
+            for where, entries, place in self.leaves(top, mark_ready=False, unlisted=skip)
+            for e in entries
+            if (k := key_of(e.name)) is not None and fanout_dirs(e.name) == place
+        ]
+        return found, len(unlisted)

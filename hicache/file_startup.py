@@ -1,4 +1,4 @@
-"""FileStartup: how a :class:`~hicache.file_store.HiCacheFile` learns what its directory holds (F8).
+"""FileStartup: how a HiCacheFile learns what its directory holds (docs/SEMANTICS.md F8).
 
 Start-up lists the directory once (with ``fanout``, the two levels of subdirectories, F1-fanout), removes
 its old temp files (S6), and adopts every page of the namespace (S3) into the accounting, oldest first,
@@ -325,7 +325,7 @@ class FileStartup:
             self._layout.remove_temp(os.path.join(where, entry.name))
 
     def _scan_fanout(self, top: Iterable[DirEntry], found: _Found, now: float) -> None:
-        """Yield the listings of a fanout store (F1-fanout).
+        """Scan the listings of a fanout store into ``found`` (F1-fanout).
 
         The directory itself (``_fanout_top``), then every trusted subdirectory of both levels
         (``_fanout_leaves``).

@@ -4,9 +4,13 @@ The file backend of the storage tier: pages are written once (content-addressed 
 about very often; many ranks in many processes share one directory.  A key's file is
 ``<key><namespace>.bin`` (F1; two levels of subdirectories down with ``layout="fanout"``, F1-fanout, checked
 by S1's rules), published from a hidden temp file by an atomic rename, so a reader never sees a partial
-value (F3, C4). Start-up (F8) lists the directory once, streamed.  Collaborators: a
-:class:`~hicache.metadata_cache.MetadataCache` of beliefs, an :class:`~hicache.file_evictor.LRUFileEvictor`
-for the accounting (C3), and a :class:`~hicache.fs.FileSystem` port for every I/O.
+value (F3, C4).  The class wires its collaborators and holds the public API, the write, the namespace lock
+(C6) and the clamp of the cap (S8); each collaborator is a class attribute a variant replaces:
+:class:`~hicache.file_trust.FileTrust` (S1, S3), :class:`~hicache.file_layout.FileNaming` and
+:class:`~hicache.file_layout.FileLayout` (F1, F2, F1-fanout), :class:`~hicache.file_knowledge.FileKnowledge`
+(the beliefs and the accounting under the C1 and F4 guards), :class:`~hicache.file_startup.FileStartup`
+(F8, F8-bg) and :class:`~hicache.file_evictor.LRUFileEvictor` (C3, V); a
+:class:`~hicache.fs.FileSystem` port for every I/O.
 
 Complexity: ``exists`` O(1) with no filesystem call on a live belief, else one ``stat``; ``set`` one probe,
 one write, one rename, plus the evictor's victims; ``batch_*`` O(keys), never a directory scan (F5). Thread
@@ -31,6 +35,7 @@ from typing import Any, ClassVar, TypeVar
 from hicache._validate import shown
 from hicache.file_config import FileStoreConfig, load_file_config
 from hicache.file_evictor import LRUFileEvictor
+from hicache.file_knowledge import FileKnowledge
 from hicache.file_layout import (
     NAME_MAX,
     NAMESPACE_MARK,
@@ -45,7 +50,7 @@ from hicache.file_layout import (
 from hicache.file_naming import EngineNaming
 from hicache.file_startup import FileStartup
 from hicache.file_trust import FileTrust
-from hicache.fs import DirEntry, FileStat, FileSystem, FileTooLargeError, NotAPageError, OSFileSystem
+from hicache.fs import FileSystem, OSFileSystem
 from hicache.metadata_cache import MetadataCache
 
 __all__ = [
@@ -113,6 +118,7 @@ class HiCacheFile:
     layout_class: ClassVar[type[FileLayout]] = FileLayout  # F1-fanout: where the files lie
     evictor_class: ClassVar[type[LRUFileEvictor]] = LRUFileEvictor  # C3, V: the accounting
     startup_class: ClassVar[type[FileStartup]] = FileStartup  # F8: the start-up scan
+    knowledge_class: ClassVar[type[FileKnowledge]] = FileKnowledge  # C1, F4: beliefs and accounting
     _scan_batch: int = 4096  # F8-bg: listing entries per batch (a test's subclass may take fewer)
     _scan_thread: bool = True  # F8-bg: False (a test's subclass): no thread, the test calls _scan_step
 
@@ -127,33 +133,7 @@ class HiCacheFile:
         naming: EngineNaming | None = None,
     ) -> None:
         config = load_file_config(extra_config)
-        if naming is not None:
-            if not isinstance(naming, EngineNaming):
-                raise TypeError(f"naming must be an EngineNaming or None, got {type(naming).__name__}")
-            if namespace:
-                raise ValueError(f"namespace must be empty with a naming (it has its own), got {namespace!r}")
-            namespace = naming.namespace
-        if storage_dir is None:
-            directory = config.storage_dir
-        elif isinstance(storage_dir, (str, os.PathLike)):
-            directory = os.fspath(storage_dir)
-            if not isinstance(directory, str) or not directory or "\0" in directory:
-                raise ValueError(f"storage_dir must be a non-empty str path without NUL, got {storage_dir!r}")
-        else:
-            raise TypeError(
-                f"storage_dir must be a str path or None, got {type(storage_dir).__name__} {storage_dir!r}"
-            )
-        if not isinstance(namespace, str):
-            raise TypeError(f"namespace must be a str, got {type(namespace).__name__} {namespace!r}")
-        if "/" in namespace or "\0" in namespace or (os.altsep is not None and os.altsep in namespace):
-            raise ValueError(f"namespace must not contain a path separator or NUL, got {namespace!r}")
-        if namespace and not namespace.startswith(NAMESPACE_MARK) and naming is None:
-            raise ValueError(
-                f"namespace must be empty or start with {NAMESPACE_MARK!r} (it ends the key in file names),"
-                f" got {namespace!r}"
-            )
-        if clock is not None and not callable(clock):
-            raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
+        directory, namespace = _arguments(storage_dir, namespace, naming, clock, config)
         self._config = config
         self._namespace = namespace
         names = self.naming_class(namespace) if naming is None else naming  # F10: the engine's names
@@ -174,8 +154,8 @@ class HiCacheFile:
                 clock=clock if clock is not None else time.monotonic,
                 eviction=config.metadata_eviction,
             )
-        # The evictor calls back into this store through weak references: a store in no reference cycle
-        # goes with its last reference, and its namespace lock with it (C6), not at a later collection.
+        # The evictor calls back through weak references to the collaborators: a store in no reference
+        # cycle goes with its last reference, and its namespace lock with it (C6), not at a collection.
         self._startup = startup = self.startup_class(
             layout,
             trust,
@@ -192,11 +172,19 @@ class HiCacheFile:
             max_size=self._clamped_cap(config.max_size),
             min_free_space=config.min_free_space,
             eviction_ratio=config.eviction_ratio,
-            on_evict=self._on_evict(config.startup_scan == "background"),  # V6: the belief goes first
+            on_evict=_on_evict(self._beliefs, startup, config.startup_scan == "background"),  # V6
             lock=self._lock,
             accept=_weakly(trust.is_page),
         )
-        self._overlaps = self._evictor.overlaps  # the removals and publications a probe reads (C1, F4)
+        self._knowledge = self.knowledge_class(
+            layout,
+            trust,
+            evictor=self._evictor,
+            beliefs=self._beliefs,
+            lock=self._lock,
+            note_gone=startup.note_gone,
+            max_value_size=self._max_value_size,
+        )
         self._lock_namespace()
         if config.startup_scan == "background":
             startup.begin()
@@ -232,10 +220,7 @@ class HiCacheFile:
         return self._layout.naming.name(key)
 
     def file_path(self, key: str) -> str:
-        """Return the path of ``key``'s file; ValueError for a bad key (F2).
-
-        The file is in the directory (``flat``) or two subdirectories down (``fanout``, F1-fanout).
-        """
+        """Return the path of ``key``'s file (flat, or fanout: F1-fanout); ValueError for a bad key (F2)."""
         self._check_key(key)
         return self._layout.path(key)
 
@@ -253,7 +238,7 @@ class HiCacheFile:
         The metadata cache's own ``snapshot()`` (empty with beliefs off): a checker's view, where
         ``exists`` would refresh a belief under ``"lru"``.  The tracked files: ``evictor.snapshot()``.
         """
-        return () if self._beliefs is None else self._beliefs.snapshot()
+        return self._knowledge.snapshot()
 
     def wait_started(self, timeout: float | None = None) -> bool:
         """Wait until start-up is complete, the background scan ended; True when it is (F8-bg).
@@ -277,18 +262,14 @@ class HiCacheFile:
 
     def check_invariants(self) -> None:
         """Assert the internal invariants (O(n): for tests)."""
-        self._evictor.check_invariants()
-        if self._beliefs is not None:
-            self._beliefs.check_invariants()
-        with self._lock:
-            assert not self._overlaps.removing, "a removal was left half done"
+        self._knowledge.check_invariants()
 
     # -- the operations ------------------------------------------------------
 
     def exists(self, key: str) -> bool:
         """F6: a live belief answers with no filesystem call; else one ``stat``.  O(1)."""
         self._check_key(key)
-        return self._exists(key)
+        return self._knowledge.believes(key) or self._knowledge.on_disk(key)
 
     def set(self, key: str, value: BytesLike) -> bool:
         """F3: store ``value`` under ``key``; True when it is on disk (or already was).
@@ -298,14 +279,14 @@ class HiCacheFile:
         reservation released.
         """
         self._check_key(key)
-        return self._set(key, self._as_bytes(value))
+        return self._set(key, _as_bytes(value))
 
     def get(self, key: str) -> bytes | None:
         """F4: the value of ``key``, or None when it is missing or cannot be read whole."""
         self._check_key(key)
-        data, missing, removals, published = self._read(key)
+        data, missing, removals, published = self._knowledge.read(key)
         size = None if data is None else len(data)
-        self._observe(key, data is not None, missing, removals, published, size)
+        self._knowledge.observe(key, data is not None, missing, removals, published, size)
         return data
 
     def get_into(self, key: str, buffer: Any) -> bool:
@@ -316,53 +297,27 @@ class HiCacheFile:
         read at all (a page of another layout is never taken for this one).
         """
         self._check_key(key)
-        view = self._as_writable(buffer)
-        got, missing, removals, published = self._look(
-            key,
-            lambda path: self._fs.read_into(path, view, self._max_value_size, self._trust.is_page),
-            "read",
-        )
-        whole = False
-        if got is not None:
-            size, read = got
-            if size != len(view):
-                logger.warning(
-                    "file store: %r holds %d bytes, the buffer %d: not read",
-                    self._layout.path(key),
-                    size,
-                    len(view),
-                )
-            elif read != size:
-                logger.warning(
-                    "file store: short read of %r: %d of %d bytes", self._layout.path(key), read, size
-                )
-            else:
-                whole = True
-        self._observe(key, whole, missing, removals, published, len(view))
-        return whole
+        view = _as_writable(buffer)
+        whole, missing, removals, published = self._knowledge.read_into(key, view)
+        self._knowledge.observe(key, bool(whole), missing, removals, published, len(view))
+        return bool(whole)
 
     def delete(self, key: str) -> bool:
         """F7: remove ``key``'s file; True when it is gone afterwards (False: it could not be removed)."""
         self._check_key(key)
-        path = self._layout.path(key)
-        with self._lock:
-            self._overlaps.start_removal()
+        path, knowledge = self._layout.path(key), self._knowledge
+        with knowledge.removal():
+            knowledge.forget(key)
             try:
-                if self._beliefs is not None:
-                    self._beliefs.remove(key)
-                try:
-                    self._fs.unlink(path)
-                except FileNotFoundError:
-                    pass  # nothing to remove: the key is gone all the same
-                except OSError as exc:
-                    # EPERM/EBUSY/EISDIR/EIO...: the file stays, and so does its accounting.
-                    logger.warning("file store: cannot delete %r: %s", path, exc)
-                    return False
-                self._note_gone(key)
-                self._evictor.discard(key)
-                return True
-            finally:
-                self._overlaps.end_removal()
+                self._fs.unlink(path)
+            except FileNotFoundError:
+                pass  # nothing to remove: the key is gone all the same
+            except OSError as exc:
+                # EPERM/EBUSY/EISDIR/EIO...: the file stays, and so does its accounting.
+                logger.warning("file store: cannot delete %r: %s", path, exc)
+                return False
+            knowledge.removed(key)
+            return True
 
     def clear(self) -> bool:
         """F7: remove every file of this namespace (only those); reset beliefs and accounting.
@@ -370,44 +325,35 @@ class HiCacheFile:
         Files that cannot be removed stay tracked (their bytes are still on
         disk).  True when every file was removed.  O(files in the directory).
         """
-        with self._lock:
-            self._overlaps.start_removal()
+        knowledge = self._knowledge
+        with knowledge.removal():
+            knowledge.forget_all()
             try:
-                if self._beliefs is not None:
-                    self._beliefs.clear()
+                found, left = self._layout.pages()
+            except OSError as exc:
+                # Any errno: nothing can be removed without a listing; the accounting stays as it was.
+                logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
+                return False
+            kept: list[tuple[float, str, int]] = []
+            for where, entry, key in found:
                 try:
-                    found, left = self._page_nodes()
+                    self._fs.unlink(os.path.join(where, entry.name))  # never follows (S3)
+                    knowledge.note_gone(key)
+                except FileNotFoundError:
+                    knowledge.note_gone(key)  # removed meanwhile by someone else: gone all the same
                 except OSError as exc:
-                    # Any errno: nothing can be removed without a listing; the accounting stays as it was.
-                    logger.warning("file store: cannot list %r to clear it: %s", self._directory, exc)
-                    return False
-                kept: list[tuple[float, str, str, int]] = []
-                for where, entry, key in found:
-                    try:
-                        self._fs.unlink(os.path.join(where, entry.name))  # never follows (S3)
-                        self._note_gone(key)
-                    except FileNotFoundError:
-                        self._note_gone(key)  # removed meanwhile by someone else: gone all the same
-                    except OSError as exc:
-                        # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
-                        logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
-                        if self._trust.is_page(entry):
-                            kept.append((entry.mtime, entry.name, key, entry.size))
-                        else:
-                            left += 1
-                self._evictor.clear()
-                # Survivors are adopted again oldest first, ties in the listing's order, as start-up
-                # seeds pages (F8, V2).
-                kept.sort(key=lambda page: page[0])
-                for _mtime, _name, key, size in kept:
-                    self._evictor.touch(key, size)
-                return not kept and not left
-            finally:
-                self._overlaps.end_removal()
+                    # EPERM/EBUSY/EISDIR/EIO...: it stays on disk; a page of ours stays counted.
+                    logger.warning("file store: cannot remove %r while clearing: %s", key, exc)
+                    if self._trust.is_page(entry):
+                        kept.append((entry.mtime, key, entry.size))
+                    else:
+                        left += 1
+            knowledge.readopt(kept)
+            return not kept and not left
 
     def batch_set(self, keys: Sequence[str], values: Sequence[BytesLike]) -> list[bool]:
         """F5: ``set`` of each pair, in order; every argument is checked before any I/O."""
-        keys, views = _listed("keys", keys), [self._as_bytes(v) for v in _listed("values", values)]
+        keys, views = _listed("keys", keys), [_as_bytes(v) for v in _listed("values", values)]
         if len(keys) != len(views):
             raise ValueError(f"values must have one value per key: {len(keys)} keys, {len(views)} values")
         for key in keys:
@@ -421,19 +367,19 @@ class HiCacheFile:
         pending lessons are applied before a missing key is forgotten, so each key's lessons and
         forgetting keep the order of the reads.
         """
-        keys = self._check_keys(keys)
+        keys, knowledge = self._check_keys(keys), self._knowledge
         values: list[bytes | None] = []
         lessons: list[tuple[str, int, int]] = []  # (key, removals mark before its read, size): not applied
         for key in keys:
-            data, missing, removals, published = self._read(key)
+            data, missing, removals, published = knowledge.read(key)
             if missing:
-                self._learn_many(lessons)
+                knowledge.learn_many(lessons)
                 lessons.clear()
-                self._forget_missing(key, published)
+                knowledge.forget_missing(key, published)
             elif data is not None:
                 lessons.append((key, removals, len(data)))
             values.append(data)
-        self._learn_many(lessons)
+        knowledge.learn_many(lessons)
         return values
 
     def batch_exists(self, keys: Iterable[str]) -> int:
@@ -444,21 +390,19 @@ class HiCacheFile:
         believed goes to the filesystem (F6), and the next run starts after it if it exists.
         """
         keys = self._check_keys(keys)
-        beliefs, total = self._beliefs, len(keys)
+        on_disk, beliefs, total = self._knowledge.on_disk, self._knowledge.beliefs, len(keys)
         if beliefs is None:
             for count, key in enumerate(keys):
-                if not self._on_disk(key):
+                if not on_disk(key):
                     return count
             return total
         remaining = iter(keys)
         count = 0
         while True:
             count += beliefs.contains_prefix(remaining)  # consumes the run and the first unbelieved key
-            if count == total or not self._on_disk(keys[count]):
+            if count == total or not on_disk(keys[count]):
                 return count
             count += 1
-
-    # -- internals -----------------------------------------------------------
 
     def _check_keys(self, keys: Iterable[str]) -> list[str]:
         """Return ``keys`` as a list, each checked by the naming (F2, S5), the first bad one raising."""
@@ -466,74 +410,27 @@ class HiCacheFile:
         self._layout.check_keys(keys)
         return keys
 
-    @staticmethod
-    def _as_bytes(value: object) -> memoryview:
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(
-                f"value must be bytes, bytearray or memoryview, got {type(value).__name__} {value!r:.100}"
-            )
-        view = memoryview(value)
-        if not view.c_contiguous:
-            return memoryview(view.tobytes())  # os.write takes contiguous buffers only: one copy
-        return view if view.format == "B" and view.ndim == 1 else view.cast("B")
-
-    @staticmethod
-    def _as_writable(buffer: object) -> memoryview:
-        try:
-            view = memoryview(buffer)  # type: ignore[arg-type]
-        except TypeError:
-            raise TypeError(
-                f"buffer must be a writable bytes-like object, got {type(buffer).__name__}"
-            ) from None
-        if view.readonly:
-            raise TypeError(f"buffer must be writable, got a read-only {type(buffer).__name__}")
-        if not view.c_contiguous:
-            raise ValueError(f"buffer must be contiguous, got a non-contiguous {type(buffer).__name__}")
-        return view if view.format == "B" and view.ndim == 1 else view.cast("B")
-
     def _set(self, key: str, view: memoryview) -> bool:
         """``set`` of a checked key: refresh it if it is believed or on disk, else reserve, write, commit."""
-        beliefs = self._beliefs
-        if beliefs is not None and beliefs.contains(key):
-            with self._lock:
-                if beliefs.contains(key):  # still: no removal slipped in
-                    self._evictor.touch(key)
-                    return True
-        st = self._probe(key, touch=True)
+        knowledge = self._knowledge
+        if knowledge.refresh(key):
+            return True
+        st = knowledge.probe(key, touch=True)
+        if st is not None and not self._trust.is_page(st):
+            # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
+            # write that is not stored, and never write through or over what is not ours.
+            path, kind = self._layout.path(key), st.kind
+            logger.warning(
+                "file store: %r is a %s of uid %d, not a page: %r not written", path, kind, st.uid, key
+            )
         if st is not None:
-            if not self._trust.is_page(st):
-                # S3: a symlink, FIFO, directory or another user's file holds the name: never acknowledge a
-                # write that is not stored, and never write through or over what is not ours.
-                logger.warning(
-                    "file store: %r is a %s of uid %d, not a page: %r not written",
-                    self._layout.path(key),
-                    st.kind,
-                    st.uid,
-                    key,
-                )
             return self._trust.is_page(st)
-        with self._lock:
-            admitted = self._evictor.reserve(key, len(view))  # ends the removal its evictions opened
-        if not admitted:
+        if not knowledge.reserve(key, len(view)):
             logger.warning("file store: no room for %r (%d bytes): not written", key, len(view))
             return False
         path = self._layout.path(key)
-        removals = self._write(key, view, path, self._overlaps.removals)
-        with self._lock:
-            if removals is None:
-                self._evictor.abort(key)
-                if beliefs is not None:
-                    beliefs.remove(key)
-            else:
-                self._evictor.commit(key, len(view))  # the size re-adopts the entry if it vanished (C3)
-                if not self._overlaps.removal_overlapped(removals):
-                    if beliefs is not None:
-                        beliefs.add(key)
-                elif self._gone(path):
-                    # A delete or clear overlapped the write and removed the file it published (it
-                    # linearizes after this set): no entry may outlive the file, unless another write of
-                    # it is in flight.
-                    self._evictor.discard(key)
+        removals = self._write(key, view, path, knowledge.overlaps.removals)
+        knowledge.settle(key, len(view), removals, path)
         return removals is not None
 
     def _write(self, key: str, view: memoryview, path: str, removals: int) -> int | None:
@@ -552,7 +449,7 @@ class HiCacheFile:
             # S8: the disk is full while old pages could go: evict as for the cap, retry once.
             with self._lock:
                 evicted = self._evictor.relieve(key, len(view))  # ends the removal it opened
-                removals = self._overlaps.removals
+                removals = self._knowledge.overlaps.removals
             if evicted:
                 logger.warning("file store: evicted to make room on a full disk; retrying %r", key)
                 failed, writing = self._write_once(view, path)
@@ -594,217 +491,6 @@ class HiCacheFile:
                 self._layout.remove_temp(temp)
             return exc, writing
         return None, False
-
-    def _exists(self, key: str) -> bool:
-        """``exists`` of a checked key: a live belief answers with no filesystem call, else one ``stat``."""
-        beliefs = self._beliefs
-        if beliefs is not None and beliefs.contains(key):
-            return True
-        return self._on_disk(key)
-
-    def _on_disk(self, key: str) -> bool:
-        """One ``stat`` of a checked key: True when a page of ours is there (teaching it, C1-guarded)."""
-        st = self._probe(key, touch=False)
-        return st is not None and self._trust.is_page(st)
-
-    def _read(self, key: str) -> tuple[bytes | None, bool, int, int]:
-        """Read a checked key once, as ``_look`` answers (the value, or None); a short read is None.
-
-        Teaches nothing.
-        """
-        try:
-            got, missing, removals, published = self._look(
-                key, lambda path: self._fs.read_file(path, self._max_value_size, self._trust.is_page), "read"
-            )
-        except MemoryError:
-            # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
-            logger.warning("file store: %r not read: out of memory", self._layout.path(key))
-            return None, False, 0, 0
-        if got is None:
-            return None, missing, removals, published
-        size, data = got
-        if len(data) != size:
-            logger.warning(
-                "file store: short read of %r: %d of %d bytes", self._layout.path(key), len(data), size
-            )
-            return None, False, removals, published
-        return data, False, removals, published
-
-    def _look(self, key: str, call: Callable[[str], _T], verb: str) -> tuple[_T | None, bool, int, int]:
-        """Make one filesystem call on a checked key's file, ``call(path)``.
-
-        It comes with the answers to its failures that every probe shares: (its result, or None; whether
-        the file is missing or not a page of ours;
-        the ``removals`` and ``publications`` marks read before the call, for ``_observe``).  Teaches
-        nothing: the caller, which may refuse the result (a short read), teaches with ``_observe``.
-        """
-        path = self._layout.path(key)
-        overlaps = self._overlaps
-        removals, published = overlaps.removals, overlaps.publications
-        try:
-            return call(path), False, removals, published
-        except FileNotFoundError:
-            return None, True, removals, published
-        except NotAPageError as exc:
-            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
-            return None, True, removals, published
-        except FileTooLargeError as exc:
-            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
-            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
-        except OSError as exc:
-            # EIO, EACCES, ESTALE...: unavailable, or existence unknown (answered as absent, the
-            # conservative answer); the file and its accounting stay.
-            logger.warning("file store: cannot %s %r: %s", verb, path, exc)
-        return None, False, removals, published
-
-    def _observe(
-        self,
-        key: str,
-        found: bool,
-        missing: bool,
-        removals: int,
-        published: int,
-        size: int | None,
-        *,
-        touch: bool = True,
-    ) -> None:
-        """Teach what one look at ``key``'s file saw (``_look``'s marks).
-
-        A page ``found`` refreshes its recency and teaches its belief (C1-guarded, ``_learn``); a
-        ``missing`` file is forgotten, belief and entry, unless it was published since (F4, C5); anything
-        else teaches nothing.
-        """
-        if missing:
-            self._forget_missing(key, published)
-        elif found:
-            self._learn(key, removals, size, touch=touch)
-
-    def _gone(self, path: str) -> bool:
-        """One ``stat``: True only when the file is certainly missing (any other errno: unknown, False)."""
-        try:
-            self._fs.stat(path)
-        except FileNotFoundError:
-            return True
-        except OSError as exc:
-            # EIO, EACCES, ESTALE...: existence unknown; the entry stays (over-counting is the safe side).
-            logger.warning("file store: cannot stat %r: %s", path, exc)
-        return False
-
-    def _probe(self, key: str, *, touch: bool) -> FileStat | None:
-        """One ``stat``: the node's stat (teaching the belief, C1-guarded) or None when missing/unreadable.
-
-        A node that is not a page (S3) is answered as found but teaches nothing: its belief and its
-        entry go, as for a missing file, since nothing of this store is on disk under that name.
-        """
-        st, missing, removals, published = self._look(key, self._fs.stat, "stat")
-        size = None if st is None or not touch else st.size
-        page = st is not None and self._trust.is_page(st)
-        missing = missing or (st is not None and not page)  # S3: nothing of ours under the name
-        self._observe(key, page, missing, removals, published, size, touch=touch)
-        return st
-
-    def _learn(self, key: str, removals: int, size: int | None, *, touch: bool = True) -> None:
-        """Refresh the recency of ``key``, which a probe found, and teach its belief, as C1 allows.
-
-        If a removal overlapped the probe (the epoch was odd or has moved), the
-        file it saw may be gone: no belief is taught and no untracked file is
-        adopted, but a key still tracked is refreshed (the probe linearizes
-        before the removal, which either removed the key or left it alone).
-        """
-        with self._lock:
-            if self._overlaps.removal_overlapped(removals):
-                if touch and key in self._evictor:
-                    self._evictor.touch(key)
-                return
-            if touch:
-                self._evictor.touch(key, size)
-            if self._beliefs is not None:
-                self._beliefs.add(key)
-
-    def _learn_many(self, lessons: list[tuple[str, int, int]]) -> None:
-        """Apply ``_learn`` to each (key, removals mark, size) in order, under one acquisition of ``_lock``.
-
-        The beliefs are taught in one ``add_many`` (M9).
-        """
-        if not lessons:
-            return
-        with self._lock:
-            taught = []
-            evictor = self._evictor
-            overlapped = self._overlaps.removal_overlapped
-            for key, removals, size in lessons:
-                if overlapped(removals):
-                    if key in evictor:
-                        evictor.touch(key)
-                    continue
-                evictor.touch(key, size)
-                taught.append(key)
-            if self._beliefs is not None and taught:
-                self._beliefs.add_many(taught)
-
-    def _forget_missing(self, key: str, published: int) -> None:
-        """F4: the file is gone: drop the belief and give its bytes back to the accounting.
-
-        Unless a write of ``key`` was committed since the probe read ``published``:
-        the miss is older than that file, which stays believed and tracked (C3, C5).
-        """
-        with self._lock:
-            self._note_gone(key)
-            if self._evictor.forget_missing(key, published) and self._beliefs is not None:
-                self._beliefs.remove(key)
-
-    def _note_gone(self, key: str) -> None:
-        """Note ``key`` gone for the background scan, if one runs (F8-bg; lock held)."""
-        self._startup.note_gone(key)
-
-    def _on_evict(self, background: bool) -> Callable[[str], object] | None:
-        """Drop a victim's belief: what the evictor calls for each victim before its unlink (V6).
-
-        F8-bg: and, while the scan runs, its key is noted gone (``_note_gone``).
-        """
-        beliefs = self._beliefs
-        if not background:
-            return None if beliefs is None else beliefs.remove
-
-        note_gone = _weakly(self._startup.note_gone)
-
-        def evicted(key: str) -> None:
-            if beliefs is not None:
-                beliefs.remove(key)
-            note_gone(key)
-
-        return evicted
-
-    def _nodes(self, entries: Iterable[DirEntry]) -> list[tuple[DirEntry, str]]:
-        """Every node of a listing named like a file of this namespace, with its key (any kind, any owner)."""
-        key_of = self._layout.naming.key_of
-        return [(entry, key) for entry in entries if (key := key_of(entry.name)) is not None]
-
-    def _page_nodes(self) -> tuple[list[tuple[str, DirEntry, str]], int]:
-        """List the files of this namespace where its keys' probes look (F7).
-
-        Answers (every node named like a file of this namespace where its key's probes look, as (the
-        directory it is in, its entry, its key); how many subdirectories could not be listed).  The
-        directory itself once (flat), or every trusted subdirectory of both levels (fanout, F1-fanout: a page
-        that does not hash where it lies is not ours to remove).  OSError when the directory itself
-        cannot be listed.
-        """
-        directory, fs, layout = self._directory, self._fs, self._layout
-        if not layout.fanout:
-            return [(directory, entry, key) for entry, key in self._nodes(fs.scandir(directory))], 0
-        unlisted: list[str] = []
-
-        def skip(path: str, exc: OSError) -> None:
-            logger.warning("file store: cannot list the fanout subdirectory %r to clear it: %s", path, exc)
-            unlisted.append(path)
-
-        found = [
-            (where, entry, key)
-            for where, entries, place in layout.leaves(fs.scandir(directory), mark_ready=False, unlisted=skip)
-            for entry, key in self._nodes(entries)
-            if fanout_dirs(entry.name) == place
-        ]
-        return found, len(unlisted)
 
     @property
     def lock_file(self) -> str:
@@ -864,3 +550,79 @@ def _listed(name: str, items: Iterable[_T]) -> list[_T]:
         if isinstance(items, Iterable):
             raise  # raised by the caller's own iterator: its error, as it is
         raise TypeError(f"{name} must be an iterable, got {type(items).__name__} {shown(items)}") from None
+
+
+def _as_bytes(value: object) -> memoryview:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"value must be bytes, bytearray or memoryview, got {type(value).__name__} {value!r:.100}"
+        )
+    view = memoryview(value)
+    if not view.c_contiguous:
+        return memoryview(view.tobytes())  # os.write takes contiguous buffers only: one copy
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
+def _as_writable(buffer: object) -> memoryview:
+    try:
+        view = memoryview(buffer)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"buffer must be a writable bytes-like object, got {type(buffer).__name__}") from None
+    if view.readonly:
+        raise TypeError(f"buffer must be writable, got a read-only {type(buffer).__name__}")
+    if not view.c_contiguous:
+        raise ValueError(f"buffer must be contiguous, got a non-contiguous {type(buffer).__name__}")
+    return view if view.format == "B" and view.ndim == 1 else view.cast("B")
+
+
+def _on_evict(
+    beliefs: MetadataCache | None, startup: FileStartup, background: bool
+) -> Callable[[str], object] | None:
+    """Return what the evictor calls for each victim before its unlink: its belief goes (V6).
+
+    F8-bg: and, while the scan runs, its key is noted gone (through a weak reference to the start-up).
+    """
+    if not background:
+        return None if beliefs is None else beliefs.remove
+    note_gone = _weakly(startup.note_gone)
+
+    def evicted(key: str) -> None:
+        if beliefs is not None:
+            beliefs.remove(key)
+        note_gone(key)
+
+    return evicted
+
+
+def _arguments(
+    storage_dir: object, namespace: object, naming: object, clock: object, config: FileStoreConfig
+) -> tuple[str, str]:
+    """Check the constructor's arguments (B1); return the storage directory and the namespace."""
+    if naming is not None:
+        if not isinstance(naming, EngineNaming):
+            raise TypeError(f"naming must be an EngineNaming or None, got {type(naming).__name__}")
+        if namespace:
+            raise ValueError(f"namespace must be empty with a naming (it has its own), got {namespace!r}")
+        namespace = naming.namespace
+    if storage_dir is None:
+        directory = config.storage_dir
+    elif isinstance(storage_dir, (str, os.PathLike)):
+        directory = os.fspath(storage_dir)
+        if not isinstance(directory, str) or not directory or "\0" in directory:
+            raise ValueError(f"storage_dir must be a non-empty str path without NUL, got {storage_dir!r}")
+    else:
+        raise TypeError(
+            f"storage_dir must be a str path or None, got {type(storage_dir).__name__} {storage_dir!r}"
+        )
+    if not isinstance(namespace, str):
+        raise TypeError(f"namespace must be a str, got {type(namespace).__name__} {namespace!r}")
+    if "/" in namespace or "\0" in namespace or (os.altsep is not None and os.altsep in namespace):
+        raise ValueError(f"namespace must not contain a path separator or NUL, got {namespace!r}")
+    if namespace and not namespace.startswith(NAMESPACE_MARK) and naming is None:
+        raise ValueError(
+            f"namespace must be empty or start with {NAMESPACE_MARK!r} (it ends the key in file names),"
+            f" got {namespace!r}"
+        )
+    if clock is not None and not callable(clock):
+        raise TypeError(f"clock must be callable or None, got {type(clock).__name__} {clock!r}")
+    return directory, namespace

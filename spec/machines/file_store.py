@@ -757,7 +757,7 @@ class FileStoreMachine(FileWorldMachine):
                 clause = "C3" if any(self.model.name(k) not in listing for k in leaked) else self.clause
                 raise AssertionError(f"{clause}: evictor {entries} != model {self.model.lru} (V2)")
             assert evictor.total == sum(e[1] for e in entries), "C3: total != sum of sizes"
-        if hasattr(self.impl, "snapshot"):  # a HiCacheFile
+        if hasattr(type(self.impl), "snapshot"):  # a HiCacheFile itself, not seen through the oracle's proxy
             beliefs = believed(self.impl)
             for key in KEYS:
                 believes = key in beliefs
@@ -777,7 +777,7 @@ class FileStoreMachine(FileWorldMachine):
             return "F8"  # a temp file another (maybe live) writer owns was removed
         if temps:
             return "F8" if self.clause in ("F8", "C4") else "F3"  # a temp file left behind
-        beliefs = believed(self.impl) if hasattr(self.impl, "snapshot") else frozenset()
+        beliefs = believed(self.impl) if hasattr(type(self.impl), "snapshot") else frozenset()
         if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
             return "C1"  # the store believes a key whose file is not there
         if len(self.victims) > self.evicted_at_step:

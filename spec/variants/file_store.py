@@ -21,10 +21,10 @@ Mistakes that real file backends have made, several built on an evictor variant 
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from hicache.file_knowledge import FileKnowledge
 from hicache.file_layout import FileLayout, FileNaming
 from hicache.file_startup import FileStartup
 from hicache.file_store import HiCacheFile
@@ -109,20 +109,31 @@ class RatioIgnoredStore(HiCacheFile):
     evictor_class = RatioIgnored
 
 
+class _NoRefundKnowledge(FileKnowledge):
+    """F4/C3 broken: a missing file's belief goes, its bytes stay counted."""
+
+    def forget_missing(self, key: str, published: int) -> None:
+        if self.beliefs is not None:
+            self.beliefs.remove(key)
+
+
 class NoRefundWhenMissing(HiCacheFile):
     """F4/C3 broken: a file removed behind the store's back keeps its bytes counted forever."""
 
-    def _forget_missing(self, key: str, mark: int) -> None:
-        if self._beliefs is not None:
-            self._beliefs.remove(key)
+    knowledge_class = _NoRefundKnowledge
+
+
+class _UnconsultedKnowledge(FileKnowledge):
+    """F6 broken: ``exists`` never finds a belief."""
+
+    def believes(self, key: str) -> bool:
+        return False
 
 
 class ExistsAlwaysStats(HiCacheFile):
     """F6 broken: the metadata cache is consulted by set but never by exists."""
 
-    def exists(self, key: str) -> bool:
-        self._check_key(key)
-        return self._probe(key, touch=False) is not None
+    knowledge_class = _UnconsultedKnowledge
 
 
 class _AnyBinNaming(FileNaming):
@@ -174,15 +185,21 @@ class KeepsTempOnFailure(HiCacheFile):
     layout_class = _TempKeepingLayout
 
 
+class _UnguardedKnowledge(FileKnowledge):
+    """C1 broken: no removal mark is checked."""
+
+    def learn(self, key: str, removals: int, size: int | None, *, touch: bool = True) -> None:
+        with self.lock:
+            if touch:
+                self.evictor.touch(key, size)
+            if self.beliefs is not None:
+                self.beliefs.add(key)
+
+
 class NoC1Guard(HiCacheFile):
     """C1 broken: a probe teaches its belief whatever removal overlapped it."""
 
-    def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
-        with self._lock:
-            if touch:
-                self._evictor.touch(key, size)
-            if self._beliefs is not None:
-                self._beliefs.add(key)
+    knowledge_class = _UnguardedKnowledge
 
 
 class _AnyNodeTrust(FileTrust):
@@ -223,6 +240,30 @@ class UnlinksOutsideItsGuard(HiCacheFile):
         return True
 
 
+class _LateMarkKnowledge(FileKnowledge):
+    """C5 broken: a forget outside ``observe`` (``batch_get``'s) reads the publications mark late."""
+
+    def forget_missing(self, key: str, published: int) -> None:
+        # read now: a write committed since the read goes unseen
+        super().forget_missing(key, self.overlaps.publications)
+
+    def observe(
+        self,
+        key: str,
+        found: bool,
+        missing: bool,
+        removals: int,
+        published: int,
+        size: int | None,
+        *,
+        touch: bool = True,
+    ) -> None:
+        if missing:
+            FileKnowledge.forget_missing(self, key, published)  # a single get's forget: production's
+        else:
+            super().observe(key, found, missing, removals, published, size, touch=touch)
+
+
 class BatchGetForgetsWithALateMark(HiCacheFile):
     """C5 (F4, C3): ``batch_get`` forgets a missing key with the publications mark read when it forgets,
     not the one read before its read (a batch's shortcut: one mark read per miss, at the forget).  A
@@ -231,21 +272,7 @@ class BatchGetForgetsWithALateMark(HiCacheFile):
     docs/LINEARIZABILITY.md, put back in the batch).  A single ``get`` is production's, and one call at
     a time nothing is committed in between: only threads held at the filesystem show it (O6)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._batching = threading.local()
-
-    def batch_get(self, keys: Iterable[str]) -> list[bytes | None]:
-        self._batching.on = True
-        try:
-            return super().batch_get(keys)
-        finally:
-            self._batching.on = False
-
-    def _forget_missing(self, key: str, mark: int) -> None:
-        if getattr(self._batching, "on", False):
-            mark = self._overlaps.publications  # read now: a write committed since the read goes unseen
-        super()._forget_missing(key, mark)
+    knowledge_class = _LateMarkKnowledge
 
 
 class _DotKeysNaming(FileNaming):
