@@ -74,8 +74,9 @@ def batch_exists_before_issue_13(store: HiCacheFile, keys: Iterable[str]) -> int
     keys = list(keys)
     for key in keys:
         store._check_key(key)
+    knowledge = store._knowledge
     for count, key in enumerate(keys):
-        if not store._exists(key):
+        if not (knowledge.believes(key) or knowledge.on_disk(key)):
             return count
     return len(keys)
 

@@ -415,9 +415,7 @@ class RecencyAtReservationStore(HiCacheFile):
     """A deliberately racy store (the checker must catch it): recency counts from a write's reservation,
     not its publication.  Sequentially the two coincide, so only concurrent histories show it."""
 
-    def _start(self) -> None:
-        self._evictor.__class__ = _RecencyAtReservationEvictor  # the same evictor, before start-up
-        super()._start()
+    evictor_class = _RecencyAtReservationEvictor
 
 
 # (threshold of the roll, operation): sets, gets, exists and a few deletes
@@ -655,7 +653,7 @@ def forced_found_mid_eviction(factory: Callable[..., Any]) -> list[Operation]:
     recorder.perform(0, store, "set", "a", VALUE_OF["a"])
     recorder.perform(0, store, "set", "b", VALUE_OF["b"])
     evicting, probed = threading.Event(), threading.Event()
-    victim = store._path("a")
+    victim = store.file_path("a")
 
     def hold_the_unlink(op: str, path: str) -> None:
         if op == "unlink" and path == victim and threading.current_thread().name == "evicting-writer":

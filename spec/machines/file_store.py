@@ -164,13 +164,12 @@ BAD_SETTINGS: tuple[BadSetting, ...] = (
 
 
 def believed(store: Any) -> frozenset[Hashable]:
-    """The keys a HiCacheFile (or a subclass) believes, read through its metadata cache's side-effect-free
-    ``snapshot()``; empty when beliefs are off.  O(beliefs).
+    """The keys a HiCacheFile (or a subclass) believes, read through its side-effect-free ``snapshot()``;
+    empty when beliefs are off.  O(beliefs).
 
-    The store has no public view of its beliefs: a checker reads the private cache, a guest's look that
-    changes nothing (``contains`` would make the key the most recent under ``"lru"``)."""
-    cache = store._beliefs
-    return frozenset() if cache is None else frozenset(k for k, _ in cache.snapshot())
+    A guest's look that changes nothing (``contains`` would make the key the most recent under
+    ``"lru"``)."""
+    return frozenset(k for k, _ in store.snapshot())
 
 
 _STEPPED: dict[type, type] = {}
@@ -768,7 +767,7 @@ class FileStoreMachine(FileWorldMachine):
                 clause = "C3" if any(self.model.name(k) not in listing for k in leaked) else self.clause
                 raise AssertionError(f"{clause}: evictor {entries} != model {self.model.lru} (V2)")
             assert evictor.total == sum(e[1] for e in entries), "C3: total != sum of sizes"
-        if hasattr(self.impl, "_beliefs"):  # a HiCacheFile
+        if hasattr(type(self.impl), "snapshot"):  # a HiCacheFile itself, not seen through the oracle's proxy
             beliefs = believed(self.impl)
             for key in KEYS:
                 believes = key in beliefs
@@ -788,7 +787,7 @@ class FileStoreMachine(FileWorldMachine):
             return "F8"  # a temp file another (maybe live) writer owns was removed
         if temps:
             return "F8" if self.clause in ("F8", "C4") else "F3"  # a temp file left behind
-        beliefs = believed(self.impl) if hasattr(self.impl, "_beliefs") else frozenset()
+        beliefs = believed(self.impl) if hasattr(type(self.impl), "snapshot") else frozenset()
         if any(n in files and n not in listing and self.model.key_of(n) in beliefs for n in differ):
             return "C1"  # the store believes a key whose file is not there
         if len(self.victims) > self.evicted_at_step:

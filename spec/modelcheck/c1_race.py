@@ -51,6 +51,15 @@ class Scenario:
 SCENARIOS = tuple(Scenario(p, r) for p in ("exists", "get", "set") for r in ("delete", "clear", "evict"))
 
 
+def _schedule(store: Any, lock: Any) -> None:
+    """Put ``lock`` wherever the store and its collaborators take the store's lock (its evictor's too)."""
+    store._lock = lock
+    store.evictor._lock = lock
+    knowledge = getattr(store, "_knowledge", None)  # HiCacheFile's beliefs and accounting (C1, F4)
+    if knowledge is not None:
+        knowledge.lock = lock
+
+
 def _world(factory: Callable[..., Any], scheduler: Scheduler, removal: str) -> tuple[Any, FakeFileSystem]:
     """A store holding KEY's file, tracked but not believed (its belief expired), on a scheduled lock."""
     clock = FakeClock(1000.0)
@@ -65,8 +74,7 @@ def _world(factory: Callable[..., Any], scheduler: Scheduler, removal: str) -> t
     assert store.set(KEY, b"xy")
     clock.advance(1.0)  # the belief expires: the probes below must stat or read
     lock = ScheduledLock(scheduler)
-    store._lock = lock  # the store's RLock, shared with its evictor, now a marked point
-    store.evictor._lock = lock
+    _schedule(store, lock)  # the store's RLock, shared with its evictor, now a marked point
     fs.before = lambda op, path: scheduler.point(f"{op} {path.rsplit('/', 1)[-1]}")
     return store, fs
 
@@ -152,8 +160,7 @@ def accounting_scenario(factory: Callable[..., Any], probe: str = "get") -> Resu
         config = {"enable_metadata_cache": True, "metadata_ttl": -1, "max_size": 6, "eviction_ratio": 1.0}
         store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
         lock = ScheduledLock(scheduler)
-        store._lock = lock
-        store.evictor._lock = lock
+        _schedule(store, lock)
         fs.before = lambda op, path: scheduler.point(f"{op} {path.rsplit('/', 1)[-1]}")
 
         def probe_c() -> None:

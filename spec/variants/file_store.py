@@ -21,13 +21,14 @@ Mistakes that real file backends have made, several built on an evictor variant 
 from __future__ import annotations
 
 import logging
-import os
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from hicache.file_evictor import LRUFileEvictor
+from hicache.file_knowledge import FileKnowledge
+from hicache.file_layout import FileLayout, FileNaming
+from hicache.file_startup import FileStartup
 from hicache.file_store import HiCacheFile
+from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry, FileStat
 from spec.file_inputs import SETTINGS
 from spec.variants.file_evictor import (
@@ -76,115 +77,143 @@ __all__ = [
 logger = logging.getLogger("hicache.file_store")
 
 
-class _WithEvictor(HiCacheFile):
-    """The store with its evictor turned into ``evictor_variant`` (same state) before start-up."""
-
-    evictor_variant: ClassVar[type[LRUFileEvictor]]
-
-    def _start(self) -> None:
-        self._evictor.__class__ = self.evictor_variant
-        super()._start()
-
-
-class CallbackSkippedWhenGone(_WithEvictor):
+class CallbackSkippedWhenGone(HiCacheFile):
     """V6, C1, V3 broken: the store with the evictor that drops a victim whose file is already gone
     without ``on_evict``, so its belief outlives it (and the writes it then skips make later evictions
     pick other victims than the spec's: V3 is where the default budget first sees it)."""
 
-    evictor_variant = _CallbackSkippedWhenGoneEvictor
+    evictor_class = _CallbackSkippedWhenGoneEvictor
 
 
-class EvictsWritesInFlight(_WithEvictor):
+class EvictsWritesInFlight(HiCacheFile):
     """V5 broken (a race): caught by the linearizability check of forced histories."""
 
-    evictor_variant = _EvictsWritesInFlightEvictor
+    evictor_class = _EvictsWritesInFlightEvictor
 
 
-class NoRefundOnAbort(_WithEvictor):
+class NoRefundOnAbort(HiCacheFile):
     """V4, C3 broken: the store with the evictor whose failed write keeps its reservation."""
 
-    evictor_variant = _NoRefundOnAbortEvictor
+    evictor_class = _NoRefundOnAbortEvictor
 
 
-class WedgedOnEperm(_WithEvictor):
+class WedgedOnEperm(HiCacheFile):
     """V5 broken: the store with the evictor that stops at the first victim it cannot remove."""
 
-    evictor_variant = _WedgedOnEpermEvictor
+    evictor_class = _WedgedOnEpermEvictor
 
 
-class RatioIgnoredStore(_WithEvictor):
+class RatioIgnoredStore(HiCacheFile):
     """V3: the store with the ``RatioIgnored`` evictor."""
 
-    evictor_variant = RatioIgnored
+    evictor_class = RatioIgnored
+
+
+class _NoRefundKnowledge(FileKnowledge):
+    """F4/C3 broken: a missing file's belief goes, its bytes stay counted."""
+
+    def forget_missing(self, key: str, published: int) -> None:
+        if self.beliefs is not None:
+            self.beliefs.remove(key)
 
 
 class NoRefundWhenMissing(HiCacheFile):
     """F4/C3 broken: a file removed behind the store's back keeps its bytes counted forever."""
 
-    def _forget_missing(self, key: str, mark: int) -> None:
-        if self._beliefs is not None:
-            self._beliefs.remove(key)
+    knowledge_class = _NoRefundKnowledge
+
+
+class _UnconsultedKnowledge(FileKnowledge):
+    """F6 broken: ``exists`` never finds a belief."""
+
+    def believes(self, key: str) -> bool:
+        return False
 
 
 class ExistsAlwaysStats(HiCacheFile):
     """F6 broken: the metadata cache is consulted by set but never by exists."""
 
-    def exists(self, key: str) -> bool:
-        self._check_key(key)
-        return self._probe(key, touch=False) is not None
+    knowledge_class = _UnconsultedKnowledge
+
+
+class _AnyBinNaming(FileNaming):
+    """F1 broken: every ``.bin`` file is one of ours."""
+
+    def key_of(self, name: str) -> str | None:
+        if not name.endswith(".bin") or name.startswith("."):
+            return None
+        suffix = self.namespace + ".bin"
+        return name[: -len(suffix)] if name.endswith(suffix) else name[:-4]
 
 
 class ScansOtherNamespaces(HiCacheFile):
     """F1/F8 broken: every ``.bin`` file is taken for one of ours (counted, evicted at start-up)."""
 
-    def _key_of(self, name: str) -> str | None:
-        if not name.endswith(".bin") or name.startswith("."):
-            return None
-        suffix = self._suffix
-        return name[: -len(suffix)] if name.endswith(suffix) else name[:-4]
+    naming_class = _AnyBinNaming
+
+
+class _PlainSuffixNaming(FileNaming):
+    """F1 broken: ``<key><namespace>.bin`` unescaped; a file ending with the namespace is ours."""
+
+    def name(self, key: str) -> str:
+        return key + self.namespace + ".bin"
+
+    def key_of(self, name: str) -> str | None:
+        suffix = self.namespace + ".bin"
+        if len(name) > len(suffix) and name.endswith(suffix) and name[0] != ".":
+            return name[: -len(suffix)]
+        return None
 
 
 class PlainSuffixNaming(HiCacheFile):
     """F1 broken (the first design): ``<key><namespace>.bin`` unescaped, a file is ours when it ends with
     our namespace, so "_x_ns" files are taken for "_ns" ones."""
 
-    def _path(self, key: str) -> str:
-        return os.path.join(self._directory, key + self._suffix)
+    naming_class = _PlainSuffixNaming
 
-    def _key_of(self, name: str) -> str | None:
-        suffix = self._suffix
-        if len(name) > len(suffix) and name.endswith(suffix) and name[0] != ".":
-            return name[: -len(suffix)]
-        return None
+
+class _TempKeepingLayout(FileLayout):
+    """F3 broken: a temp file is never removed."""
+
+    def remove_temp(self, temp: str) -> None:
+        pass
 
 
 class KeepsTempOnFailure(HiCacheFile):
     """F3 broken: a failed write leaves its temp file behind."""
 
-    def _remove_temp(self, temp: str) -> None:
-        pass
+    layout_class = _TempKeepingLayout
+
+
+class _UnguardedKnowledge(FileKnowledge):
+    """C1 broken: no removal mark is checked."""
+
+    def learn(self, key: str, removals: int, size: int | None, *, touch: bool = True) -> None:
+        with self.lock:
+            if touch:
+                self.evictor.touch(key, size)
+            if self.beliefs is not None:
+                self.beliefs.add(key)
 
 
 class NoC1Guard(HiCacheFile):
     """C1 broken: a probe teaches its belief whatever removal overlapped it."""
 
-    def _learn(self, key: str, epoch: int, size: int | None, *, touch: bool = True) -> None:
-        with self._lock:
-            if touch:
-                self._evictor.touch(key, size)
-            if self._beliefs is not None:
-                self._beliefs.add(key)
+    knowledge_class = _UnguardedKnowledge
+
+
+class _AnyNodeTrust(FileTrust):
+    """S3 broken: every node is a page."""
+
+    def is_page(self, node: FileStat | DirEntry) -> bool:
+        return True
 
 
 class TakesAnyNodeForAPage(HiCacheFile):
     """S3 broken (the code before issue 12): whatever is named like a page is one, symlinks, FIFOs,
     directories and other users' files included."""
 
-    def _is_page(self, st: FileStat) -> bool:
-        return True
-
-    def _is_page_entry(self, entry: DirEntry) -> bool:
-        return True
+    trust_class = _AnyNodeTrust
 
 
 class UnlinksOutsideItsGuard(HiCacheFile):
@@ -195,7 +224,7 @@ class UnlinksOutsideItsGuard(HiCacheFile):
 
     def delete(self, key: str) -> bool:
         self._check_key(key)
-        path = self._path(key)
+        path = self._layout.path(key)
         with self._lock:
             if self._beliefs is not None:
                 self._beliefs.remove(key)
@@ -211,6 +240,30 @@ class UnlinksOutsideItsGuard(HiCacheFile):
         return True
 
 
+class _LateMarkKnowledge(FileKnowledge):
+    """C5 broken: a forget outside ``observe`` (``batch_get``'s) reads the publications mark late."""
+
+    def forget_missing(self, key: str, published: int) -> None:
+        # read now: a write committed since the read goes unseen
+        super().forget_missing(key, self.overlaps.publications)
+
+    def observe(
+        self,
+        key: str,
+        found: bool,
+        missing: bool,
+        removals: int,
+        published: int,
+        size: int | None,
+        *,
+        touch: bool = True,
+    ) -> None:
+        if missing:
+            FileKnowledge.forget_missing(self, key, published)  # a single get's forget: production's
+        else:
+            super().observe(key, found, missing, removals, published, size, touch=touch)
+
+
 class BatchGetForgetsWithALateMark(HiCacheFile):
     """C5 (F4, C3): ``batch_get`` forgets a missing key with the publications mark read when it forgets,
     not the one read before its read (a batch's shortcut: one mark read per miss, at the forget).  A
@@ -219,21 +272,16 @@ class BatchGetForgetsWithALateMark(HiCacheFile):
     docs/LINEARIZABILITY.md, put back in the batch).  A single ``get`` is production's, and one call at
     a time nothing is committed in between: only threads held at the filesystem show it (O6)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._batching = threading.local()
+    knowledge_class = _LateMarkKnowledge
 
-    def batch_get(self, keys: Iterable[str]) -> list[bytes | None]:
-        self._batching.on = True
-        try:
-            return super().batch_get(keys)
-        finally:
-            self._batching.on = False
 
-    def _forget_missing(self, key: str, mark: int) -> None:
-        if getattr(self._batching, "on", False):
-            mark = self._overlaps.publications  # read now: a write committed since the read goes unseen
-        super()._forget_missing(key, mark)
+class _DotKeysNaming(FileNaming):
+    """B1 broken: a key starting with ``.`` passes the check."""
+
+    def check(self, key: object) -> None:
+        if isinstance(key, str) and key.startswith(".") and len(key) > 1:
+            key = key[1:]
+        super().check(key)
 
 
 class DotKeysAccepted(HiCacheFile):
@@ -241,20 +289,23 @@ class DotKeysAccepted(HiCacheFile):
     file is hidden, and one named like a temp file (``.0123456789ab.tmp`` with the namespace ``""``...)
     would be swept by another store's start-up."""
 
-    def _check_key(self, key: object) -> None:
-        if isinstance(key, str) and key.startswith(".") and len(key) > 1:
-            key = key[1:]
-        super()._check_key(key)
+    naming_class = _DotKeysNaming
+
+
+class _KeyTypeNaming(FileNaming):
+    """B1 broken: a key of the wrong type is a ``ValueError``."""
+
+    def check(self, key: object) -> None:
+        if not isinstance(key, str):
+            raise ValueError(f"key must be a valid str, got {key!r}")
+        super().check(key)
 
 
 class KeyTypeIsAValueError(HiCacheFile):
     """B1 (F2): a key that is not a ``str`` is refused with a ``ValueError`` (every bad key alike) where B1
     says ``TypeError`` for a wrong type."""
 
-    def _check_key(self, key: object) -> None:
-        if not isinstance(key, str):
-            raise ValueError(f"key must be a valid str, got {key!r}")
-        super()._check_key(key)
+    naming_class = _KeyTypeNaming
 
 
 class UnknownSettingsIgnored(HiCacheFile):
@@ -286,19 +337,24 @@ WRONG: dict[str, tuple[Callable[..., Any], str]] = {
 }
 
 
-class BackgroundStore(_WithEvictor):
+class _StartsWithoutEvicting(FileStartup):
+    """V3-bg: start-up runs no pass of the background evictor."""
+
+    def start(self) -> None:
+        evictor: Any = self.evictor
+        evictor.starting = True
+        try:
+            super().start()
+        finally:
+            evictor.starting = False
+
+
+class BackgroundStore(HiCacheFile):
     """Correct under V3-bg: the store over :class:`BackgroundLRUFileEvictor`.  Its writes never evict;
     ``evict()`` is one pass of its evictor (what its thread would run); start-up runs none."""
 
-    evictor_variant = BackgroundLRUFileEvictor
-
-    def _start(self) -> None:
-        evictor: Any = self._evictor
-        evictor.starting = True  # a class attribute of the variant, set on the instance before it is one
-        try:
-            super()._start()
-        finally:
-            evictor.starting = False
+    evictor_class = BackgroundLRUFileEvictor
+    startup_class = _StartsWithoutEvicting
 
     def evict(self) -> bool:
         """V3-bg: one pass of the background evictor."""
@@ -319,13 +375,30 @@ WRONG_BACKGROUND: dict[str, tuple[Callable[..., Any], str]] = {
 }
 
 
+class _ForgetfulStartup(FileStartup):
+    """F8-bg broken: nothing is noted gone."""
+
+    def note_gone(self, key: str) -> None:
+        pass
+
+
 class ScanReadoptsRemovedPages(HiCacheFile):
     """F8-bg broken: the background scan keeps no note of what this store removed since the listing began,
     so a page deleted, evicted or cleared during the scan is adopted again from the stale listing: its
     bytes are counted for a file that is gone (C3), and its belief outlives it (C1)."""
 
-    def _note_gone(self, key: str) -> None:
-        pass
+    startup_class = _ForgetfulStartup
+
+
+class _DoubleCountingStartup(FileStartup):
+    """F8-bg broken: a batch's tracked pages are counted again."""
+
+    def adopt_scanned(self, scan: Any, found: Any) -> None:
+        with self._lock:
+            listed = zip(found.keys, found.sizes, strict=True)
+            tracked = [size for key, size in listed if key in self.evictor]
+            super().adopt_scanned(scan, found)
+            self.evictor._total += sum(tracked)
 
 
 class ScanCountsWrittenPagesTwice(HiCacheFile):
@@ -333,12 +406,7 @@ class ScanCountsWrittenPagesTwice(HiCacheFile):
     tracks already (written, read or found during the scan) included: the entry keeps one size, the total
     counts it twice (C3)."""
 
-    def _adopt_scanned(self, scan: Any, found: Any) -> None:
-        with self._lock:
-            listed = zip(found.keys, found.sizes, strict=True)
-            tracked = [size for key, size in listed if key in self._evictor]
-            super()._adopt_scanned(scan, found)
-            self._evictor._total += sum(tracked)
+    startup_class = _DoubleCountingStartup
 
 
 WRONG_BACKGROUND_SCAN: dict[str, tuple[Callable[..., Any], str]] = {

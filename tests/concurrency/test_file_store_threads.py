@@ -25,10 +25,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hicache import HiCacheFile
+from hicache.file_evictor import LRUFileEvictor
 from hicache.fs import FileSystem, OSFileSystem
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
@@ -177,21 +179,31 @@ def hammer(store: HiCacheFile, seed: int, errors: list[BaseException]) -> None:
         errors.append(exc)
 
 
-class CountingStore(HiCacheFile):
-    """Counts the eviction callbacks (V6), so that a hammering test can show eviction happened."""
+class _CountingEvictor(LRUFileEvictor):
+    """Counts the eviction callbacks (V6)."""
 
     evictions = 0
 
-    def _start(self) -> None:
-        forget = self._evictor._on_evict  # the beliefs' remove
-
+    def __init__(self, *args: Any, on_evict: Callable[[str], object] | None = None, **kwargs: Any) -> None:
         def counted(key: str) -> None:
             self.evictions += 1  # under the store's lock, as every on_evict call is
-            if forget is not None:
-                forget(key)
+            if on_evict is not None:
+                on_evict(key)  # the beliefs' remove
 
-        self._evictor._on_evict = counted
-        super()._start()
+        super().__init__(*args, on_evict=counted, **kwargs)
+
+
+class CountingStore(HiCacheFile):
+    """Counts the eviction callbacks (V6), so that a hammering test can show eviction happened."""
+
+    evictor_class = _CountingEvictor
+
+    @property
+    def evictions(self) -> int:
+        """The eviction callbacks so far."""
+        evictor = self.evictor
+        assert isinstance(evictor, _CountingEvictor)
+        return evictor.evictions
 
 
 def believed_files_exist(store: HiCacheFile, exists: Callable[[str], bool]) -> list[str]:

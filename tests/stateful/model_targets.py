@@ -159,9 +159,12 @@ class ModelStore(FileStoreModel):
             startup_scan=config.get("startup_scan", "blocking"),
             scan_batch=self._scan_batch,
         )
-        self._beliefs = _Beliefs(self) if self.metadata else None
         self.evictor = _ModelEvictor(self)
         self.restart()
+
+    def snapshot(self) -> list[tuple[Hashable, float]]:
+        """The live beliefs, as the store's ``snapshot()`` shows them (empty with beliefs off)."""
+        return _Beliefs(self).snapshot() if self.metadata else []
 
     def _scan_step(self) -> bool:
         return self.scan_step()

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hicache import HiCacheFile
-from hicache.file_store import _oldest_first, escape_key
+from hicache.file_startup import _oldest_first
+from hicache.file_store import escape_key
 from spec.fake_fs import Crash, FakeFileSystem
 from spec.fakes import FakeClock
 from spec.file_names import pages

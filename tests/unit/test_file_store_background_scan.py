@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from hicache import HiCacheFile
+from hicache.file_startup import FileStartup
 from hicache.fs import DirEntry
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
@@ -327,9 +328,12 @@ def test_a_bug_in_the_scan_is_logged_and_ends_it(
 ) -> None:
     pages(fs, 5)
 
-    class Buggy(HiCacheFile):
-        def _adopt_scanned(self, scan: Any, found: Any) -> None:
+    class BuggyStartup(FileStartup):
+        def adopt_scanned(self, scan: Any, found: Any) -> None:
             raise RuntimeError("a bug")
+
+    class Buggy(HiCacheFile):
+        startup_class = BuggyStartup
 
     with caplog.at_level(logging.ERROR, "hicache.file_store"):
         s = Buggy(DIR, namespace=NS, extra_config=BACKGROUND, fs=fs, clock=clock)

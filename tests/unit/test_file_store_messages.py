@@ -303,7 +303,7 @@ def test_a_write_overlapped_by_a_delete_that_removed_its_file_drops_the_entry(
 
     fs.after = delete_after_publication
     # An overlapping removal:
-    fs.before = lambda op, path: s._overlaps.start_removal() if op == "replace" else None
+    fs.before = lambda op, path: s.evictor.overlaps.start_removal() if op == "replace" else None
     assert s.set("k", b"abc")
     assert fs.listing(DIR) == {}
     assert "k" not in s.evictor and s.evictor.total == 0

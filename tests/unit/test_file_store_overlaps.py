@@ -85,9 +85,9 @@ def test_exists_never_refreshes_recency(fs: FakeFileSystem, clock: FakeClock, ov
 def test_check_invariants_reports_a_removal_left_half_done(fs: FakeFileSystem, clock: FakeClock) -> None:
     """The checker can fail: a removal that never ended (an odd epoch) is named."""
     s = store(fs, clock)
-    s._overlaps.start_removal()
+    s.evictor.overlaps.start_removal()
     with pytest.raises(AssertionError) as caught:
         s.check_invariants()
     assert str(caught.value) == "a removal was left half done"
-    s._overlaps.end_removal()
+    s.evictor.overlaps.end_removal()
     s.check_invariants()
