@@ -130,13 +130,13 @@ def prepared(
     settings: Mapping[str, Any] | None = None,
 ) -> Iterator[Prepared]:
     """Prepare a run (OracleUsageError when it cannot start) and, until the block ends, interpose the
-    controlled time and filesystem in the target's modules and silence the targets' WARNING log lines
+    controlled time and filesystem in the target's modules and silence the targets' log lines up to ERROR
     (the file components' targets log every file they cannot remove; the oracle's faults make many).
     ``call_timeout``: the seconds a call to the target may take (``session.guard``, O8; None: no limit).
     ``settings``: the file store's configuration pinned (``--settings``, :mod:`spec.oracle._settings`)."""
     with ExitStack() as cleanup:
         cleanup.callback(logging.disable, logging.root.manager.disable)
-        logging.disable(logging.WARNING)
+        logging.disable(logging.ERROR)  # the engine's store logs each failed write at ERROR (O12)
         spec_component, session, target_path = _prepare(
             component, target, adapter, declare, call_timeout, settings
         )
@@ -191,7 +191,7 @@ def check(
     deterministic for a given ``seed`` and budget.  ``progress`` receives a
     line about once a second after the first few seconds; ``run_clock`` is the
     clock the budget and the progress line read (tests pass a fake one).  The
-    targets' WARNING log lines (a file store's, say) are silenced for the run.
+    targets' log lines up to ERROR (a file store's, the engine's failed writes) are silenced for the run.
     Raises :class:`OracleUsageError` when the run cannot start.  ``leave_out`` sets clause groups aside
     (``--leave-out``); ``every_clause`` (default) goes on after a failure with its group set aside (O2).
     ``declare`` names the target's design choices (O3, ``--declare``: ``{"eviction": "lru"}`` for a
