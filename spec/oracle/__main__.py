@@ -234,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 declare=declare,
                 leave_out=args.leave_out,
                 settings=settings,
+                max_examples=args.max_examples,  # the sequential check a history one at a time hands to
             )
         else:
             result = check(

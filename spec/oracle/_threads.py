@@ -1155,10 +1155,13 @@ def check_threads(
     leave_out: Sequence[str] = (),
     shrink_budget: int = 300,
     settings: Mapping[str, Any] | None = None,
+    max_examples: int = 500,
 ) -> OracleResult:
     """``--threads``: ``histories`` histories of ``threads`` real threads on fresh targets, each checked
     linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN).  ``settings``
-    (file-store): every history runs the store with this configuration pinned (``--settings``)."""
+    (file-store): every history runs the store with this configuration pinned (``--settings``).
+    ``max_examples``: the budget of the sequential check that runs when the failing history's calls,
+    made one at a time, already diverge (its clause is then the class's own, reported instead)."""
     from contextlib import ExitStack
 
     from spec.oracle._result import Failure, failure_entry, report_fields
@@ -1200,6 +1203,7 @@ def check_threads(
                     component,
                     target,
                     seed=seed,
+                    max_examples=max_examples,
                     adapter=adapter,
                     declare=declare,
                     leave_out=leave_out,

@@ -98,6 +98,7 @@ def test_the_seed_shaped_cache_is_blamed_on_m3_first_with_its_contains_next() ->
     assert "inferred without snapshot(), from the rule that made the state" in result.summary()
 
 
+@pytest.mark.slow("an oracle search on the engine release's MetadataCache (loads torch and the wheel)")
 @pytest.mark.clauses("O11", "M3", "O4")
 def test_the_engine_releases_metadata_cache_is_blamed_on_m3_first(engine_storage: ModuleType) -> None:
     """The release's ``MetadataCache`` reads ``time.monotonic`` through its module, which the oracle

@@ -92,6 +92,7 @@ def test_a_wrong_setting_is_a_usage_error_naming_it(
     assert named in capsys.readouterr().err
 
 
+@pytest.mark.slow("an oracle search to a pinned failure, then its reproduction")
 @pytest.mark.clauses("O12", "O8")
 def test_a_pinned_failure_shows_and_reproduces_the_configuration_it_ran(engine: ModuleType) -> None:
     """A sequential FAIL of the release's store with the cap pinned: the counterexample's build shows the
