@@ -190,12 +190,14 @@ class FileKnowledge:
         if got is None:
             return None, missing, removals, published
         size, read = got
-        path = self._layout.path(key)
+        if size == len(view) and read == size:
+            return True, missing, removals, published
+        path = self._layout.path(key)  # the path again only for the log line of a miss
         if size != len(view):
             logger.warning("file store: %r holds %d bytes, the buffer %d: not read", path, size, len(view))
-        elif read != size:
+        else:
             logger.warning("file store: short read of %r: %d of %d bytes", path, read, size)
-        return size == len(view) and read == size, missing, removals, published
+        return False, missing, removals, published
 
     def probe(self, key: str, *, touch: bool) -> FileStat | None:
         """One ``stat``: the node's stat (teaching the belief, C1-guarded) or None when missing/unreadable.
