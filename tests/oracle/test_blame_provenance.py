@@ -86,6 +86,7 @@ def _first(component: str, target: Any, seed: int = 0) -> Any:
     return result, result.failures[0]
 
 
+@pytest.mark.slow("an oracle search; make test blames the same cache on M3 first through --threads")
 @pytest.mark.clauses("O11", "M3", "M4")
 def test_the_seed_shaped_cache_is_blamed_on_m3_first_with_its_contains_next() -> None:
     result, first = _first("metadata-cache", SeedShapedCache)

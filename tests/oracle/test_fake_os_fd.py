@@ -238,6 +238,7 @@ def test_a_module_that_reaches_the_fake_reads_its_clock_as_time_time() -> None:
     assert interpose_fs(plain, fake) == {"open": MISSING} and vars(plain)["time"] is time
 
 
+@pytest.mark.slow("an oracle search of the project's store behind the interposed os")
 @pytest.mark.clauses("O4", "O12")
 def test_the_project_store_passes_the_oracle_with_its_os_interposed() -> None:
     """Issue 31 part 4: hicache:HiCacheFile with fs omitted is run through interposed os, fcntl and its
