@@ -295,6 +295,11 @@ class FakeFileSystem:
         with self._lock:
             return sum(len(f.data) for f in self.files.values())
 
+    def _dir_stat(self, path: str) -> FileStat:
+        """The stat of the directory ``path`` (its owner and mode as made, else root's 0755)."""
+        uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
+        return FileStat(0, 0.0, "dir", uid, gid, mode)
+
     # -- the port ------------------------------------------------------------
 
     def stat(self, path: str) -> FileStat:
@@ -302,11 +307,7 @@ class FakeFileSystem:
         try:
             with self._lock:
                 self._step("stat", path)
-                if path in self.dirs:
-                    uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
-                    result = FileStat(0, 0.0, "dir", uid, gid, mode)
-                else:
-                    result = self._existing(path).stat()
+                result = self._dir_stat(path) if path in self.dirs else self._existing(path).stat()
         finally:
             self._leave("stat", path)
         return result
@@ -378,8 +379,7 @@ class FakeFileSystem:
             with self._lock:
                 self._step("read", path)
                 if path in self.dirs:
-                    uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
-                    return FileStat(0, 0.0, "dir", uid, gid, mode), b"", None
+                    return self._dir_stat(path), b"", None
                 node = self._existing(path)
                 if node.kind == "symlink":
                     raise _error(errno_codes.ELOOP, path)
@@ -588,8 +588,7 @@ class FakeFileSystem:
     def _opened(self, path: str, limit: int | None, accept: Accept | None) -> FakeFile:
         """``open(O_NOFOLLOW | O_NONBLOCK)`` then ``fstat`` (lock held): S3, S4 as the OS port does."""
         if path in self.dirs:
-            uid, gid, mode = self.dir_meta.get(path, (0, 0, 0o755))
-            check_opened(path, FileStat(0, 0.0, "dir", uid, gid, mode), limit, accept)
+            check_opened(path, self._dir_stat(path), limit, accept)
         file = self._existing(path)
         if file.kind == "symlink":  # O_NOFOLLOW: ELOOP, reported as the OS port does
             raise NotAPageError(path, file.stat())
