@@ -48,6 +48,44 @@ _MC = [
     # Every way of asking in every mode at a TTL of 0 and below a second (the run of 2026-12-01).
     "tests/unit/test_metadata_cache_answer_edges.py",
 ]
+_FILE_STORE_UNITS = [
+    "hicache/file_layout.py",
+    "hicache/file_trust.py",
+    "hicache/file_knowledge.py",
+    "hicache/file_startup.py",
+    "hicache/file_store.py",
+]
+_FILE_STORE = [
+    "tests/unit/test_file_store.py",
+    "tests/unit/test_file_store_messages.py",
+    "tests/unit/test_file_store_costs.py",
+    "tests/unit/test_file_store_overlaps.py",
+    # S1-S8 (the shared directory, the back-off, ENOSPC) and the store's batches (M9): cheap.
+    "tests/unit/test_file_store_security.py",
+    "tests/unit/test_metadata_cache_batches.py",
+    "tests/unit/test_file_store_edges.py",
+    "tests/unit/test_file_store_namespace_lock.py",
+    # The start-up scan in the background, and the engine's naming as one more layout.
+    "tests/unit/test_file_store_background_scan.py",
+    "tests/unit/test_file_layout_engine.py",
+    "tests/stateful/test_file_store_machine.py",
+    "tests/stateful/test_background_scan.py",
+    "tests/modelcheck/test_file_store_modelcheck.py",
+    "tests/modelcheck/test_c1_schedules.py",
+    # Tests of the checkers (a wrong variant must be caught) do not test production: left out, and
+    # they are the slowest (every mutant that survives would pay for them).
+    "--deselect=tests/stateful/test_file_store_machine.py::test_machine_catches_the_deliberately_wrong_variant",
+    "--deselect=tests/modelcheck/test_file_store_modelcheck.py::"
+    "test_every_sequential_file_store_bug_is_caught_with_a_shortest_counterexample",
+    "--deselect=tests/modelcheck/test_file_store_modelcheck.py::"
+    "test_the_missing_c1_guard_is_invisible_to_any_sequential_exploration",
+    "--deselect=tests/modelcheck/test_c1_schedules.py::"
+    "test_the_store_without_the_c1_guard_is_caught_in_every_scenario",
+    "--deselect=tests/modelcheck/test_c1_schedules.py::test_a_violating_schedule_replays_to_the_same_violation",
+    "--deselect=tests/stateful/test_background_scan.py::test_the_machine_catches_each_wrong_background_scan",
+    "--deselect=tests/stateful/test_background_scan.py::"
+    "test_the_model_scanning_in_the_background_conforms_to_its_own_machine",
+]
 SELECTIONS: dict[str, list[str]] = {
     "hicache/metadata_cache.py": _MC,
     "hicache/_validate.py": ["tests/unit/test_validate.py", "tests/unit/test_metadata_cache.py"],
@@ -68,30 +106,9 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_store_overlaps.py",
         "tests/unit/test_file_store_security.py",
     ],
-    "hicache/file_store.py": [
-        "tests/unit/test_file_store.py",
-        "tests/unit/test_file_store_messages.py",
-        "tests/unit/test_file_store_costs.py",
-        "tests/unit/test_file_store_overlaps.py",
-        # S1-S8 (the shared directory, the back-off, ENOSPC) and the store's batches (M9): cheap.
-        "tests/unit/test_file_store_security.py",
-        "tests/unit/test_metadata_cache_batches.py",
-        "tests/unit/test_file_store_edges.py",
-        "tests/unit/test_file_store_namespace_lock.py",
-        "tests/stateful/test_file_store_machine.py",
-        "tests/modelcheck/test_file_store_modelcheck.py",
-        "tests/modelcheck/test_c1_schedules.py",
-        # Tests of the checkers (a wrong variant must be caught) do not test production: left out, and
-        # they are the slowest (every mutant that survives would pay for them).
-        "--deselect=tests/stateful/test_file_store_machine.py::test_machine_catches_the_deliberately_wrong_variant",
-        "--deselect=tests/modelcheck/test_file_store_modelcheck.py::"
-        "test_every_sequential_file_store_bug_is_caught_with_a_shortest_counterexample",
-        "--deselect=tests/modelcheck/test_file_store_modelcheck.py::"
-        "test_the_missing_c1_guard_is_invisible_to_any_sequential_exploration",
-        "--deselect=tests/modelcheck/test_c1_schedules.py::"
-        "test_the_store_without_the_c1_guard_is_caught_in_every_scenario",
-        "--deselect=tests/modelcheck/test_c1_schedules.py::test_a_violating_schedule_replays_to_the_same_violation",
-    ],
+    # HiCacheFile and its collaborators (layout, trust, knowledge, start-up) are tested through the store:
+    # one selection for the five units (mutmut runs, per mutant, only the tests that reach its function).
+    **{module: _FILE_STORE for module in _FILE_STORE_UNITS},
     "hicache/fs.py": ["tests/unit/test_filesystem_port.py"],
     # The walks both existence caches share: the tests of both.
     "hicache/_lru_walks.py": [
