@@ -56,18 +56,14 @@ _FILE_STORE_UNITS = [
     "hicache/file_store.py",
 ]
 _FILE_STORE = [
+    # The units' own tests (one file per unit of hicache/) and the store's batches (M9): cheap.
+    "tests/unit/test_file_layout.py",
+    "tests/unit/test_file_trust.py",
+    "tests/unit/test_file_knowledge.py",
+    "tests/unit/test_file_startup.py",
     "tests/unit/test_file_store.py",
-    "tests/unit/test_file_store_messages.py",
-    "tests/unit/test_file_store_costs.py",
-    "tests/unit/test_file_store_overlaps.py",
-    # S1-S8 (the shared directory, the back-off, ENOSPC) and the store's batches (M9): cheap.
-    "tests/unit/test_file_store_security.py",
+    "tests/unit/test_file_naming.py",
     "tests/unit/test_metadata_cache_batches.py",
-    "tests/unit/test_file_store_edges.py",
-    "tests/unit/test_file_store_namespace_lock.py",
-    # The start-up scan in the background, and the engine's naming as one more layout.
-    "tests/unit/test_file_store_background_scan.py",
-    "tests/unit/test_file_layout_engine.py",
     "tests/stateful/test_file_store_machine.py",
     "tests/stateful/test_background_scan.py",
     "tests/modelcheck/test_file_store_modelcheck.py",
@@ -102,9 +98,13 @@ SELECTIONS: dict[str, list[str]] = {
         "tests/unit/test_file_evictor_writers.py",
         "tests/stateful/test_file_evictor_machine.py",
         "tests/modelcheck/test_file_store_modelcheck.py",
-        # The probe guards (_Overlaps: C1, F4) and S8's relieve are exercised through the store.
-        "tests/unit/test_file_store_overlaps.py",
-        "tests/unit/test_file_store_security.py",
+        # The probe guards (_Overlaps: C1, F4), S7's back-off and S8's relieve are exercised through the
+        # store: the tests once in its overlaps and security files, now spread over its units' files.
+        "tests/unit/test_file_layout.py",
+        "tests/unit/test_file_trust.py",
+        "tests/unit/test_file_knowledge.py",
+        "tests/unit/test_file_startup.py",
+        "tests/unit/test_file_store.py",
     ],
     # HiCacheFile and its collaborators (layout, trust, knowledge, start-up) are tested through the store:
     # one selection for the five units (mutmut runs, per mutant, only the tests that reach its function).

@@ -353,7 +353,7 @@ def independent_of_loaded_modules() -> Iterator[None]:
     this empties that pool (one private name, ``providers._get_local_constants``) for the run, and
     clears the cache of the values drawn from it, on entry and on exit; Hypothesis's own constants stay.
     Without that name (a Hypothesis that changed it) it changes nothing, and
-    tests/unit/test_machine_base.py fails, saying so.
+    tests/tooling/test_machine_base.py fails, saying so.
     """
     try:
         from hypothesis.internal.conjecture import providers

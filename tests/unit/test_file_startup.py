@@ -1,12 +1,13 @@
-"""F8-bg: HiCacheFile with ``startup_scan="background"`` on the fake filesystem, batch by batch.
+"""The store's start-up (hicache/file_startup.py): the blocking scan (F8: temp files swept, pages adopted
+oldest first, the cap met at once) and the background one (F8-bg), batch by batch.
 
 ``Stepped`` is the store built without its scan's thread, three listing nodes a ``_scan_step`` (the test
 hook the machine uses too); the few tests of the thread itself wait on ``wait_started`` (an event the
-scan sets when it ends), never on time.
-"""
+scan sets when it ends), never on time."""
 
 from __future__ import annotations
 
+import array
 import errno
 import logging
 import threading
@@ -14,14 +15,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hicache import HiCacheFile
-from hicache.file_startup import FileStartup
+from hicache.file_startup import FileStartup, _oldest_first
+from hicache.file_store import escape_key
 from hicache.fs import DirEntry
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
+from spec.file_names import pages as listed_pages
 from spec.machines.file_store import believed
-from tests.unit._store import DIR, NS, calls_during, path
+from tests.unit._store import DIR, NS, OTHER, calls_during, path, store
 
 BACKGROUND = {"startup_scan": "background"}
 
@@ -51,6 +56,109 @@ def pages(fs: FakeFileSystem, count: int, size: int = 2) -> None:
     fs.mkdir(DIR)
     for i in range(count):
         fs.put(path(f"k{i}"), b"x" * size, mtime=float(i))
+
+
+class _Breaks:
+    """A filesystem whose listing of the directory fails after ``good`` entries (EIO midway)."""
+
+    def __init__(self, fs: FakeFileSystem, good: int) -> None:
+        self._fs, self._good = fs, good
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fs, name)
+
+    def scandir(self, where: str) -> Iterator[DirEntry]:
+        entries = self._fs.scandir(where)
+        for _ in range(self._good):
+            yield next(entries)
+        raise OSError(errno.EIO, "EIO", where)
+
+
+# -- F8: start-up ---------------------------------------------------------------
+
+
+@pytest.mark.clauses("F8")
+def test_start_up_creates_the_directory_and_accepts_an_existing_one(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    first = HiCacheFile("/deep/nested/dir", fs=fs, clock=clock)
+    second = HiCacheFile("/deep/nested/dir", fs=fs, clock=clock)  # created already: fine
+    assert first.set("k", b"v") and second.get("k") == b"v"
+
+
+@pytest.mark.clauses("F8", "C4")
+def test_start_up_removes_only_temp_files_older_than_the_threshold(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.mkdir(DIR)
+    fs.put(f"{DIR}/.00000000000a.tmp", b"x", mtime=clock() - 3601)
+    fs.put(f"{DIR}/.00000000000b.tmp", b"x", mtime=clock() - 3600)
+    fs.put(f"{DIR}/.00000000000c.tmp", b"x", mtime=clock() - 10)
+    store(fs, clock)
+    assert set(fs.listing(DIR)) == {".00000000000b.tmp", ".00000000000c.tmp"}
+    store(fs, clock, temp_max_age=5)
+    assert fs.listing(DIR) == {}
+
+
+@pytest.mark.clauses("F8", "C3")
+def test_start_up_seeds_accounting_oldest_first_and_beliefs(fs: FakeFileSystem, clock: FakeClock) -> None:
+    fs.mkdir(DIR)
+    fs.put(f"{DIR}/new{NS}.bin", b"333", mtime=30)
+    fs.put(f"{DIR}/old{NS}.bin", b"1", mtime=10)
+    fs.put(f"{DIR}/mid{NS}.bin", b"22", mtime=20)
+    fs.put(f"{DIR}/theirs_x.bin", b"4444", mtime=5)
+    s = store(fs, clock, enable_metadata_cache=True)
+    assert [e.key for e in s.evictor.snapshot()] == ["old", "mid", "new"]
+    assert s.evictor.total == 6
+    assert all(k in believed(s) for k in ("old", "mid", "new")) and "theirs_x" not in believed(s)
+    assert fs.calls["scandir"] == 1 and fs.calls["stat"] == 0, "one pass over the directory"
+
+
+@pytest.mark.clauses("F8")
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ["b", "c", "a"],  # plain keys of one length: their order is their names' (the listing's)
+        ["ab", "ab-", "ab.c", "b"],  # "ab" is a prefix of "ab-", whose name sorts first ("-" < ".")
+        ["a0", "a_", "a%"],  # escaped, of one length: "a%25" and "a%5F" sort before "a0"
+    ],
+)
+def test_start_up_orders_pages_of_one_time_in_the_listings_order_not_by_key(
+    fs: FakeFileSystem, clock: FakeClock, keys: list[str]
+) -> None:
+    # The fake filesystem lists a directory by file name: the listing's order is the names' (F8).
+    fs.mkdir(DIR)
+    files = {}
+    for i, key in enumerate(keys):
+        name = escape_key(key) + NS + ".bin"
+        fs.put(f"{DIR}/{name}", b"x" * (i + 1), mtime=7.0)
+        files[name] = (b"x" * (i + 1), 7.0)
+    fs.put(f"{DIR}/z{NS}.bin", b"old", mtime=1.0)  # older than all of them: first whatever its name
+    files[f"z{NS}.bin"] = (b"old", 1.0)
+    s = store(fs, clock)
+    assert [e.key for e in s.evictor.snapshot()] == [k for _m, _n, k, _size in listed_pages(files, NS)]
+    assert next(e.key for e in s.evictor.snapshot()) == "z"
+
+
+@pytest.mark.clauses("F8")
+@settings(max_examples=300, deadline=None)
+@given(mtimes=st.lists(st.sampled_from([1.0, 2.0, 3.0]) | st.floats(0, 100, allow_nan=False), max_size=12))
+def test_the_start_up_order_is_oldest_time_first_ties_in_the_listings_order(mtimes: list[float]) -> None:
+    listed = array.array("d", mtimes)
+    order = _oldest_first(listed)
+    assert sorted(order) == list(range(len(mtimes)))
+    assert [(mtimes[i], i) for i in order] == sorted((m, i) for i, m in enumerate(mtimes))
+
+
+@pytest.mark.clauses("F8", "V3")
+def test_start_up_over_the_cap_evicts_at_once(fs: FakeFileSystem, clock: FakeClock) -> None:
+    fs.mkdir(DIR)
+    for i in range(10):
+        fs.put(f"{DIR}/k{i}{NS}.bin", b"x" * 10, mtime=i)
+    s = store(fs, clock, max_size=50, eviction_ratio=0.5, enable_metadata_cache=True)
+    assert [e.key for e in s.evictor.snapshot()] == ["k8", "k9"]
+    assert "k0" not in believed(s) and not s.exists("k0")
+    assert len(fs.listing(DIR)) == 2
 
 
 @pytest.mark.clauses("F8-bg", "F8")
@@ -204,22 +312,6 @@ def test_a_directory_that_cannot_be_listed_still_raises_in_the_constructor(
         stepped(fs, clock)
 
 
-class _Breaks:
-    """A filesystem whose listing of the directory fails after ``good`` entries (EIO midway)."""
-
-    def __init__(self, fs: FakeFileSystem, good: int) -> None:
-        self._fs, self._good = fs, good
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._fs, name)
-
-    def scandir(self, where: str) -> Iterator[DirEntry]:
-        entries = self._fs.scandir(where)
-        for _ in range(self._good):
-            yield next(entries)
-        raise OSError(errno.EIO, "EIO", where)
-
-
 @pytest.mark.clauses("F8-bg", "B2")
 def test_a_listing_that_fails_midway_ends_the_scan_and_keeps_what_it_adopted(
     fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
@@ -340,3 +432,36 @@ def test_a_bug_in_the_scan_is_logged_and_ends_it(
         assert s.wait_started(timeout=60)
     assert "the start-up scan of" in caplog.text and "a bug" in caplog.text
     assert s.get("k1") == b"xx"
+
+
+@pytest.mark.clauses("F8", "S6")
+def test_start_up_removes_old_temp_files_only_not_files_that_merely_look_half_like_one(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    """A temp file is exactly ``.<12 hex digits>.tmp`` (S6).  Another program's ``notes.tmp``,
+    ``.profile`` or ``.abc.tmp`` in the same directory is not ours to remove, however old."""
+    fs.mkdir(DIR)
+    old = clock() - 10 * 3600
+    for name in (".0123456789ab.tmp", ".abc.tmp", "notes.tmp", ".profile", ".x.bin", ".0123456789AB.tmp"):
+        fs.put(f"{DIR}/{name}", b"x", mtime=old)
+    store(fs, clock)
+    assert set(fs.listing(DIR)) == {".abc.tmp", "notes.tmp", ".profile", ".x.bin", ".0123456789AB.tmp"}
+
+
+# -- S6: only our own temporaries --------------------------------------------------------------------
+
+
+@pytest.mark.clauses("S6", "F8")
+def test_start_up_removes_only_old_temp_files_of_the_exact_pattern_that_this_user_owns(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.make_dir(DIR, mode=0o700)
+    old = clock() - 2 * 3600
+    fs.put(f"{DIR}/.0123456789ab.tmp", b"ours, crashed", mtime=old)
+    fs.put(f"{DIR}/.other-program-state.tmp", b"not ours", mtime=old)
+    fs.put(f"{DIR}/.ba9876543210.tmp", b"another user's", mtime=old, uid=OTHER)
+    fs.plant(f"{DIR}/.aaaaaaaaaaaa.tmp", "symlink")
+    fs.put(f"{DIR}/.fedcba987654.tmp", b"a live writer's", mtime=clock() - 10)
+    store(fs, clock)
+    assert set(fs.listing(DIR)) == {".other-program-state.tmp", ".fedcba987654.tmp"}
+    assert set(fs.others(DIR)) == {".ba9876543210.tmp", ".aaaaaaaaaaaa.tmp"}

@@ -1,0 +1,262 @@
+"""The store's file layout (hicache/file_layout.py): one file per key named key + namespace + ``.bin``,
+the key and namespace checks before any I/O, names that round-trip and never collide (F1, F2, S5, B1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hicache import HiCacheFile
+from spec.fake_fs import FakeFileSystem
+from spec.fakes import FakeClock
+from tests.unit._store import DIR, NS, calls, store
+
+ALIAS = "\udcc3\udca9"  # os.fsencode (surrogateescape) makes it the bytes of "é"
+
+
+# -- F1: naming and namespaces ---------------------------------------------------
+
+
+@pytest.mark.clauses("F1")
+def test_each_key_is_one_file_named_key_namespace_bin(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock)
+    assert s.set("page-1", b"abc")
+    assert set(fs.listing(DIR)) == {"page-1_m.bin"}
+    assert s.file_name("page-1") == "page-1_m.bin"
+
+
+@pytest.mark.clauses("F1", "F7", "F8")
+def test_a_store_never_sees_counts_or_clears_another_namespace(fs: FakeFileSystem, clock: FakeClock) -> None:
+    mine, other = store(fs, clock, "_r0"), store(fs, clock, "_r1")
+    assert mine.set("k", b"mine") and other.set("k", b"other!")
+    assert mine.get("k") == b"mine" and other.get("k") == b"other!"
+    restarted = store(fs, clock, "_r0")
+    assert restarted.evictor.total == 4
+    assert restarted.clear()
+    assert set(fs.listing(DIR)) == {"k_r1.bin"}
+    assert other.get("k") == b"other!"
+
+
+# -- F2: keys and values ------------------------------------------------------------
+
+
+@pytest.mark.clauses("F2", "B1")
+@pytest.mark.parametrize(
+    "key",
+    ["", "a/b", "../escape", "..", ".hidden", "nul\0byte", "x" * 250, "é" * 125],
+    ids=["empty", "slash", "dotdot-slash", "dotdot", "leading-dot", "nul", "too-long", "too-long-utf8"],
+)
+def test_bad_keys_are_value_errors_before_any_io(fs: FakeFileSystem, clock: FakeClock, key: str) -> None:
+    s = store(fs, clock)
+    before = calls(fs)
+    for op in (s.exists, s.get, s.delete, lambda k: s.set(k, b"v"), lambda k: s.get_into(k, bytearray(1))):
+        with pytest.raises(ValueError, match="key"):
+            op(key)
+    with pytest.raises(ValueError, match="key"):
+        s.batch_exists(["fine", key])
+    with pytest.raises(ValueError, match="key"):
+        s.batch_set(["fine", key], [b"1", b"2"])
+    assert calls(fs) == before
+    assert fs.listing(DIR) == {}
+
+
+@pytest.mark.clauses("F2")
+def test_the_longest_key_that_fits_the_name_limit_is_accepted(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock)
+    key = "x" * (255 - len(NS + ".bin"))
+    assert s.set(key, b"v") and s.get(key) == b"v"
+    with pytest.raises(ValueError, match="255"):
+        s.set(key + "x", b"v")
+
+
+@pytest.mark.clauses("F2", "B1")
+@pytest.mark.parametrize("key", [None, 3, b"bytes-key", ("t",)])
+def test_keys_that_are_not_str_are_type_errors(fs: FakeFileSystem, clock: FakeClock, key: object) -> None:
+    s = store(fs, clock)
+    with pytest.raises(TypeError, match="key"):
+        s.exists(key)  # type: ignore[arg-type]
+
+
+# -- F1: names that cannot collide ------------------------------------------------
+
+
+@pytest.mark.clauses("F1")
+def test_the_default_namespace_leaves_other_namespaces_files_alone(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    ranked = store(fs, clock, "_r1")
+    assert ranked.set("k", b"rank one")
+    default = store(fs, clock, "")
+    assert default.evictor.total == 0 and not default.exists("k")
+    assert default.set("k", b"default") and default.clear()
+    assert ranked.get("k") == b"rank one"
+    assert set(fs.listing(DIR)) == {"k_r1.bin"}
+
+
+@pytest.mark.clauses("F1")
+def test_a_namespace_ending_like_another_never_shares_a_file_with_it(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    outer, inner = store(fs, clock, "_a"), store(fs, clock, "_b_a")
+    assert outer.set("x_b", b"outer") and inner.set("x", b"inner")
+    assert outer.get("x_b") == b"outer" and inner.get("x") == b"inner"
+    assert set(fs.listing(DIR)) == {"x%5Fb_a.bin", "x_b_a.bin"}
+    assert store(fs, clock, "_a").evictor.snapshot() == (("x_b", 5, False),)
+
+
+@pytest.mark.clauses("F1", "F2", "F8")
+@pytest.mark.parametrize("key", ["a_b", "100%", "%5F", "_lead", "a__b%25"])
+def test_keys_with_the_namespace_mark_or_a_percent_round_trip_through_file_names(
+    fs: FakeFileSystem, clock: FakeClock, key: str
+) -> None:
+    assert store(fs, clock).set(key, b"v")
+    again = store(fs, clock)
+    assert [e.key for e in again.evictor.snapshot()] == [key]
+    assert again.get(key) == b"v"
+
+
+@pytest.mark.clauses("F1", "B1")
+def test_a_namespace_must_start_with_the_mark(fs: FakeFileSystem, clock: FakeClock) -> None:
+    with pytest.raises(ValueError, match="namespace"):
+        store(fs, clock, "r0")
+
+
+@pytest.mark.clauses("F1", "F8")
+def test_files_this_store_would_never_write_are_not_taken_for_keys(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.mkdir(DIR)
+    for name in ("a%41_ns.bin", "%_ns.bin", "_ns.bin", ".x_ns.bin", "a_ns.tmp", "a_ns.bin"):
+        fs.put(f"{DIR}/{name}", b"1")
+    assert [e.key for e in store(fs, clock, "_ns").evictor.snapshot()] == ["a"]
+
+
+@pytest.mark.clauses("F2", "B1")
+@pytest.mark.parametrize(
+    ("unit", "bytes_each"),
+    [("_", 3), ("%", 3), ("é", 2), ("€", 3), ("\U0001f600", 4)],
+    ids=["underscore-escaped", "percent-escaped", "two-byte", "three-byte", "four-byte"],
+)
+def test_the_name_limit_counts_the_escaped_encoded_bytes_exactly(
+    fs: FakeFileSystem, clock: FakeClock, unit: str, bytes_each: int
+) -> None:
+    """NAME_MAX is 255 bytes of the file name: escapes ("_" -> "%5F", "%" -> "%25") and UTF-8 widths count.
+    The longest key that fits is accepted and one more character is refused, whatever the key is made of."""
+    s = store(fs, clock)
+    room = 255 - len(f"{NS}.bin")
+    fits = unit * (room // bytes_each)
+    assert s.set(fits, b"v") and s.get(fits) == b"v"
+    too_long = fits + unit
+    name_bytes = len(too_long) * bytes_each + len(f"{NS}.bin")
+    assert name_bytes > 255
+    with pytest.raises(ValueError) as caught:
+        s.exists(too_long)
+    assert str(caught.value).startswith(f"key makes a file name of {name_bytes} bytes (limit 255)")
+
+
+@pytest.mark.clauses("F1", "B1")
+def test_a_namespace_with_a_nul_is_refused(fs: FakeFileSystem) -> None:
+    with pytest.raises(ValueError) as caught:
+        HiCacheFile(DIR, namespace="_a\0b", fs=fs)
+    assert str(caught.value) == "namespace must not contain a path separator or NUL, got '_a\\x00b'"
+
+
+@pytest.mark.clauses("F2", "S5", "F5")
+@pytest.mark.parametrize("op", ["batch_exists", "batch_get"])
+def test_a_batch_with_a_key_whose_escaped_name_is_too_long_is_refused_like_a_single_key(
+    fs: FakeFileSystem, clock: FakeClock, op: str
+) -> None:
+    s = store(fs, clock)
+    fits, too_long = "_" * 83, "_" * 84  # "_" escapes to 3 bytes; the namespace's "_m.bin" adds 6
+    assert getattr(s, op)([fits]) in (0, [None])
+    message = r"^key makes a file name of 258 bytes \(limit 255\), got '_{84}'$"
+    with pytest.raises(ValueError, match=message):
+        s.exists(too_long)
+    with pytest.raises(ValueError, match=message):
+        getattr(s, op)(["a", too_long])
+
+
+# -- B1: every refused argument names the parameter and what was passed ------------------------
+
+
+@pytest.mark.clauses("F2", "B1")
+@pytest.mark.parametrize(
+    ("key", "error", "message"),
+    [
+        (7, TypeError, "key must be a str, got int 7"),
+        (
+            ".x",
+            ValueError,
+            "key must be a non-empty str without a path separator or NUL, not starting with '.', got '.x'",
+        ),
+        (
+            "é" * 125,
+            ValueError,
+            "key makes a file name of 256 bytes (limit 255), got " + repr("é" * 125)[:100],
+        ),
+        (
+            "\ud800" * 100,
+            ValueError,
+            "key cannot be encoded as a file name, got " + repr("\ud800" * 100)[:100],
+        ),
+    ],
+    ids=["int", "leading-dot", "too-long", "surrogates"],
+)
+def test_a_bad_key_is_named_with_what_was_passed(
+    fs: FakeFileSystem, clock: FakeClock, key: Any, error: type[Exception], message: str
+) -> None:
+    s = store(fs, clock)
+    before = fs.calls.total()
+    with pytest.raises(error) as caught:
+        s.exists(key)
+    assert str(caught.value) == message
+    assert fs.calls.total() == before
+
+
+# -- S5: keys round-trip -----------------------------------------------------------------------------
+
+
+@pytest.mark.clauses("S5", "F2", "B1")
+@pytest.mark.parametrize("key", [ALIAS, "\ud800", "a\udfffb", "é" + ALIAS])
+@pytest.mark.parametrize("op", ["exists", "get", "set", "delete", "get_into", "file_name"])
+def test_a_key_that_does_not_encode_strictly_is_a_value_error_naming_key_before_any_io(
+    fs: FakeFileSystem, clock: FakeClock, key: str, op: str
+) -> None:
+    s = store(fs, clock)
+    before = fs.calls.total()
+    args: tuple[object, ...] = {"set": (b"v",), "get_into": (bytearray(1),)}.get(op, ())
+    with pytest.raises(ValueError, match=r"^key cannot be encoded as a file name, got "):
+        getattr(s, op)(key, *args)
+    assert fs.calls.total() == before
+
+
+@pytest.mark.clauses("S5", "F1")
+def test_two_distinct_keys_never_share_a_file(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock, max_size=1000)
+    assert s.set("é", b"sixteen bytes..!")
+    with pytest.raises(ValueError, match="key"):
+        s.get(ALIAS)
+    assert s.evictor.total == 16 and s.get("é") == b"sixteen bytes..!"
+
+
+@pytest.mark.clauses("S5", "F5", "B1")
+@pytest.mark.parametrize("bad", ["\ud800", ALIAS])
+def test_a_batch_with_one_bad_key_anywhere_does_nothing_at_all(
+    fs: FakeFileSystem, clock: FakeClock, bad: str
+) -> None:
+    s = store(fs, clock)
+    before = fs.calls.total()
+    with pytest.raises(ValueError, match=r"^key "):
+        s.batch_set(["good", bad], [b"1", b"2"])
+    with pytest.raises(ValueError, match=r"^key "):
+        s.batch_get(["good", bad])
+    with pytest.raises(ValueError, match=r"^key "):
+        s.batch_exists(["good", bad])
+    assert fs.calls.total() == before and fs.listing(DIR) == {}
+
+
+@pytest.mark.clauses("S5", "B1")
+def test_a_namespace_that_does_not_encode_strictly_is_refused(fs: FakeFileSystem, clock: FakeClock) -> None:
+    with pytest.raises(ValueError, match=r"^namespace cannot be encoded"):
+        HiCacheFile(DIR, namespace="_" + ALIAS, fs=fs, clock=clock)
