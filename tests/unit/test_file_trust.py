@@ -16,7 +16,7 @@ from hicache.file_config import load_file_config
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
 from spec.machines.file_store import believed
-from tests.unit._store import DIR, NS, OTHER, order, path, store
+from tests.unit._store import DIR, NS, OTHER, order, path, store, warnings_said
 
 PLANTS = ["symlink", "fifo", "socket", "device", "dir", "other-user"]
 
@@ -310,3 +310,63 @@ def test_with_a_shared_group_a_page_of_another_member_is_a_page(fs: FakeFileSyst
     assert s.exists("k") and s.get("k") == b"theirs"
     fs.put(path("j"), b"stranger", uid=OTHER)  # group 2000: not the shared group
     assert not s.exists("j") and s.get("j") is None
+
+
+# -- F1-fanout with S1: a fanout subdirectory is trusted as the directory is -------------------------
+
+FANOUT = {"layout": "fanout"}
+ME = 1000  # the fake's uid and gid
+SHARED = 0  # the shared group, when one is configured
+
+
+def _subdirs(s: HiCacheFile, key: str) -> tuple[str, str]:
+    """The first- and second-level fanout subdirectories of ``key``'s page."""
+    level2 = s.file_path(key).rsplit("/", 1)[0]
+    return level2.rsplit("/", 1)[0], level2
+
+
+@pytest.mark.clauses("F1-fanout", "S1", "B2")
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize(
+    ("group", "uid", "gid", "mode", "problem"),
+    [
+        (None, ME, ME, 0o700, None),
+        (None, ME, ME, 0o701, None),  # others may search it: not write
+        (None, ME, ME, 0o710, None),  # its group may search it: not write
+        (None, OTHER, OTHER, 0o700, "belongs to uid 2000"),
+        (SHARED, OTHER, SHARED, 0o2770, None),  # another member of the shared group
+        (SHARED, OTHER, OTHER, 0o700, "belongs to uid 2000"),  # of another user and group
+        (SHARED, ME, SHARED, 0o2770, None),
+        (None, ME, ME, 0o702, "is writable by every user (mode 0702)"),
+        (SHARED, ME, SHARED, 0o2772, "is writable by every user (mode 2772)"),
+        (None, ME, ME, 0o720, "is writable by group 1000 (mode 0720)"),
+        (SHARED, ME, ME, 0o770, "is writable by group 1000 (mode 0770)"),  # not the shared group
+    ],
+)
+def test_start_up_trusts_a_fanout_subdirectory_by_owner_group_and_mode_and_names_why_it_skips_one(
+    fs: FakeFileSystem,
+    clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    level: int,
+    group: int | None,
+    uid: int,
+    gid: int,
+    mode: int,
+    problem: str | None,
+) -> None:
+    config = FANOUT if group is None else {**FANOUT, "shared_group": group}
+    writer = store(fs, clock, **config)
+    assert writer.set("k", b"page")
+    subdir = _subdirs(writer, "k")[level]
+    del writer
+    fs.make_dir(subdir, uid=uid, gid=gid, mode=mode)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        s = store(fs, clock, **config)
+    if problem is None:
+        assert order(s) == ["k"] and s.evictor.total == 4
+        assert warnings_said(caplog) == []
+    else:
+        assert order(s) == [] and s.evictor.total == 0
+        assert warnings_said(caplog) == [
+            f"file store: fanout subdirectory {subdir!r} {problem}: its pages are skipped"
+        ]
