@@ -3,6 +3,7 @@ the key and namespace checks before any I/O, names that round-trip and never col
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from hicache import HiCacheFile
 from spec.fake_fs import FakeFileSystem
 from spec.fakes import FakeClock
-from tests.unit._store import DIR, NS, calls, store
+from tests.unit._store import DIR, NS, OTHER, calls, calls_during, store
 
 ALIAS = "\udcc3\udca9"  # os.fsencode (surrogateescape) makes it the bytes of "é"
 
@@ -260,3 +261,96 @@ def test_a_batch_with_one_bad_key_anywhere_does_nothing_at_all(
 def test_a_namespace_that_does_not_encode_strictly_is_refused(fs: FakeFileSystem, clock: FakeClock) -> None:
     with pytest.raises(ValueError, match=r"^namespace cannot be encoded"):
         HiCacheFile(DIR, namespace="_" + ALIAS, fs=fs, clock=clock)
+
+
+# -- F1 in the default namespace -----------------------------------------------------------------
+
+
+@pytest.mark.clauses("F1", "F8")
+def test_an_escaped_key_of_the_default_namespace_is_found_again_at_start_up(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    writer = store(fs, clock, "")
+    assert writer.set("a%b", b"12") and writer.file_name("a%b") == "a%25b.bin"
+    del writer
+    s = store(fs, clock, "")
+    assert [e.key for e in s.evictor.snapshot()] == ["a%b"] and s.evictor.total == 2
+
+
+# -- F1-fanout: the two-level walk, the subdirectories made ready, the marker --------------------
+
+FANOUT = {"layout": "fanout"}
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "hicache.file_store"]
+
+
+@pytest.mark.clauses("F1-fanout", "F8", "S1")
+def test_the_fanout_walk_passes_over_what_is_not_a_hex_subdirectory_and_on_past_one_it_distrusts(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = store(fs, clock, **FANOUT)
+    for key in "acd":  # subdirectories 39/5c, ae/c3, 6b/64: each after 00, 01 and zz's place
+        assert writer.set(key, b"v" * 3)
+    del writer
+    for parent in (DIR, f"{DIR}/39"):
+        fs.put(f"{parent}/00", b"a file named like a subdirectory")  # listed before the directories
+        fs.make_dir(f"{parent}/01", uid=OTHER)  # distrusted, and listed before the pages' own
+        fs.make_dir(f"{parent}/0g")  # not two hex digits
+        fs.make_dir(f"{parent}/zz")
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        s = store(fs, clock, **FANOUT)
+    assert sorted(e.key for e in s.evictor.snapshot()) == ["a", "c", "d"] and s.evictor.total == 9
+    assert _warnings(caplog) == [
+        "file store: fanout subdirectory '/cache/01' belongs to uid 2000: its pages are skipped",
+        "file store: fanout subdirectory '/cache/39/01' belongs to uid 2000: its pages are skipped",
+    ]
+
+
+@pytest.mark.clauses("F1-fanout", "F6")
+def test_the_subdirectories_start_up_walked_are_ready_and_a_write_there_makes_none(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    writer = store(fs, clock, **FANOUT)
+    assert writer.set("c", b"v")  # ae/c3
+    del writer
+    s = store(fs, clock, **FANOUT)
+    assert s.delete("c")
+    done, spent = calls_during(fs, lambda: s.set("c", b"w"))
+    assert done and "mkdir" not in spent, spent
+    done, spent = calls_during(fs, lambda: s.set("a", b"w"))  # 39/5c: not there yet, both made
+    assert done and spent.get("mkdir") == 2, spent
+
+
+@pytest.mark.clauses("F1-fanout", "F7", "F8", "B2")
+def test_a_fanout_subdirectory_that_cannot_be_listed_is_named_at_start_up_and_by_clear(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = store(fs, clock, **FANOUT)
+    assert writer.set("a", b"v")
+    del writer
+    fs.plant(f"{DIR}/00", "dir")  # a directory whose listing fails (ENOENT)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        s = store(fs, clock, **FANOUT)
+        assert [e.key for e in s.evictor.snapshot()] == ["a"]
+        assert not s.clear()
+    assert _warnings(caplog) == [
+        "file store: cannot list the fanout subdirectory '/cache/00': [Errno 2] ENOENT: '/cache/00'",
+        "file store: cannot list the fanout subdirectory '/cache/00' to clear it: [Errno 2] ENOENT:"
+        " '/cache/00'",
+    ]
+    assert not s.exists("a") and s.evictor.total == 0
+
+
+@pytest.mark.clauses("F1-fanout", "B1")
+def test_a_flat_store_refuses_a_fanout_namespace_word_for_word(fs: FakeFileSystem, clock: FakeClock) -> None:
+    assert store(fs, clock, **FANOUT).set("a", b"v")
+    with pytest.raises(ValueError) as refused:
+        store(fs, clock)
+    assert str(refused.value) == (
+        "namespace '_m' of storage directory /cache was written with layout 'fanout' (its marker"
+        " /cache/.hicache_m.fanout is there), but this store's layout is 'flat' (setting layout,"
+        " HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the marker once no page of the"
+        " namespace is left in its subdirectories"
+    )
