@@ -272,9 +272,10 @@ def test_an_escaped_key_of_the_default_namespace_is_found_again_at_start_up(
 ) -> None:
     writer = store(fs, clock, "")
     assert writer.set("a%b", b"12") and writer.file_name("a%b") == "a%25b.bin"
+    assert writer.set("page-1234", b"345") and writer.file_name("page-1234") == "page-1234.bin"
     del writer
     s = store(fs, clock, "")
-    assert [e.key for e in s.evictor.snapshot()] == ["a%b"] and s.evictor.total == 2
+    assert sorted(e.key for e in s.evictor.snapshot()) == ["a%b", "page-1234"] and s.evictor.total == 5
 
 
 # -- F1-fanout: the two-level walk, the subdirectories made ready, the marker --------------------
@@ -354,3 +355,22 @@ def test_a_flat_store_refuses_a_fanout_namespace_word_for_word(fs: FakeFileSyste
         " HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the marker once no page of the"
         " namespace is left in its subdirectories"
     )
+
+
+@pytest.mark.clauses("F1-fanout", "F7")
+def test_clear_leaves_a_page_that_does_not_hash_where_it_lies_and_readies_no_subdirectory(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = store(fs, clock, **FANOUT)
+    assert store(fs, clock, **FANOUT).set("c", b"v")  # another store makes ae/c3 after this one started
+    assert s.set("a", b"v")  # 39/5c
+    fs.put(f"{DIR}/39/5c/d_m.bin", b"misplaced")  # d's page hashes to 6b/64
+    fs.put(f"{DIR}/00", b"a file named like a subdirectory")
+    fs.make_dir(f"{DIR}/zz")  # not two hex digits
+    caplog.clear()  # the other store's warning (a second live store on the namespace)
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert s.clear()
+    assert _warnings(caplog) == []
+    assert set(fs.listing(f"{DIR}/39/5c")) == {"d_m.bin"} and "c_m.bin" not in fs.listing(f"{DIR}/ae/c3")
+    done, spent = calls_during(fs, lambda: s.set("c", b"w"))  # ae/c3 was listed by clear: checked anew
+    assert done and spent.get("mkdir") == 2, spent
