@@ -487,3 +487,16 @@ def test_pages_clear_cannot_remove_are_adopted_again_oldest_first_not_in_listing
     fs.fail_unlink(path("a"), errno.EPERM)
     assert s.clear() is False
     assert [e.key for e in s._evictor.snapshot()] == ["z", "a"]
+
+
+@pytest.mark.clauses("V2", "F7", "F8")
+def test_pages_clear_cannot_remove_of_one_time_are_adopted_again_in_the_listings_order_not_by_key(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    # Start-up's tie rule (F8): "ab-_m.bin" is listed before "ab_m.bin" ("-" < "_"), though "ab" < "ab-".
+    s = store(fs, clock, max_size=1000)
+    for key in ("ab", "ab-"):
+        assert s.set(key, b"x")
+        fs.fail_unlink(f"{DIR}/{key}{NS}.bin", errno.EPERM)
+    assert s.clear() is False
+    assert order(s) == ["ab-", "ab"]

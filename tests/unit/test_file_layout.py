@@ -374,3 +374,39 @@ def test_clear_leaves_a_page_that_does_not_hash_where_it_lies_and_readies_no_sub
     assert set(fs.listing(f"{DIR}/39/5c")) == {"d_m.bin"} and "c_m.bin" not in fs.listing(f"{DIR}/ae/c3")
     done, spent = calls_during(fs, lambda: s.set("c", b"w"))  # ae/c3 was listed by clear: checked anew
     assert done and spent.get("mkdir") == 2, spent
+
+
+@pytest.mark.clauses("F1-fanout", "F3", "F6")
+def test_a_write_makes_its_two_subdirectories_once(fs: FakeFileSystem, clock: FakeClock) -> None:
+    s = store(fs, clock, **FANOUT)
+    done, spent = calls_during(fs, lambda: s.set("c", b"v"))  # ae/c3
+    assert done and spent.get("mkdir") == 2, spent
+    assert s.delete("c")
+    done, spent = calls_during(fs, lambda: s.set("c", b"w"))
+    assert done and "mkdir" not in spent, spent
+
+
+@pytest.mark.clauses("F1-fanout", "S1", "S2")
+def test_with_a_shared_group_the_subdirectories_a_write_makes_are_the_groups(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s = store(fs, clock, **FANOUT, shared_group=0)
+    assert s.set("c", b"v") and s.get("c") == b"v"
+    for subdir in (f"{DIR}/ae", f"{DIR}/ae/c3"):
+        st = fs.stat(subdir)
+        assert (st.gid, st.mode) == (0, 0o2770), subdir
+
+
+@pytest.mark.clauses("F1-fanout", "S1", "F3", "B2")
+def test_a_write_is_refused_into_a_subdirectory_it_distrusts(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = store(fs, clock, **FANOUT)
+    fs.make_dir(f"{DIR}/ae", uid=OTHER)  # c's first level, made by another user after start-up
+    with caplog.at_level(logging.WARNING, logger="hicache.file_store"):
+        assert not s.set("c", b"v")
+    assert fs.listing(f"{DIR}/ae") == {} and "c" not in s.evictor
+    assert _warnings(caplog) == [
+        "file store: cannot write '/cache/ae/c3/c_m.bin': [Errno 1] fanout subdirectory belongs to uid 2000:"
+        " not used: '/cache/ae'"
+    ]
