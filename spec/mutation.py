@@ -198,6 +198,10 @@ _COMMIT_SIZE = (
     " writer keeps it for the others), so commit always finds the entry"
 )
 _W = "hicache._lru_walks."
+_FL = "hicache.file_layout."
+_FL_NAMING = _FL + "xǁFileNamingǁ"
+_FL_LAYOUT = _FL + "xǁFileLayoutǁ"
+_FK = "hicache.file_knowledge.xǁFileKnowledgeǁ"
 EQUIVALENT: dict[str, str] = {
     # _believe and as_chain moved from existence_cache.py to _lru_walks.py (issue 14): the run of
     # _lru_walks.py on 2026-12-01 found the same five survivors under their new names.
@@ -224,8 +228,8 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 17)
     },
-    _FS + "x_key_of_name__mutmut_18": _NS_MARK_AT_0,
-    _FS + "x_key_of_name__mutmut_19": _NS_MARK_AT_0,
+    _FL + "x_key_of_name__mutmut_18": _NS_MARK_AT_0,
+    _FL + "x_key_of_name__mutmut_19": _NS_MARK_AT_0,
     _FS_CLASS + "_as_bytes__mutmut_8": _FAST_PATH,
     _FS_CLASS + "_as_bytes__mutmut_12": _FAST_PATH,
     _FS_CLASS + "_as_bytes__mutmut_13": _SIGNED_BYTES,
@@ -248,19 +252,35 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (32, 33, 34)
     },
-    _FS_CLASS + "_check_keys__mutmut_4": _BATCH_SLOW_PATH,
-    _FS_CLASS + "_plainly_valid__mutmut_2": _BATCH_SLOW_PATH,
-    _FS_CLASS + "_plainly_valid__mutmut_3": (
+    _FL_LAYOUT + "check_keys__mutmut_3": _BATCH_SLOW_PATH,
+    _FL_NAMING + "plainly_valid__mutmut_2": _BATCH_SLOW_PATH,
+    _FL_NAMING + "plainly_valid__mutmut_3": (
         "the keys joined with 'XXXX' between them: every test on the joined string (isascii, no '/', NUL,"
         " '.' or altsep) answers the same with ASCII letters added"
     ),
-    _FS_CLASS + "_plainly_valid__mutmut_20": _ALTSEP,
-    **{_FS_CLASS + f"_plainly_valid__mutmut_{n}": _STRICTER_FAST_PATH for n in (30, 31)},
-    _FS_CLASS + "_on_disk__mutmut_3": _TOUCH_NONE,
-    _FS_CLASS + "_learn__mutmut_1": (
-        "the default of touch: _learn's only caller (_observe) always passes touch, so it is never used"
+    _FL_NAMING + "plainly_valid__mutmut_20": _ALTSEP,
+    **{_FL_NAMING + f"plainly_valid__mutmut_{n}": _STRICTER_FAST_PATH for n in (30, 31)},
+    # The split of HiCacheFile into units (issue 32): the survivors above that moved, under their new names
+    # (each diff read again: the same mutation of the same line), and the new units' own.
+    _FK + "on_disk__mutmut_3": _TOUCH_NONE,
+    _FK + "learn__mutmut_1": (
+        "the default of touch: learn's only caller (observe) always passes touch, so it is never used"
     ),
-    **{_FS_CLASS + f"_read__mutmut_{n}": _UNUSED_MARKS for n in (25, 26)},
+    **{_FK + f"read__mutmut_{n}": _UNUSED_MARKS for n in (26, 27)},
+    _FL_NAMING + "key_of__mutmut_3": (
+        "part = None: the common name's fast path is skipped, and key_of_name, which decides every name"
+        " alone, gives the same key"
+    ),
+    **{
+        _FL_LAYOUT + f"leaves__mutmut_{n}": (
+            "a ready mark of 2 instead of 1: the marks are only ever tested for truth (prepare's"
+            " `if self._ready[...]`), and forget_ready sets 0"
+        )
+        for n in (21, 46)
+    },
+    _FL_LAYOUT + "pages__mutmut_20": (
+        "leaves(mark_ready=None) for False: only tested for truth, and None is falsy like False"
+    ),
     _FS_CLASS + "_write_once__mutmut_26": (
         "writing = None once the temp file is written: only tested for truth (writing and ENOSPC), and"
         " None is falsy like False"
