@@ -500,3 +500,14 @@ def test_pages_clear_cannot_remove_of_one_time_are_adopted_again_in_the_listings
         fs.fail_unlink(f"{DIR}/{key}{NS}.bin", errno.EPERM)
     assert s.clear() is False
     assert order(s) == ["ab-", "ab"]
+
+
+@pytest.mark.clauses("F6", "C3", "B2")
+def test_a_failing_stat_drops_neither_the_entry_nor_its_bytes(fs: FakeFileSystem, clock: FakeClock) -> None:
+    # EIO says nothing of the file: it is neither missing nor a stranger's node, so the accounting stays.
+    s = store(fs, clock)
+    assert s.set("k", b"vv") and s.set("j", b"w")
+    fs.fail("stat", errno.EIO)
+    assert not s.exists("k")
+    assert order(s) == ["k", "j"] and s.evictor.total == 3
+    s.check_invariants()
