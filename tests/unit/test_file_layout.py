@@ -410,3 +410,18 @@ def test_a_write_is_refused_into_a_subdirectory_it_distrusts(
         "file store: cannot write '/cache/ae/c3/c_m.bin': [Errno 1] fanout subdirectory belongs to uid 2000:"
         " not used: '/cache/ae'"
     ]
+
+
+@pytest.mark.clauses("F1-fanout", "F3")
+@pytest.mark.parametrize("gone", [("ae/c3",), ("ae/c3", "ae")], ids=["second level", "both levels"])
+def test_a_subdirectory_removed_by_hand_is_made_again_and_the_write_retried_once(
+    fs: FakeFileSystem, clock: FakeClock, gone: tuple[str, ...]
+) -> None:
+    s = store(fs, clock, **FANOUT)
+    assert s.set("c", b"v") and s.delete("c")  # ae/c3 made, and ready
+    for subdir in gone:
+        fs.dirs.discard(f"{DIR}/{subdir}")  # another program removes the (empty) subdirectories
+    done, spent = calls_during(fs, lambda: s.set("c", b"w"))
+    assert done and s.get("c") == b"w" and fs.listing(f"{DIR}/ae/c3").keys() == {"c_m.bin"}
+    assert spent.get("mkdir") == 2, spent
+    s.check_invariants()
