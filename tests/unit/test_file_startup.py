@@ -465,3 +465,27 @@ def test_start_up_removes_only_old_temp_files_of_the_exact_pattern_that_this_use
     store(fs, clock)
     assert set(fs.listing(DIR)) == {".other-program-state.tmp", ".fedcba987654.tmp"}
     assert set(fs.others(DIR)) == {".ba9876543210.tmp", ".aaaaaaaaaaaa.tmp"}
+
+
+@pytest.mark.clauses("F8-bg", "B2")
+def test_a_bug_in_the_scan_is_logged_word_for_word_with_its_traceback(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    pages(fs, 2)
+
+    class BuggyStartup(FileStartup):
+        def adopt_scanned(self, scan: Any, found: Any) -> None:
+            raise RuntimeError("a bug")
+
+    class Buggy(HiCacheFile):
+        startup_class = BuggyStartup
+
+    with caplog.at_level(logging.ERROR, "hicache.file_store"):
+        s = Buggy(DIR, namespace=NS, extra_config=BACKGROUND, fs=fs, clock=clock)
+        assert s.wait_started(timeout=60)
+    [record] = [r for r in caplog.records if r.name == "hicache.file_store"]
+    assert record.getMessage() == (
+        "file store: the start-up scan of '/cache' failed; the pages it has not adopted stay unknown until a"
+        " probe finds them"
+    )
+    assert record.exc_info is not None and str(record.exc_info[1]) == "a bug"
