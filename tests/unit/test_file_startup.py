@@ -489,3 +489,96 @@ def test_a_bug_in_the_scan_is_logged_word_for_word_with_its_traceback(
         " probe finds them"
     )
     assert record.exc_info is not None and str(record.exc_info[1]) == "a bug"
+
+
+# -- the lines the scans say, word for word; the fanout marker -----------------------------------
+
+
+def _said(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "hicache.file_store"]
+
+
+@pytest.mark.clauses("F8-bg", "V3", "V5", "B2")
+def test_a_scan_that_cannot_meet_the_cap_says_so_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    pages(fs, 4)
+    for i in range(4):
+        fs.fail_unlink(path(f"k{i}"), errno.EPERM)
+    s = stepped(fs, clock, max_size=4, eviction_ratio=1.0)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "hicache.file_store"):
+        scan_to_the_end(s)
+    assert (
+        "file store: '/cache' is over its limits and nothing more of what is known can be evicted; the"
+        " start-up scan goes on (the namespace may exceed the cap by the bytes not scanned)"
+    ) in _said(caplog)
+
+
+@pytest.mark.clauses("F8-bg", "B2")
+def test_a_listing_that_fails_midway_is_named_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    pages(fs, 6)
+    broken: Any = _Breaks(fs, 4)
+    s = Stepped(DIR, namespace=NS, extra_config=BACKGROUND, fs=broken, clock=clock)
+    with caplog.at_level(logging.WARNING, "hicache.file_store"):
+        assert s._scan_step() and not s._scan_step()
+    assert _said(caplog) == [
+        "file store: cannot list '/cache' on; the start-up scan ends: [Errno 5] EIO: '/cache'"
+    ]
+
+
+@pytest.mark.clauses("F1-fanout", "F8", "B1")
+def test_a_fanout_store_refuses_flat_pages_of_its_namespace_counting_only_its_own(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.mkdir(DIR)
+    fs.put(path("a"), b"1")
+    fs.put(path("b"), b"2")
+    fs.put(path("c"), b"3", uid=2000)  # a stranger's: not a page of ours (S3)
+    with pytest.raises(ValueError) as refused:
+        store(fs, clock, layout="fanout")
+    assert str(refused.value) == (
+        "storage directory /cache holds 2 page(s) of namespace '_m' in the flat layout, but this store's"
+        " layout is 'fanout' (setting layout, HICACHE_FILE_LAYOUT): open it with layout='flat', or move the"
+        " pages into their fanout subdirectories first"
+    )
+
+
+@pytest.mark.clauses("F1-fanout", "S2")
+def test_the_fanout_marker_is_made_once(fs: FakeFileSystem, clock: FakeClock) -> None:
+    _, spent = calls_during(fs, lambda: store(fs, clock, layout="fanout"))
+    assert spent.get("write") == 1 and ".hicache_m.fanout" in fs.listing(DIR), spent
+    _, spent = calls_during(fs, lambda: store(fs, clock, layout="fanout"))
+    assert "write" not in spent, spent  # there already: not made again
+
+
+@pytest.mark.clauses("F1-fanout", "B2")
+def test_a_marker_that_cannot_be_made_is_named_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    fs.mkdir(DIR)
+    fs.fail("write", errno.EACCES)
+    with caplog.at_level(logging.WARNING, "hicache.file_store"):
+        s = store(fs, clock, layout="fanout")
+    assert _said(caplog) == [
+        "file store: cannot make the layout marker '/cache/.hicache_m.fanout': [Errno 13] EACCES:"
+        " '/cache/.hicache_m.fanout'"
+    ]
+    assert s.set("k", b"v")  # the fanout store works all the same
+
+
+@pytest.mark.clauses("F1-fanout", "B2")
+def test_a_marker_that_cannot_be_looked_for_is_named_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    fs.mkdir(DIR)
+    fs.fail("stat", errno.EIO)
+    with caplog.at_level(logging.WARNING, "hicache.file_store"):
+        s = stepped(fs, clock)  # the background scan looks for it with one stat
+    assert _said(caplog) == [
+        "file store: cannot look for the layout marker '/cache/.hicache_m.fanout': [Errno 5] EIO:"
+        " '/cache/.hicache_m.fanout'"
+    ]
+    assert s.set("k", b"v")
