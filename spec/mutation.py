@@ -202,6 +202,7 @@ _FL = "hicache.file_layout."
 _FL_NAMING = _FL + "xǁFileNamingǁ"
 _FL_LAYOUT = _FL + "xǁFileLayoutǁ"
 _FK = "hicache.file_knowledge.xǁFileKnowledgeǁ"
+_FST = "hicache.file_startup."
 EQUIVALENT: dict[str, str] = {
     # _believe and as_chain moved from existence_cache.py to _lru_walks.py (issue 14): the run of
     # _lru_walks.py on 2026-12-01 found the same five survivors under their new names.
@@ -290,6 +291,24 @@ EQUIVALENT: dict[str, str] = {
             " `if self._ready[...]`), and forget_ready sets 0"
         )
         for n in (21, 46)
+    },
+    **{
+        _FL_LAYOUT + f"__init____mutmut_{n}": (
+            "the ready marks' bytearray made for a flat store too, or a few bytes longer: prepare and"
+            " forget_ready never index it in a flat store, and every index of a fanout one is below the"
+            " original length, so only memory changes"
+        )
+        for n in (19, 22, 24)
+    },
+    _FL_LAYOUT + "prepare__mutmut_32": "a ready mark of 2 instead of 1: the marks are only tested for truth",
+    **{
+        _FST + name: "False -> None: only ever tested for truth, and None is falsy like False"
+        for name in (
+            "xǁFileStartupǁ_fanout_top__mutmut_5",  # marked
+            "xǁFileStartupǁstep__mutmut_7",  # failed
+            "xǁ_Scanǁ__init____mutmut_5",  # warned
+            "xǁ_Scanǁ__init____mutmut_7",  # stop
+        )
     },
     _FL_LAYOUT + "pages__mutmut_20": (
         "leaves(mark_ready=None) for False: only tested for truth, and None is falsy like False"
