@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from hicache import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 DIR = "/cache"
 NS = "_m"

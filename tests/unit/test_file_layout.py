@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from hicache import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, NS, OTHER, calls, calls_during, store
 
 ALIAS = "\udcc3\udca9"  # os.fsencode (surrogateescape) makes it the bytes of "é"

@@ -22,10 +22,10 @@ from hicache import HiCacheFile
 from hicache.file_startup import FileStartup, _oldest_first
 from hicache.file_store import escape_key
 from hicache.fs import DirEntry
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_names import pages as listed_pages
 from spec.machines.file_store import believed
+from spec.models.file_names import pages as listed_pages
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, NS, OTHER, calls_during, path, store
 
 BACKGROUND = {"startup_scan": "background"}

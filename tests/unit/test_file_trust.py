@@ -13,9 +13,9 @@ import pytest
 
 from hicache import HiCacheFile
 from hicache.file_config import load_file_config
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
 from spec.machines.file_store import believed
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, NS, OTHER, order, path, store, warnings_said
 
 PLANTS = ["symlink", "fifo", "socket", "device", "dir", "other-user"]
