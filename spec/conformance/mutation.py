@@ -271,16 +271,6 @@ EQUIVALENT: dict[str, str] = {
         "the default of touch: learn's only caller (observe) always passes touch, so it is never used"
     ),
     **{_FK + f"read__mutmut_{n}": _UNUSED_MARKS for n in (23, 24)},  # _read 25, 26 before the split
-    # read_whole (main, 2026-12-04): what a read that did not fill the buffer passes to observe, which
-    # with found False reads only missing and published.
-    _FK + "read_whole__mutmut_14": "observe(found=None) for False: only tested for truth, None is falsy",
-    **{
-        _FK + f"read_whole__mutmut_{n}": (
-            "removals or size None in observe of a read that did not fill the buffer: observe reads them"
-            " only for a page found (learn), and found is False here"
-        )
-        for n in (16, 18)
-    },
     _FL_NAMING + "key_of__mutmut_3": (
         "part = None: the common name's fast path is skipped, and key_of_name, which decides every name"
         " alone, gives the same key"
