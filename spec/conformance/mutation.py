@@ -32,7 +32,7 @@ from typing import Any
 
 __all__ = ["EQUIVALENT", "SELECTIONS", "main"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # spec/conformance/mutation.py -> the checkout
 SCRATCH = ROOT / "build" / "mutation"
 SCORE = ROOT / "docs" / "mutation-score.json"
 
