@@ -288,7 +288,7 @@ EQUIVALENT: dict[str, str] = {
             " forget_ready never index it in a flat store, and every index of a fanout one is below the"
             " original length, so only memory changes"
         )
-        for n in (19, 22, 24)
+        for n in (19, 22, 24, 25)
     },
     _FL_LAYOUT + "prepare__mutmut_32": "a ready mark of 2 instead of 1: the marks are only tested for truth",
     **{
@@ -300,6 +300,10 @@ EQUIVALENT: dict[str, str] = {
             "xǁ_Scanǁ__init____mutmut_7",  # stop
         )
     },
+    _FL_LAYOUT + "pages__mutmut_17": (
+        "unlisted.append(None) for the path: clear reads only how many subdirectories could not be listed"
+        " (len), never which"
+    ),
     _FL_LAYOUT + "pages__mutmut_20": (
         "leaves(mark_ready=None) for False: only tested for truth, and None is falsy like False"
     ),
