@@ -300,6 +300,15 @@ EQUIVALENT: dict[str, str] = {
             "xǁ_Scanǁ__init____mutmut_7",  # stop
         )
     },
+    **{
+        _FST + f"xǁFileStartupǁstep__mutmut_{n}": (
+            "after a listing fails midway (failed = None/False instead of True, listings = None instead of an"
+            " empty iterator, want = 2 instead of 1): the failure always leaves the batch short (islice stops"
+            " at want without reading on), so the listing is dropped, the next one is asked of an exhausted"
+            " or no longer read iterator, want stays above 0 and this same step ends the scan"
+        )
+        for n in (40, 41, 42, 60)
+    },
     _FL_LAYOUT + "pages__mutmut_17": (
         "unlisted.append(None) for the path: clear reads only how many subdirectories could not be listed"
         " (len), never which"

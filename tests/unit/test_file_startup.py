@@ -582,3 +582,34 @@ def test_a_marker_that_cannot_be_looked_for_is_named_word_for_word(
         " '/cache/.hicache_m.fanout'"
     ]
     assert s.set("k", b"v")
+
+
+@pytest.mark.clauses("F8-bg", "S3", "B2")
+def test_skipped_nodes_are_counted_over_every_batch_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    pages(fs, 2)
+    for i in range(4):
+        fs.plant(path(f"s{i}"), "symlink")
+    s = stepped(fs, clock)
+    with caplog.at_level(logging.WARNING, "hicache.file_store"):
+        scan_to_the_end(s)
+    assert _said(caplog) == [
+        "file store: 4 symlink node(s) named like pages of namespace '_m' in '/cache': not pages, skipped"
+    ]
+
+
+@pytest.mark.clauses("F1-fanout", "F8", "F8-bg", "S6")
+@pytest.mark.parametrize("background", [False, True])
+def test_a_fanout_scan_adopts_no_page_that_does_not_hash_where_it_lies_and_sweeps_the_leaves_temp_files(
+    fs: FakeFileSystem, clock: FakeClock, background: bool
+) -> None:
+    writer = store(fs, clock, layout="fanout")
+    assert writer.set("a", b"v")  # 39/5c
+    del writer
+    fs.put(f"{DIR}/39/5c/d_m.bin", b"misplaced")  # d's page hashes to 6b/64
+    fs.put(f"{DIR}/39/5c/.00000000000a.tmp", b"t", mtime=clock() - 4000)
+    s = stepped(fs, clock, layout="fanout") if background else store(fs, clock, layout="fanout")
+    scan_to_the_end(s)
+    assert keys(s) == ["a"] and s.evictor.total == 1
+    assert set(fs.listing(f"{DIR}/39/5c")) == {"a_m.bin", "d_m.bin"}
