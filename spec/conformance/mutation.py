@@ -309,6 +309,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (40, 41, 42, 60)
     },
+    **{
+        _FK + f"read_whole__mutmut_{n}": (
+            "observe(found=None or True, removals=None) for a missing file: observe forgets a missing file"
+            " (forget_missing, which reads only published) before it looks at found or removals"
+        )
+        for n in (23, 25, 33)
+    },
     _FL_LAYOUT + "pages__mutmut_17": (
         "unlisted.append(None) for the path: clear reads only how many subdirectories could not be listed"
         " (len), never which"
