@@ -267,9 +267,6 @@ EQUIVALENT: dict[str, str] = {
     # The split of HiCacheFile into units (issue 32): the survivors above that moved, under their new names
     # (each diff read again: the same mutation of the same line), and the new units' own.
     _FK + "on_disk__mutmut_3": _TOUCH_NONE,
-    _FK + "learn__mutmut_1": (
-        "the default of touch: learn's only caller (observe) always passes touch, so it is never used"
-    ),
     **{_FK + f"read__mutmut_{n}": _UNUSED_MARKS for n in (23, 24)},  # _read 25, 26 before the split
     _FL_NAMING + "key_of__mutmut_3": (
         "part = None: the common name's fast path is skipped, and key_of_name, which decides every name"
