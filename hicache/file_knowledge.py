@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_layout import FileLayout
@@ -128,8 +128,8 @@ class FileKnowledge:
                     # it is in flight.
                     self.evictor.discard(key)
 
-    def look(self, key: str, call: Callable[[str], _T], verb: str) -> Look[_T]:
-        """Make one filesystem call on a checked key's file, ``call(path)``, answering as every probe does.
+    def look(self, key: str, verb: str, call: Callable[..., _T], *args: Any) -> Look[_T]:
+        """Make one filesystem call, ``call(path, *args)``, on a checked key's file, as every probe does.
 
         Answers (its result, or None; whether the file is missing or not a page of ours; the ``removals``
         and ``publications`` marks read before the call, for ``observe``).  Teaches nothing: the caller,
@@ -139,20 +139,9 @@ class FileKnowledge:
         overlaps = self.overlaps
         removals, published = overlaps.removals, overlaps.publications
         try:
-            return call(path), False, removals, published
-        except FileNotFoundError:
-            return None, True, removals, published
-        except NotAPageError as exc:
-            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
-            return None, True, removals, published
-        except FileTooLargeError as exc:
-            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
-            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
+            return call(path, *args), False, removals, published
         except OSError as exc:
-            # EIO, EACCES, ESTALE...: unavailable, or existence unknown (answered as absent, the
-            # conservative answer); the file and its accounting stay.
-            logger.warning("file store: cannot %s %r: %s", verb, path, exc)
-        return None, False, removals, published
+            return None, _missing(path, verb, exc), removals, published
 
     def read(self, key: str) -> Look[bytes]:
         """Read a checked key once, as ``look`` answers (the value, or None); a short read is None.
@@ -161,9 +150,7 @@ class FileKnowledge:
         """
         fs, limit, is_page = self._fs, self._max_value_size, self._trust.is_page
         try:
-            got, missing, removals, published = self.look(
-                key, lambda path: fs.read_file(path, limit, is_page), "read"
-            )
+            got, missing, removals, published = self.look(key, "read", fs.read_file, limit, is_page)
         except MemoryError:
             # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
             logger.warning("file store: %r not read: out of memory", self._layout.path(key))
@@ -178,26 +165,28 @@ class FileKnowledge:
             return None, False, removals, published
         return data, False, removals, published
 
-    def read_into(self, key: str, view: memoryview) -> Look[bool]:
-        """Read a checked key once into ``view``, as ``look`` answers: True only when it filled it exactly.
+    def read_whole(self, key: str, view: memoryview) -> bool:
+        """Read a checked key once into ``view`` and teach what was seen: True only when it filled it (F4).
 
-        A file of another size is not read at all.  Teaches nothing.
+        ``look`` and ``observe`` for the hottest call, written out.  A file of another size is not read.
         """
-        fs, limit, is_page = self._fs, self._max_value_size, self._trust.is_page
-        got, missing, removals, published = self.look(
-            key, lambda path: fs.read_into(path, view, limit, is_page), "read"
-        )
-        if got is None:
-            return None, missing, removals, published
-        size, read = got
+        path = self._layout.path(key)
+        overlaps = self.overlaps
+        removals, published = overlaps.removals, overlaps.publications
+        try:
+            size, read = self._fs.read_into(path, view, self._max_value_size, self._trust.is_page)
+        except OSError as exc:
+            if _missing(path, "read", exc):
+                self.observe(key, False, True, removals, published, None)
+            return False
         if size == len(view) and read == size:
-            return True, missing, removals, published
-        path = self._layout.path(key)  # the path again only for the log line of a miss
+            self.learn(key, removals, size)  # what ``observe`` teaches of a page found
+            return True
         if size != len(view):
             logger.warning("file store: %r holds %d bytes, the buffer %d: not read", path, size, len(view))
         else:
             logger.warning("file store: short read of %r: %d of %d bytes", path, read, size)
-        return False, missing, removals, published
+        return False
 
     def probe(self, key: str, *, touch: bool) -> FileStat | None:
         """One ``stat``: the node's stat (teaching the belief, C1-guarded) or None when missing/unreadable.
@@ -205,7 +194,7 @@ class FileKnowledge:
         A node that is not a page (S3) is answered as found but teaches nothing: its belief and its
         entry go, as for a missing file, since nothing of this store is on disk under that name.
         """
-        st, missing, removals, published = self.look(key, self._fs.stat, "stat")
+        st, missing, removals, published = self.look(key, "stat", self._fs.stat)
         size = None if st is None or not touch else st.size
         page = st is not None and self._trust.is_page(st)
         missing = missing or (st is not None and not page)  # S3: nothing of ours under the name
@@ -325,3 +314,20 @@ class FileKnowledge:
         kept.sort(key=lambda page: page[0])
         for _mtime, key, size in kept:
             self.evictor.touch(key, size)
+
+
+def _missing(path: str, verb: str, exc: OSError) -> bool:
+    """Log a failed look at ``path``; True when its file is missing or not a page of ours (S3)."""
+    if isinstance(exc, FileNotFoundError):
+        return True
+    if isinstance(exc, NotAPageError):
+        logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
+        return True
+    if isinstance(exc, FileTooLargeError):
+        # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
+        logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
+    else:
+        # EIO, EACCES, ESTALE...: unavailable, or existence unknown (answered as absent, the
+        # conservative answer); the file and its accounting stay.
+        logger.warning("file store: cannot %s %r: %s", verb, path, exc)
+    return False

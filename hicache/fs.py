@@ -3,7 +3,8 @@
 :class:`hicache.HiCacheFile` and :class:`hicache.LRUFileEvictor` touch the disk only through a
 :class:`FileSystem` (its methods say what each call does and raises), so tests can put an in-memory fake
 behind them that fails on demand (ENOSPC, EIO, EPERM, short reads) and crashes between any two
-operations (``spec/fake_fs.py``).  Every operation is one call, so counting calls counts filesystem round
+operations (``spec/world/filesystem.py``).  Every operation is one call, so counting calls counts
+filesystem round
 trips (what docs/SEMANTICS.md F6 and F5 promise to keep low).  Checks of opened files: S3, S4; modes and
 groups: S1, S2; the lock: C6; the capacity: S8.
 
@@ -72,19 +73,20 @@ class FileTooLargeError(OSError):
         self.size = size
 
 
+_KINDS = {
+    stat_module.S_IFREG: "file",
+    stat_module.S_IFDIR: "dir",
+    stat_module.S_IFLNK: "symlink",
+    stat_module.S_IFIFO: "fifo",
+    stat_module.S_IFSOCK: "socket",
+}
+_FORMAT_BITS = 0o170000  # stat.S_IFMT's mask: the type bits of st_mode
+_PERMISSION_BITS = 0o7777  # stat.S_IMODE's mask
+
+
 def kind_of(mode: int) -> str:
     """Return the kind of a node from its ``st_mode``: ``file dir symlink fifo socket device``."""
-    if stat_module.S_ISREG(mode):
-        return "file"
-    if stat_module.S_ISDIR(mode):
-        return "dir"
-    if stat_module.S_ISLNK(mode):
-        return "symlink"
-    if stat_module.S_ISFIFO(mode):
-        return "fifo"
-    if stat_module.S_ISSOCK(mode):
-        return "socket"
-    return "device"
+    return _KINDS.get(mode & _FORMAT_BITS, "device")
 
 
 Accept = Callable[[FileStat], bool]
@@ -218,9 +220,9 @@ def _open_for_read(path: str) -> int:
 
 
 def _file_stat(st: os.stat_result) -> FileStat:
-    return FileStat(
-        st.st_size, st.st_mtime, kind_of(st.st_mode), st.st_uid, st.st_gid, stat_module.S_IMODE(st.st_mode)
-    )
+    mode = st.st_mode  # on every page read: kind_of and S_IMODE inlined
+    kind = _KINDS.get(mode & _FORMAT_BITS, "device")
+    return FileStat(st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid, mode & _PERMISSION_BITS)
 
 
 class OSFileSystem:
@@ -272,7 +274,7 @@ class OSFileSystem:
             size = st.size
             if size != len(buffer):
                 return size, 0
-            got = 0
+            got = os.readv(fd, [buffer])  # the whole page in one call, as a rule
             while got < size:
                 n = os.readv(fd, [buffer[got:]])
                 if not n:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from spec.oracle._session import (
+from ._session import (
     _PLAIN,
     Outcome,
     Recording,
@@ -27,7 +27,7 @@ from spec.oracle._session import (
     _resolve,
     _spec_call,
 )
-from spec.oracle._time import FakeClock
+from ._time import FakeClock
 
 __all__ = ["consistent", "made_by"]
 

@@ -12,14 +12,14 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from spec.clauses import CLAUSE_ID
-from spec.machines._base import Figures
-from spec.oracle._components import Component
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._session import ConstructorRefused, Session
+from ..conformance.clauses import CLAUSE_ID
+from ..machines._base import Figures
+from ._components import Component
+from ._errors import OracleUsageError
+from ._session import ConstructorRefused, Session
 
 if TYPE_CHECKING:
-    from spec.oracle._run import Prepared
+    from ._run import Prepared
 
 __all__ = [
     "Failure",

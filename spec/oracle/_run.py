@@ -17,15 +17,15 @@ from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any
 
-from spec.machines._base import LockstepMachine
-from spec.oracle._adapter import Adapter
-from spec.oracle._components import COMPONENTS, Component
-from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._result import OracleResult, build_result
-from spec.oracle._sequential import SearchBudget, machine_class, search_sequential
-from spec.oracle._session import Session
-from spec.oracle._settings import pinned
-from spec.oracle._timeout import CALL_TIMEOUT
+from ..machines._base import LockstepMachine
+from ._adapter import Adapter
+from ._components import COMPONENTS, Component
+from ._errors import OracleUsageError, one_line
+from ._result import OracleResult, build_result
+from ._sequential import SearchBudget, machine_class, search_sequential
+from ._session import Session
+from ._settings import pinned
+from ._timeout import CALL_TIMEOUT
 
 __all__ = ["OracleResult", "OracleUsageError", "Prepared", "check", "load_target", "machine_for", "prepared"]
 
@@ -96,7 +96,7 @@ def _engine_form(
 ) -> tuple[Adapter, Callable[..., Any]]:
     """O12: a file store in the engine's form (declared, or recognised by its constructor's parameters
     ``(storage_config, file_path)`` / ``(storage_config, kwargs)``) behind the component's interface."""
-    from spec.oracle._engine import engine_form, shim
+    from ._engine import engine_form, shim
 
     declared = adapter.form == "engine"
     if component.name != "file-store":
@@ -202,7 +202,7 @@ def check(
     configuration, e.g. ``{"max_size": 10, "eviction_ratio": 1.0}``; the settings not given take the
     engine's defaults (F9: cap off, metadata cache off); unknown keys are an OracleUsageError.
 
-    >>> from spec.metadata_cache import MetadataCacheSpec
+    >>> from spec.models.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
     'PASS'
     """

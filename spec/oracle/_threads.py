@@ -47,18 +47,19 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
-from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec, store_call
-from spec.linearizability.metadata_cache import MetadataCacheHistorySpec, overlapping
-from spec.linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
-from spec.oracle._budgets import HISTORIES
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._result import OracleResult
-from spec.oracle._session import Session, TargetProxy
-from spec.oracle._time import restore, time_modules
-from spec.oracle._timeout import (  # the sequential runs' call guard's
+from .. import PACKAGE
+from ..linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
+from ..linearizability.file_store import VALUE_OF, FileStoreHistorySpec, store_call
+from ..linearizability.metadata_cache import MetadataCacheHistorySpec, overlapping
+from ..linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
+from ._budgets import HISTORIES
+from ._errors import OracleUsageError
+from ._result import OracleResult
+from ._session import Session, TargetProxy
+from ._time import restore, time_modules
+from ._timeout import (  # the sequential runs' call guard's
     CALL_TIMEOUT,
     CallGuard,
     current_frames,
@@ -384,7 +385,9 @@ def interpose_locks(module: ModuleType) -> dict[str, Any]:
     return replaced
 
 
-_NOT_THE_TARGETS = ("spec.oracle", "spec.linearizability", "spec.fake_fs", "spec.fakes")
+_NOT_THE_TARGETS = tuple(
+    f"{PACKAGE}.{name}" for name in ("oracle", "linearizability", "world.filesystem", "world.clock")
+)
 
 
 def lock_modules(session: Session, world: World) -> list[ModuleType]:
@@ -1016,7 +1019,7 @@ def render_repro(component: str, target_path: str, found: Found, clauses: list[s
             "failing run did: the schedule.  The same history comes back and fails the same check.",
             '"""',
             "",
-            "from spec.oracle import replay_threads",
+            f"from {__package__} import replay_threads",  # spec.oracle here, hicache_spec.oracle installed
             "",
             f"SCRIPTS = {scripts!r}",
             f"SCHEDULE = {found.run.schedule.picks!r}",
@@ -1164,8 +1167,8 @@ def check_threads(
     made one at a time, already diverge (its clause is then the class's own, reported instead)."""
     from contextlib import ExitStack
 
-    from spec.oracle._result import Failure, failure_entry, report_fields
-    from spec.oracle._run import check, prepared
+    from ._result import Failure, failure_entry, report_fields
+    from ._run import check, prepared
 
     usage_check(component, threads)
     for name, value in (("histories", histories), ("max_steps", max_steps)):
@@ -1292,7 +1295,7 @@ def replay_threads(
     call_timeout: float = CALL_TIMEOUT,
 ) -> str | None:
     """Run ``scripts`` on ``target`` following ``schedule`` (a reproduction's); the failure, or None."""
-    from spec.oracle._run import prepared
+    from ._run import prepared
 
     world = worlds()[component]
     with prepared(component, target, adapter=adapter, declare=declare) as ready:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from spec.oracle._errors import OracleUsageError
+from ._errors import OracleUsageError
 
 __all__ = [
     "MISSING",

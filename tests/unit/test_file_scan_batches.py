@@ -15,8 +15,8 @@ from hicache.file_layout import FileNaming, key_of_name
 from hicache.file_startup import _CHUNK, _gather
 from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 NAMES = [
     "3fa9.bin",  # a plain key, namespace ""
