@@ -24,6 +24,7 @@ from spec.fake_fs import FakeFileSystem
 from spec.machines._base import BadSetting, names_any, parameter_named, refusal
 from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError, one_line
+from spec.oracle._prepared import prepared
 from spec.oracle._result import Failure, failure_entry
 from spec.oracle._session import Session, _signature_of
 from spec.oracle._time import FakeClock
@@ -247,8 +248,6 @@ def construct(
     """Build ``target`` as the oracle builds it for ``component`` (the probe's arguments, with the fake
     clock and filesystem of a run), with ``settings`` (spec-level constructor arguments) in place of the
     probe's; what the target raises is raised.  The reproductions of B1's constructor failures call it."""
-    from spec.oracle._run import prepared
-
     with prepared(component, target, adapter=adapter) as run:
         why = _unexpressed(run.session, settings)
         if why:

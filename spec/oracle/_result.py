@@ -19,7 +19,7 @@ from spec.oracle._errors import OracleUsageError
 from spec.oracle._session import ConstructorRefused, Session
 
 if TYPE_CHECKING:
-    from spec.oracle._run import Prepared
+    from spec.oracle._prepared import Prepared
 
 __all__ = [
     "Failure",

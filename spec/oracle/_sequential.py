@@ -34,7 +34,7 @@ from spec.oracle._session import ConstructorRefused, Recording, Replay, Session,
 from spec.oracle._timeout import CallTimedOut
 
 if TYPE_CHECKING:
-    from spec.oracle._run import Prepared
+    from spec.oracle._prepared import Prepared
 
 __all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential"]
 

@@ -1164,8 +1164,9 @@ def check_threads(
     made one at a time, already diverge (its clause is then the class's own, reported instead)."""
     from contextlib import ExitStack
 
+    from spec.oracle._prepared import prepared
     from spec.oracle._result import Failure, failure_entry, report_fields
-    from spec.oracle._run import check, prepared
+    from spec.oracle._run import check
 
     usage_check(component, threads)
     for name, value in (("histories", histories), ("max_steps", max_steps)):
@@ -1292,7 +1293,7 @@ def replay_threads(
     call_timeout: float = CALL_TIMEOUT,
 ) -> str | None:
     """Run ``scripts`` on ``target`` following ``schedule`` (a reproduction's); the failure, or None."""
-    from spec.oracle._run import prepared
+    from spec.oracle._prepared import prepared
 
     world = worlds()[component]
     with prepared(component, target, adapter=adapter, declare=declare) as ready:
