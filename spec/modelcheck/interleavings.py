@@ -2,14 +2,14 @@
 
 Stateless model checking in the style of CHESS: the threads under test are real
 threads, but only one runs at a time; it hands control back at *marked points*
-(:meth:`Scheduler.point`: every call into the fake filesystem and every acquisition
+(:meth:`ExploringScheduler.point`: every call into the fake filesystem and every acquisition
 of the store's lock), and a *schedule* (a list of choices) picks who runs next, so
 it fixes the whole interleaving and its replay reproduces the run exactly.
 
 :func:`explore_schedules` enumerates every schedule depth-first, queueing at each
 choice point every enabled thread not taken yet; without partial-order reduction,
 the count is the full tree of interleavings at the marked points.  A thread that
-would block on a :class:`ScheduledLock` (an ``RLock`` stand-in) held by another is
+would block on a :class:`ExploredLock` (an ``RLock`` stand-in) held by another is
 not enabled until it is released; no enabled thread but a blocked one is a deadlock.
 """
 
@@ -20,12 +20,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ScheduleOutcome", "ScheduledLock", "Scheduler", "explore_schedules"]
+__all__ = ["ExploredLock", "ExploringScheduler", "ScheduleOutcome", "explore_schedules"]
 
 TIMEOUT = 120.0  # seconds a scheduled run may take before it is declared hung (only a wedge: never load)
 
 
-class Scheduler:
+class ExploringScheduler:
     """Runs the given bodies on threads, one at a time, switching only at marked points."""
 
     def __init__(self, prefix: Sequence[int] = ()) -> None:
@@ -121,10 +121,10 @@ class Scheduler:
         self._cv.notify_all()
 
 
-class ScheduledLock:
+class ExploredLock:
     """A re-entrant lock whose acquisitions are marked points; contention blocks under the scheduler."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: ExploringScheduler) -> None:
         self._scheduler = scheduler
         self._owner: int | None = None
         self._count = 0
@@ -165,7 +165,7 @@ class ScheduleOutcome:
 
 
 def explore_schedules(
-    run_once: Callable[[Scheduler], tuple[Any, str | None]], *, limit: int = 100_000
+    run_once: Callable[[ExploringScheduler], tuple[Any, str | None]], *, limit: int = 100_000
 ) -> ScheduleOutcome:
     """Run ``run_once`` under every schedule (depth-first); stop at the first violation.
 
@@ -177,7 +177,7 @@ def explore_schedules(
     pending: list[list[int]] = [[]]
     while pending and outcome.schedules < limit:
         prefix = pending.pop()
-        scheduler = Scheduler(prefix)
+        scheduler = ExploringScheduler(prefix)
         final, problem = run_once(scheduler)
         if scheduler.deadlock:
             problem = problem or "deadlock: every thread is blocked"

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spec.fake_fs import FakeFileSystem
+from spec.fakes import CountingClock
 from spec.machines._base import BadSetting, names_any, parameter_named, refusal
 from spec.oracle._components import Component
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._prepared import prepared
 from spec.oracle._result import Failure, failure_entry
 from spec.oracle._session import Session, _signature_of
-from spec.oracle._time import FakeClock
 from spec.oracle._timeout import CallTimedOut
 
 __all__ = ["SettingsTried", "construct", "try_bad_settings"]
@@ -96,7 +96,7 @@ def _call(session: Session, settings: Mapping[str, Any]) -> tuple[Any, str, dict
     init.update({k: v for k, v in settings.items() if k not in _SUPPLIED})
     timed = "clock" in component.constructor
     if timed:
-        session.holder.clock = FakeClock(0.0)
+        session.holder.clock = CountingClock(0.0)
     init = session.fs_control.take(init)
     call = session.constructor_call(init, session.holder if timed else None)
     shown = {  # the fake filesystem and the probe's callbacks by their names

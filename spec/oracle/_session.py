@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import reject
 
+from spec.fakes import CountingClock
 from spec.machines._base import names_any, parameter_named
 from spec.oracle._adapter import Adapter, TargetCall
 from spec.oracle._errors import OracleUsageError, one_line
 from spec.oracle._fs import FsControl
 from spec.oracle._probe import Probe, offered
-from spec.oracle._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
+from spec.oracle._time import ClockHolder, Interposition, bound_clocks, control_time, time_modules
 from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ class Session:
         undo = self.patch()
         try:
             probe = {k: v for k, v in self.component.probe_arguments().items() if k not in self.left_out}
-            obj = self.build(probe, FakeClock(0.0) if "clock" in self.component.constructor else None)
+            obj = self.build(probe, CountingClock(0.0) if "clock" in self.component.constructor else None)
             child = obj
             if self.component.child is not None:
                 child = getattr(obj, self.component.child)("probe")
@@ -614,7 +615,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
     set aside (O2), which the machine let pass: it is not compared in the reproduction."""
     component = session.component
     timed = recording.start is not None
-    clock = FakeClock(recording.start if recording.start is not None else 0.0)
+    clock = CountingClock(recording.start if recording.start is not None else 0.0)
     undo = session.patch()
     try:
         target = TargetProxy(session, session.build(recording.init, clock if timed else None), (), None)

@@ -92,7 +92,7 @@ class _Stopped(BaseException):
     """Raised asynchronously in a worker whose call is past its time (a spin stops at its next bytecode)."""
 
 
-class CallTimedOut(Exception):
+class ThreadCallTimedOut(Exception):
     """A call did not return within the call timeout: a deadlock or a spinning call."""
 
 
@@ -231,7 +231,7 @@ class Scheduler:
         return settled
 
     def run(self, deadline: Callable[[], int | None]) -> None:
-        """Pick workers until all finished.  ``deadline()`` raises CallTimedOut for a call past its time."""
+        """Pick workers until all finished; ``deadline()`` raises ThreadCallTimedOut for a late call."""
         looks: dict[int, tuple[int, int, int]] = {}
         with self._cv:
             while len(self.done) < self.workers:
@@ -243,7 +243,7 @@ class Scheduler:
                     looks.clear()
                     continue
                 if self.parked and self._none_running():
-                    raise CallTimedOut(self._deadlock())  # each waits for a lock another holds: now
+                    raise ThreadCallTimedOut(self._deadlock())  # each waits for a lock another holds: now
                 self._cv.wait(POLL)  # every worker left is blocked: a deadlock, or a wake-up under way
                 deadline()
 
@@ -794,7 +794,7 @@ def run_history(
         late = [(i, text(n, a)) for i, (n, a, since) in list(in_flight.items()) if now - since > call_timeout]
         if late:
             index, what = late[0]
-            raise CallTimedOut(
+            raise ThreadCallTimedOut(
                 f"t{index}: {what} did not return within {call_timeout} s (calls in flight: {flight()})\n"
                 + _stacks(threads)
             )
@@ -806,7 +806,7 @@ def run_history(
             thread.start()
             scheduler.idents[index] = thread.ident or -1
         scheduler.run(deadline)
-    except CallTimedOut as late:
+    except ThreadCallTimedOut as late:
         run.timed_out = str(late)
         if "\n" not in run.timed_out:  # a deadlock the scheduler saw at once: the calls and the stacks
             run.timed_out += f" (calls in flight: {flight()})\n{_stacks(threads)}"
@@ -830,7 +830,7 @@ def run_history(
 
 
 @dataclass
-class Found:
+class FailingHistory:
     """A failing history and what it shows."""
 
     run: ThreadsRun
@@ -850,17 +850,17 @@ class ThreadsFigures:
     seconds: float = 0.0
 
 
-def judge(run: ThreadsRun, spec: Any, max_steps: int) -> tuple[Found | None, Verdict | None]:
+def judge(run: ThreadsRun, spec: Any, max_steps: int) -> tuple[FailingHistory | None, Verdict | None]:
     """The failure a history shows (an exception, a call past its time, no order), or None; the verdict."""
     if run.timed_out:
-        return Found(run, "timed out", detail=run.timed_out), None
+        return FailingHistory(run, "timed out", detail=run.timed_out), None
     raised = next((op for op in run.history if isinstance(op.result, Raised)), None)
     if raised is not None:
         assert isinstance(raised.result, Raised)
-        return Found(run, "raised", detail=f"{raised}\n{raised.result.detail}"), None
+        return FailingHistory(run, "raised", detail=f"{raised}\n{raised.result.detail}"), None
     verdict = check_history(run.history, spec, max_steps)
     if verdict.linearizable is False:
-        return Found(run, "not linearizable", verdict), verdict
+        return FailingHistory(run, "not linearizable", verdict), verdict
     return None, verdict
 
 
@@ -873,14 +873,14 @@ def search(
     seed: int,
     max_steps: int,
     call_timeout: float,
-) -> tuple[Found | None, ThreadsFigures]:
+) -> tuple[FailingHistory | None, ThreadsFigures]:
     """Run up to ``histories`` histories, their scripts growing through ``LENGTHS``; the first failure."""
     figures = ThreadsFigures()
     configs = world.configs(session)
     offered = frozenset(m for m in session.component.methods if session.offers(m))
     start = time.perf_counter()
     per_length = max(1, histories // len(LENGTHS))
-    found: Found | None = None
+    found: FailingHistory | None = None
     for number in range(histories):
         length = LENGTHS[min(number // per_length, len(LENGTHS) - 1)]
         rng = random.Random(seed * 1_000_003 + number)
@@ -905,7 +905,7 @@ def search(
     return found, figures
 
 
-def _remember_seed(found: Found, seed: int) -> None:
+def _remember_seed(found: FailingHistory, seed: int) -> None:
     found.run.config = {**found.run.config, "_seed": seed}
 
 
@@ -920,8 +920,8 @@ def usage_check(component: str, threads: int) -> None:
 
 
 def _shrink(
-    session: Session, world: World, found: Found, *, max_steps: int, call_timeout: float, budget: int
-) -> Found:
+    session: Session, world: World, found: FailingHistory, *, max_steps: int, call_timeout: float, budget: int
+) -> FailingHistory:
     """Drop calls one at a time while the failing schedule, or one of a few seeded others, still fails
     the same way (at most ``budget`` histories): the shortest history found."""
     best = found
@@ -967,8 +967,8 @@ def _shrink(
 
 
 def sequential_replay(
-    session: Session, world: World, found: Found, *, max_steps: int, call_timeout: float
-) -> Found | None:
+    session: Session, world: World, found: FailingHistory, *, max_steps: int, call_timeout: float
+) -> FailingHistory | None:
     """The calls of the failing history made one at a time, in the order they were called, on a fresh
     target: the failure they show already (the class is wrong sequentially), or None."""
     calls: Script = [(op.name if op.name != "len" else "__len__", op.args) for op in found.run.history]
@@ -989,7 +989,7 @@ def _call_text(op: Operation) -> str:
     return f"{op.name}({args}) -> {result}"
 
 
-def render_history(found: Found) -> list[str]:
+def render_history(found: FailingHistory) -> list[str]:
     """The history as calls per thread, each with its [call..return] stamps; the calls outside the longest
     prefix some order explains are marked."""
     explained = {id(op) for op in found.verdict.stuck} if found.verdict is not None else None
@@ -1003,7 +1003,9 @@ def render_history(found: Found) -> list[str]:
     return lines
 
 
-def render_repro(component: str, target_path: str, found: Found, clauses: list[str], session: Session) -> str:
+def render_repro(
+    component: str, target_path: str, found: FailingHistory, clauses: list[str], session: Session
+) -> str:
     config = {k: v for k, v in found.run.config.items() if k != "_seed"}
     scripts = [[(n, a) for n, a in s] for s in found.run.scripts]
     return "\n".join(
@@ -1059,7 +1061,7 @@ def torn(history: Sequence[Operation]) -> list[Operation]:
     return out
 
 
-def _clauses(world: World, found: Found, spec: Any, max_steps: int) -> list[str]:
+def _clauses(world: World, found: FailingHistory, spec: Any, max_steps: int) -> list[str]:
     """M7 (C5); M9 first when some order explains the history once its batches may tear."""
     if found.verdict is not None and world.batches:
         relaxed = check_history(torn(found.run.history), spec, max_steps)
@@ -1068,7 +1070,7 @@ def _clauses(world: World, found: Found, spec: Any, max_steps: int) -> list[str]
     return [world.clause]
 
 
-def _one_at_a_time_clauses(session: Session, alone: Found) -> list[str]:
+def _one_at_a_time_clauses(session: Session, alone: FailingHistory) -> list[str]:
     """The clause of the call that diverges when the calls run one at a time: the first that raised, or
     that no order explains (its method's own clause; the component's constructor clause otherwise)."""
     history = alone.run.history
@@ -1083,7 +1085,7 @@ def _one_at_a_time_clauses(session: Session, alone: Found) -> list[str]:
     return [own[0]] if own else [session.component.constructor_clause or "O5"]
 
 
-def _message(world: World, found: Found, also: str = "") -> str:
+def _message(world: World, found: FailingHistory, also: str = "") -> str:
     if found.kind == "timed out":
         head, _, stacks = found.detail.strip().partition("\n")
         return f"{world.clause}: a call never returned (a deadlock or a spin): {head}{also}\n{stacks}"
@@ -1115,7 +1117,7 @@ class ThreadsResult(OracleResult):
         return [op.call for op in self.history if op.name == "advance"]
 
 
-def _unexplained(found: Found) -> set[int]:
+def _unexplained(found: FailingHistory) -> set[int]:
     history = found.run.history
     if found.kind == "not linearizable" and found.verdict is not None:
         explained = {id(op) for op in found.verdict.stuck}
