@@ -210,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     if _without_hypothesis():
         return 2
     from spec.oracle._picture import write_history
-    from spec.oracle._run import check
-    from spec.oracle._threads import ThreadsResult, check_threads
+    from spec.oracle._run import check, check_threads
+    from spec.oracle._threads import ThreadsResult
 
     try:
         repro = _repro_target(args.repro) if args.repro else None

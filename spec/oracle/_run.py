@@ -1,9 +1,12 @@
-"""``check()``: run a component's machine over a target and report PASS or FAIL with a reproduction.
+"""The oracle's one path over a target: ``check()`` (sequential) and ``check_threads()`` (``--threads``).
 
 A run has three phases, each a function of its own: preparation (``_prepared.prepared``: the component,
 the target behind its adapter, the declared choices, the groups left out, the time and filesystem
-interposed), a search (the sequential one, ``_sequential.search_sequential``; other modes are its
-siblings over the same :class:`Prepared`), and the result (``_result.build_result``).
+interposed), a search (the mode: ``_sequential.search_sequential`` or ``_threads.search_threads``, siblings
+over the same :class:`Prepared`, each returning a ``_result.Found`` and checking what the target read,
+O4), and the result (``_result.build_result``, the one maker of a report, a trace's too).  This module is
+also the one place that decides what a threads failure whose calls diverge one at a time is (O6): the
+class's own clause, which the sequential search is asked for.
 """
 
 from __future__ import annotations
@@ -12,15 +15,29 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from spec.linearizability.checker import MAX_STEPS
 from spec.machines._base import LockstepMachine
+from spec.oracle import _sequential, _threads
 from spec.oracle._adapter import Adapter
+from spec.oracle._budgets import HISTORIES
 from spec.oracle._errors import OracleUsageError
 from spec.oracle._prepared import Prepared, load_target, prepare, prepared
-from spec.oracle._result import OracleResult, build_result
+from spec.oracle._result import OracleResult, build_result, subject_of
 from spec.oracle._sequential import SearchBudget, machine_class, search_sequential
+from spec.oracle._threads import ThreadsBudget, search_threads
 from spec.oracle._timeout import CALL_TIMEOUT
+from spec.oracle._worlds import worlds
 
-__all__ = ["OracleResult", "OracleUsageError", "Prepared", "check", "load_target", "machine_for", "prepared"]
+__all__ = [
+    "OracleResult",
+    "OracleUsageError",
+    "Prepared",
+    "check",
+    "check_threads",
+    "load_target",
+    "machine_for",
+    "prepared",
+]
 
 
 def machine_for(
@@ -89,4 +106,60 @@ def check(
         call_timeout=call_timeout,
         settings=settings,
     ) as run:
-        return build_result(run, search_sequential(run, budget), seed)
+        found = search_sequential(run, budget)
+        _sequential.verify_control(run, found)
+        return build_result(subject_of(run), found, seed)
+
+
+def check_threads(
+    component: str,
+    target: str | Callable[..., Any],
+    *,
+    threads: int = 4,
+    seed: int = 0,
+    histories: int = HISTORIES,
+    max_steps: int = MAX_STEPS,
+    call_timeout: float = CALL_TIMEOUT,
+    adapter: Any = None,
+    declare: Mapping[str, str] | None = None,
+    leave_out: Sequence[str] = (),
+    shrink_budget: int = 300,
+    settings: Mapping[str, Any] | None = None,
+    max_examples: int = 500,
+) -> OracleResult:
+    """``--threads``: ``histories`` histories of ``threads`` real threads on fresh targets, each checked
+    linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN).  ``settings``
+    (file-store): every history runs the store with this configuration pinned (``--settings``).
+    ``max_examples``: the budget of the sequential check that runs when the failing history's calls,
+    made one at a time, already diverge (its clause is then the class's own, reported instead)."""
+    budget = ThreadsBudget(component, threads, seed, histories, max_steps, call_timeout, shrink_budget)
+    with prepared(
+        component, target, adapter=adapter, declare=declare, leave_out=leave_out, settings=settings
+    ) as run:
+        found = search_threads(run, budget)
+        if not found.alone:
+            _threads.verify_control(run, found)
+            return build_result(subject_of(run), found, seed)
+    # O6, decided here alone: calls that diverge one at a time are the class's own failure, not a race.
+    # The sequential search names its clause on a target prepared afresh; the threads failure, blaming
+    # the diverging call's clause, is reported only when that search finds none.
+    sequential = check(
+        component,
+        target,
+        seed=seed,
+        max_examples=max_examples,
+        adapter=adapter,
+        declare=declare,
+        leave_out=leave_out,
+        call_timeout=call_timeout,
+        settings=settings,
+    )
+    if not sequential.passed:
+        sequential.figures["threads_histories"] = found.figures["histories"]
+        sequential.not_checked[worlds()[component].clause] = (
+            "(not blamed: the calls of the failing threads history made one at a time already"
+            " diverge, so the class is wrong sequentially: reported above)"
+        )
+        return sequential
+    _threads.verify_control(run, found)
+    return build_result(subject_of(run), found, seed)

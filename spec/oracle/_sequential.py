@@ -4,7 +4,8 @@ Hypothesis runs the project's own lock-step machine in chunks of examples, each 
 seed, until the budget (examples, seconds) is spent.  A failure is shrunk (by Hypothesis, then by the
 oracle: calls, or machine steps), explained (its clause, its counterexample, its reproduction) and its
 clause's group set aside, so that the search goes on for the others (O2).  What it found goes to
-``_result.build_result`` as a :class:`~spec.oracle._result.Found`.
+``_result.build_result`` as a :class:`~spec.oracle._result.Found`, once :func:`verify_control` has checked
+what the target read (O4).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from spec.oracle._timeout import CallTimedOut
 if TYPE_CHECKING:
     from spec.oracle._prepared import Prepared
 
-__all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential"]
+__all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential", "verify_control"]
 
 CHUNK = 50  # examples per Hypothesis run (each with its own derived seed)
 PROGRESS_AFTER = 3.0  # seconds before the first progress line
@@ -290,7 +291,7 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
     def so_far() -> Figures:  # totals and machine change as the search runs
         return _plus(totals, machine.figures)
 
-    found = Found(totals)
+    found = Found({})
     stop = ""  # why the search ended before its budget was spent
     # B1 of the constructor first (milliseconds, before the budget's clock starts): a run that stops at its
     # first failure stops there; otherwise B1 is set aside and the search looks for the others (O2).
@@ -367,7 +368,8 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
             session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
             machine = machine_class(component, session, examples)
     totals.seconds = examples.elapsed()
-    found.figures = totals
+    found.figures = totals.as_dict()
+    found.bad_inputs = sorted(totals.bad_inputs)
     # O8: what this search could not check, and what did not get its budget.
     found.not_checked.update(dict.fromkeys(component.threads_clauses, "(sequential run; use --threads)"))
     if stop:
@@ -558,3 +560,41 @@ def _inferred_blame(
     own = {component.method_clauses[m][0] for m in methods if component.method_clauses.get(m)}
     others = (own | set(named)) - set(blamed)  # each operation's own clause, and what the machine said
     return blamed, sorted(others, key=lambda c: (order.get(c, len(order)), c))
+
+
+def verify_control(run: Prepared, found: Found) -> None:
+    """O4 of a sequential run, before its report: the target read the clock the oracle controls (the time
+    half) and only the filesystem it interposed (the filesystem half, ``_fs.py``); the figures then count
+    the target's filesystem calls and clock readings."""
+    session = run.session
+    examples = int(found.figures["examples"])
+    _verify_time(session, found.errors[0] if found.errors else None, examples)
+    refusals_only = bool(found.failures) and all(f.clauses[:1] == ["B1"] for f in found.failures)
+    session.fs_control.verify(examples, not refusals_only)
+    if session.fs_control.mode != "none":
+        found.figures["fs_calls"] = session.fs_control.calls()
+    if session.time_control != "none":
+        found.figures["clock_reads"] = session.holder.reads
+
+
+def _verify_time(session: Session, failure: BaseException | None, examples: int) -> None:
+    """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
+    component whose target never read the clock the oracle passed or patched in, over a whole run, ran
+    on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
+    component, recording = session.component, session.recording
+    timeless = "clock" not in component.constructor or not component.replayable or examples == 0
+    if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
+        return
+    if failure and recording and all(c.now == recording.start for c in recording.calls):
+        return  # a divergence before the clock ever moved: no answer in it depends on the time
+    how = (
+        f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
+        if session.time_control == "injected"
+        else "patched into its modules"
+    )
+    raise OracleUsageError(
+        f"the target never read the clock the oracle controls ({how}) in {examples} examples: "
+        "it reads the time some other way (a default bound at import, a clock kept elsewhere), so a "
+        "verdict would be one on the real clock. Give it a clock parameter and map it with an adapter, e.g. "
+        '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+    )

@@ -34,7 +34,8 @@ from spec.linearizability.metadata_cache import overlapping
 from spec.linearizability.scripts import Script
 from spec.oracle._budgets import HISTORIES
 from spec.oracle._errors import OracleUsageError
-from spec.oracle._result import OracleResult
+from spec.oracle._prepared import Prepared, prepared
+from spec.oracle._result import Failure, Found, OracleResult, failure_entry, unchecked_for_want
 from spec.oracle._scheduler import (
     Schedule,
     ScheduledClock,
@@ -59,11 +60,13 @@ __all__ = [
     "CALL_TIMEOUT",
     "HISTORIES",
     "THREADED_COMPONENTS",
+    "ThreadsBudget",
     "ThreadsResult",
     "ThreadsRun",
-    "check_threads",
     "replay_threads",
     "run_history",
+    "search_threads",
+    "verify_control",
 ]
 
 LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls that still show it)
@@ -544,8 +547,126 @@ def _unguarded(session: Session) -> None:
     session.guard = CallGuard(None)
 
 
-def _verify_control(session: Session, histories: int) -> None:
+@dataclass(frozen=True)
+class ThreadsBudget:
+    """How long a threads search runs: ``histories`` histories of ``threads`` real threads, each judged
+    within ``max_steps`` search steps, a call past ``call_timeout`` seconds failing it, and a failure shrunk
+    within ``shrink_budget`` histories; ``seed`` fixes the scripts and the schedules.  OracleUsageError for
+    a component not checked under threads or a bad figure (before anything is prepared)."""
+
+    component: str
+    threads: int = 4
+    seed: int = 0
+    histories: int = HISTORIES
+    max_steps: int = MAX_STEPS
+    call_timeout: float = CALL_TIMEOUT
+    shrink_budget: int = 300
+
+    def __post_init__(self) -> None:
+        usage_check(self.component, self.threads)
+        for name, value in (("histories", self.histories), ("max_steps", self.max_steps)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise OracleUsageError(f"{name} must be an int >= 1, got {value!r}")
+        if not self.call_timeout > 0:
+            raise OracleUsageError(f"call_timeout must be > 0, got {self.call_timeout!r}")
+
+
+ONE_AT_A_TIME = "(threads run: the sequential clauses; run without --threads for them)"
+
+
+def search_threads(run: Prepared, budget: ThreadsBudget) -> Found:
+    """``--threads`` over a prepared target: the histories, the first failing one shrunk and explained, and
+    what this mode judged (O8: its clause, M9 too with batches; the sequential clauses are the sequential
+    run's, which --strict does not count here, as that run does not count M7).  When the failing history's
+    calls, made one at a time, already diverge, the outcome says so (``alone``): the run's path then asks
+    the sequential search for the class's own clause, and reports this failure only if it finds none."""
+    component, session, target_path = run.component, run.session, run.target_path
+    world = worlds()[component.name]
+    steps, timeout = budget.max_steps, budget.call_timeout
+    _unguarded(session)
+    failing, figures = search(
+        session,
+        world,
+        threads=budget.threads,
+        histories=budget.histories,
+        seed=budget.seed,
+        max_steps=steps,
+        call_timeout=timeout,
+    )
+    failures: list[Failure] = []
+    alone = False
+    if failing is not None:
+        note = also = ""
+        replayed = sequential_replay(session, world, failing, max_steps=steps, call_timeout=timeout)
+        if replayed is not None and replayed.kind != "timed out":
+            alone = (
+                True  # wrong one call at a time: the class's own clause, if the sequential search finds it
+            )
+            note = " (the same calls one at a time diverge too; the sequential check found no clause)"
+        elif replayed is not None:  # a call never returns, one at a time too: a spin, M7 (C5) under threads
+            also = " The same calls made one at a time never return either: not a race."
+        elif failing.kind != "timed out":
+            failing = _shrink(
+                session, world, failing, max_steps=steps, call_timeout=timeout, budget=budget.shrink_budget
+            )
+        config = {k: v for k, v in failing.run.config.items() if k != "_seed"}
+        # O10: a failure carries its clauses in every mode; the same calls one at a time diverging,
+        # the clause of the call that diverged then, never the thread-safety clause
+        clauses = (
+            _one_at_a_time_clauses(session, replayed)
+            if alone and replayed is not None
+            else _clauses(world, failing, world.spec(config, session), steps)
+        )
+        lines = render_history(failing)
+        repro = render_repro(component.name, target_path, failing, clauses, session)
+        calls = sum(op.name != "advance" for op in failing.run.history)
+        message = _message(world, failing, also) + note
+        failures.append(failure_entry(clauses, message, calls, lines, repro))
+    covered: dict[str, Any] = {
+        "threads": budget.threads,
+        "histories": figures.histories,
+        "operations": figures.operations,
+        "overlapping": figures.overlapping,
+        "scheduling_decisions": figures.points,
+        "search_steps": figures.search_steps,
+        "unknown": figures.unknown,
+        "seconds": figures.seconds,
+    }
+    batches = any(session.offers(b) for b in world.batches)  # O10: called in this run
+    mine = [world.clause, *(["M9"] if batches else [])]
+    checked = component.checked_clauses(session.declared)
+    unchecked = unchecked_for_want(component, session.left_out)
+    not_checked = {c: ONE_AT_A_TIME for c in checked if c not in mine and c not in unchecked}
+    excused = frozenset(not_checked)
+    unknown = ""
+    if not failures and figures.unknown:
+        unknown = (
+            f"{figures.unknown} of {figures.histories} histories exhausted the search budget of"
+            f" {steps} steps each: not checked, never passed"
+        )
+        exhausted = f"({figures.unknown} of {figures.histories} histories exhausted the search budget)"
+        not_checked.update(dict.fromkeys(mine, exhausted))
+    details = (
+        {}
+        if failing is None
+        else {"history": list(failing.run.history), "unexplained": _unexplained(failing)}
+    )
+    return Found(
+        covered,
+        failures,
+        not_checked=not_checked,
+        judged=mine if not failures and not unknown else [],
+        excused=excused,
+        unknown=unknown,
+        report=ThreadsResult,
+        details=details,
+        alone=alone,
+    )
+
+
+def verify_control(run: Prepared, found: Found) -> None:
     """O4 under threads: the target read the clock the oracle holds it at, and used only the fake disk."""
+    session, histories = run.session, int(found.figures["histories"])
     if session.time_control != "none" and histories and not session.holder.reads:
         raise OracleUsageError(
             "the target never read the clock the oracle controls under --threads: it reads the time some "
@@ -553,145 +674,6 @@ def _verify_control(session: Session, histories: int) -> None:
             'clock parameter, e.g. --adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
         )
     session.fs_control.verify(histories)
-
-
-def check_threads(
-    component: str,
-    target: str | Callable[..., Any],
-    *,
-    threads: int = 4,
-    seed: int = 0,
-    histories: int = HISTORIES,
-    max_steps: int = MAX_STEPS,
-    call_timeout: float = CALL_TIMEOUT,
-    adapter: Any = None,
-    declare: Mapping[str, str] | None = None,
-    leave_out: Sequence[str] = (),
-    shrink_budget: int = 300,
-    settings: Mapping[str, Any] | None = None,
-    max_examples: int = 500,
-) -> OracleResult:
-    """``--threads``: ``histories`` histories of ``threads`` real threads on fresh targets, each checked
-    linearizable against the spec (O6); an OracleResult (verdict PASS, FAIL or UNKNOWN).  ``settings``
-    (file-store): every history runs the store with this configuration pinned (``--settings``).
-    ``max_examples``: the budget of the sequential check that runs when the failing history's calls,
-    made one at a time, already diverge (its clause is then the class's own, reported instead)."""
-    from contextlib import ExitStack
-
-    from spec.oracle._prepared import prepared
-    from spec.oracle._result import Failure, failure_entry, report_fields
-    from spec.oracle._run import check
-
-    usage_check(component, threads)
-    for name, value in (("histories", histories), ("max_steps", max_steps)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise OracleUsageError(f"{name} must be an int >= 1, got {value!r}")
-    if not call_timeout > 0:
-        raise OracleUsageError(f"call_timeout must be > 0, got {call_timeout!r}")
-    world = worlds()[component]
-    with ExitStack() as cleanup:
-        run = cleanup.enter_context(
-            prepared(
-                component, target, adapter=adapter, declare=declare, leave_out=leave_out, settings=settings
-            )
-        )
-        spec_component, session, target_path = run.component, run.session, run.target_path
-        _unguarded(session)
-        found, figures = search(
-            session,
-            world,
-            threads=threads,
-            histories=histories,
-            seed=seed,
-            max_steps=max_steps,
-            call_timeout=call_timeout,
-        )
-        failures: list[Failure] = []
-        note = also = ""
-        blamed: list[str] = []
-        if found is not None:
-            alone = sequential_replay(session, world, found, max_steps=max_steps, call_timeout=call_timeout)
-            if alone is not None and alone.kind != "timed out":
-                # Wrong one call at a time: the class's own clause, found by the sequential check (O6).
-                cleanup.close()
-                sequential = check(
-                    component,
-                    target,
-                    seed=seed,
-                    max_examples=max_examples,
-                    adapter=adapter,
-                    declare=declare,
-                    leave_out=leave_out,
-                    call_timeout=call_timeout,
-                    settings=settings,
-                )
-                if not sequential.passed:
-                    sequential.figures["threads_histories"] = figures.histories
-                    sequential.not_checked[world.clause] = (
-                        "(not blamed: the calls of the failing threads history made one at a time already"
-                        " diverge, so the class is wrong sequentially: reported above)"
-                    )
-                    return sequential
-                note = " (the same calls one at a time diverge too; the sequential check found no clause)"
-                blamed = _one_at_a_time_clauses(session, alone)
-            elif alone is not None:  # a call never returns, one at a time too: a spin, M7 (C5) under threads
-                also = " The same calls made one at a time never return either: not a race."
-            elif found.kind != "timed out":
-                found = _shrink(
-                    session,
-                    world,
-                    found,
-                    max_steps=max_steps,
-                    call_timeout=call_timeout,
-                    budget=shrink_budget,
-                )
-            config = {k: v for k, v in found.run.config.items() if k != "_seed"}
-            # O10: a failure carries its clauses in every mode; the same calls one at a time diverging,
-            # the clause of the call that diverged then, never the thread-safety clause
-            clauses = blamed if note else _clauses(world, found, world.spec(config, session), max_steps)
-            lines = render_history(found)
-            repro = render_repro(component, target_path, found, clauses, session)
-            calls = sum(op.name != "advance" for op in found.run.history)
-            message = _message(world, found, also) + note
-            failures.append(failure_entry(clauses, message, calls, lines, repro))
-        _verify_control(session, figures.histories)
-        verdict = "FAIL" if failures else "UNKNOWN" if figures.unknown else "PASS"
-        covered: dict[str, Any] = {
-            "threads": threads,
-            "histories": figures.histories,
-            "operations": figures.operations,
-            "overlapping": figures.overlapping,
-            "scheduling_decisions": figures.points,
-            "search_steps": figures.search_steps,
-            "unknown": figures.unknown,
-            "seconds": figures.seconds,
-        }
-        fields, unchecked = report_fields(session, failures)
-        result = ThreadsResult(target=target_path, verdict=verdict, seed=seed, figures=covered, **fields)
-        # O8: what this mode checks is its clause (M9 too, with batches); the others, sequential clauses,
-        # are the sequential run's, which --strict does not count here (as that run does not count M7).
-        batches = any(session.offers(b) for b in world.batches)  # O10: called in this run
-        mine = [world.clause, *(["M9"] if batches else [])]
-        checked = spec_component.checked_clauses(session.declared)
-        one_at_a_time = "(threads run: the sequential clauses; run without --threads for them)"
-        result.not_checked = {c: one_at_a_time for c in checked if c not in mine and c not in unchecked}
-        if found is not None:
-            result.history = list(found.run.history)
-            result.unexplained = _unexplained(found)
-        if verdict == "UNKNOWN":
-            result.message = (
-                f"{figures.unknown} of {figures.histories} histories exhausted the search budget of"
-                f" {max_steps} steps each: not checked, never passed"
-            )
-            exhausted = f"({figures.unknown} of {figures.histories} histories exhausted the search budget)"
-            result.not_checked.update(dict.fromkeys(mine, exhausted))
-        elif verdict == "PASS":
-            result.passed_clauses = mine
-        result.strict_gaps = {
-            **unchecked,
-            **{c: why for c, why in result.not_checked.items() if why != one_at_a_time},
-        }
-        return result
 
 
 def replay_threads(
@@ -707,8 +689,6 @@ def replay_threads(
     call_timeout: float = CALL_TIMEOUT,
 ) -> str | None:
     """Run ``scripts`` on ``target`` following ``schedule`` (a reproduction's); the failure, or None."""
-    from spec.oracle._prepared import prepared
-
     world = worlds()[component]
     with prepared(component, target, adapter=adapter, declare=declare) as ready:
         session = ready.session
