@@ -271,6 +271,7 @@ class Found:
     also: str = ""  # what the report's message adds to the first failure's (more parts of a trace)
     report: type[OracleResult] = OracleResult  # the mode's report class (a threads history, a trace's parts)
     details: dict[str, Any] = field(default_factory=dict)  # the fields that class adds
+    set_aside: frozenset[str] = frozenset()  # O2: the clauses and groups the search set aside after failing
     # O6: the calls of the failing threads history, made one at a time, already diverge: the class is
     # wrong sequentially, and the run's path asks the sequential search for the clause (_run.check_threads)
     alone: bool = False
@@ -279,14 +280,14 @@ class Found:
 @dataclass(frozen=True)
 class Subject:
     """What a report is about and what its run controlled, in any mode: the component, the target (or the
-    trace), the groups and names left out with why (``Session.left_out``), those of them set aside after
-    their failure (O2), the declared choices (O3), how time and the filesystem were controlled (O4), the
-    adapter and the pinned settings; ``whose`` and ``groups`` as :func:`fields_of` takes them."""
+    trace), the groups and names left out with why (``Session.left_out``; those the search set aside after
+    their failure among them, ``Found.set_aside``), the declared choices (O3), how time and the filesystem
+    were controlled (O4), the adapter and the pinned settings; ``whose`` and ``groups`` as
+    :func:`fields_of` takes them."""
 
     component: Component
     target: str
     left_out: Mapping[str, str]
-    set_aside: frozenset[str]
     declared: Mapping[str, str]
     time_control: str
     adapter: dict[str, Any]
@@ -303,7 +304,6 @@ def subject_of(run: Prepared) -> Subject:
         component=run.component,
         target=run.target_path,
         left_out=dict(session.left_out),
-        set_aside=frozenset(session.reported),
         declared=dict(session.declared),
         time_control=session.describe_time(),
         adapter=session.adapter.as_dict(),
@@ -423,7 +423,7 @@ def _not_checked(subject: Subject, found: Found, failed: set[str], left_out: set
     out = {c: why for c, why in found.not_checked.items() if c not in failed}
     for group, why in subject.left_out.items():
         for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
-            aside = group in subject.set_aside
+            aside = group in found.set_aside
             reason = f"after {clause} was set aside" if aside else f"while {clause} is left out"
             for needing in component.depends.get(clause, ()):
                 if needing not in failed | left_out:
@@ -443,7 +443,7 @@ def _excused(subject: Subject, found: Found) -> set[str]:
     requested = {
         clause
         for group, why in subject.left_out.items()
-        if group in component.groups and group not in subject.set_aside
+        if group in component.groups and group not in found.set_aside
         for clause in CLAUSE_ID.findall(why.split(":", 1)[0])
     }
     return set(found.not_checked) | {d for c in requested for d in component.depends.get(c, ())}

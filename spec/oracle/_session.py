@@ -146,16 +146,11 @@ class Session:
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
-        # O2, O8: the clauses (and groups) this run has reported failing: a later divergence of one of
-        # them ends its example unreported instead of failing it again (it is set aside, not its rules).
-        self.reported: set[str] = set()
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
         # --settings: the file store's configuration pinned for every example and history (None: drawn)
         self.settings: dict[str, Any] | None = None
         self.recording: Recording | None = None
-        self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
-        self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
         self.per_pool_class = False
         self._accepts = self._accepted_parameters()
         self.time_control = "none"  # or "injected" (passed to the constructor), or "patched" into modules

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -75,11 +76,15 @@ LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls
 _NOT_THE_TARGETS = ("spec.oracle", "spec.linearizability", "spec.fake_fs", "spec.fakes")
 
 
+# the modules found for a session's target, found once per run (the session is the target's, not the mode's)
+_LOCK_MODULES: weakref.WeakKeyDictionary[Session, list[ModuleType]] = weakref.WeakKeyDictionary()
+
+
 def lock_modules(session: Session, world: World) -> list[ModuleType]:
     """The modules whose locks the target makes: those of its class (or factory) and its bases, and of
     the objects it keeps (two levels down), found on one instance built for the purpose; the oracle's
     own modules left out."""
-    cached = getattr(session, "_lock_modules", None)
+    cached = _LOCK_MODULES.get(session)
     if cached is not None:
         return list(cached)
     config = world.configs(session)[0]
@@ -93,7 +98,7 @@ def lock_modules(session: Session, world: World) -> list[ModuleType]:
         found += [m for v in kept for m in time_modules(v)]
         layer = kept
     modules = [m for m in dict.fromkeys(found) if not m.__name__.startswith(_NOT_THE_TARGETS)]
-    session._lock_modules = modules  # type: ignore[attr-defined]
+    _LOCK_MODULES[session] = modules
     return list(modules)
 
 

@@ -649,7 +649,6 @@ def check_trace(
         component=COMPONENTS[component],
         target=f"trace {path}",
         left_out=left_out,
-        set_aside=frozenset(),
         declared=_declared(trace),
         time_control=_time_control(trace),
         adapter=Adapter().as_dict(),
