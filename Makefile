@@ -27,6 +27,9 @@ LOCK   := requirements-dev.lock
 PIP    := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 # pytest-xdist workers for make test and make verify: one per core by default
 JOBS   ?= auto
+# pytest keeps the test modules it rewrites (assert introspection) in __pycache__, which an environment
+# with PYTHONDONTWRITEBYTECODE set forbids: rewriting all of them again costs each worker about 3 s a run
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: torch-path engine-verdicts test verify verify-quick docs bench bench-engine bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 

@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_layout import FileLayout
@@ -128,8 +128,8 @@ class FileKnowledge:
                     # it is in flight.
                     self.evictor.discard(key)
 
-    def look(self, key: str, call: Callable[[str], _T], verb: str) -> Look[_T]:
-        """Make one filesystem call on a checked key's file, ``call(path)``, answering as every probe does.
+    def look(self, key: str, verb: str, call: Callable[..., _T], *args: Any) -> Look[_T]:
+        """Make one filesystem call, ``call(path, *args)``, on a checked key's file, as every probe does.
 
         Answers (its result, or None; whether the file is missing or not a page of ours; the ``removals``
         and ``publications`` marks read before the call, for ``observe``).  Teaches nothing: the caller,
@@ -139,7 +139,7 @@ class FileKnowledge:
         overlaps = self.overlaps
         removals, published = overlaps.removals, overlaps.publications
         try:
-            return call(path), False, removals, published
+            return call(path, *args), False, removals, published
         except FileNotFoundError:
             return None, True, removals, published
         except NotAPageError as exc:
@@ -161,9 +161,7 @@ class FileKnowledge:
         """
         fs, limit, is_page = self._fs, self._max_value_size, self._trust.is_page
         try:
-            got, missing, removals, published = self.look(
-                key, lambda path: fs.read_file(path, limit, is_page), "read"
-            )
+            got, missing, removals, published = self.look(key, "read", fs.read_file, limit, is_page)
         except MemoryError:
             # S4: within max_value_size but more than this process can hold now: an answer, not a raise.
             logger.warning("file store: %r not read: out of memory", self._layout.path(key))
@@ -184,9 +182,7 @@ class FileKnowledge:
         A file of another size is not read at all.  Teaches nothing.
         """
         fs, limit, is_page = self._fs, self._max_value_size, self._trust.is_page
-        got, missing, removals, published = self.look(
-            key, lambda path: fs.read_into(path, view, limit, is_page), "read"
-        )
+        got, missing, removals, published = self.look(key, "read", fs.read_into, view, limit, is_page)
         if got is None:
             return None, missing, removals, published
         size, read = got
@@ -199,13 +195,22 @@ class FileKnowledge:
             logger.warning("file store: short read of %r: %d of %d bytes", path, read, size)
         return False, missing, removals, published
 
+    def read_whole(self, key: str, view: memoryview) -> bool:
+        """Read a checked key once into ``view`` and teach what was seen: True only when it filled it (F4)."""
+        whole, missing, removals, published = self.read_into(key, view)
+        if whole:
+            self.learn(key, removals, len(view))  # what ``observe`` teaches of a page found, directly
+            return True
+        self.observe(key, False, missing, removals, published, len(view))
+        return False
+
     def probe(self, key: str, *, touch: bool) -> FileStat | None:
         """One ``stat``: the node's stat (teaching the belief, C1-guarded) or None when missing/unreadable.
 
         A node that is not a page (S3) is answered as found but teaches nothing: its belief and its
         entry go, as for a missing file, since nothing of this store is on disk under that name.
         """
-        st, missing, removals, published = self.look(key, self._fs.stat, "stat")
+        st, missing, removals, published = self.look(key, "stat", self._fs.stat)
         size = None if st is None or not touch else st.size
         page = st is not None and self._trust.is_page(st)
         missing = missing or (st is not None and not page)  # S3: nothing of ours under the name

@@ -297,10 +297,7 @@ class HiCacheFile:
         read at all (a page of another layout is never taken for this one).
         """
         self._check_key(key)
-        view = _as_writable(buffer)
-        whole, missing, removals, published = self._knowledge.read_into(key, view)
-        self._knowledge.observe(key, bool(whole), missing, removals, published, len(view))
-        return bool(whole)
+        return self._knowledge.read_whole(key, _as_writable(buffer))
 
     def delete(self, key: str) -> bool:
         """F7: remove ``key``'s file; True when it is gone afterwards (False: it could not be removed)."""

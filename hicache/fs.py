@@ -72,19 +72,20 @@ class FileTooLargeError(OSError):
         self.size = size
 
 
+_KINDS = {
+    stat_module.S_IFREG: "file",
+    stat_module.S_IFDIR: "dir",
+    stat_module.S_IFLNK: "symlink",
+    stat_module.S_IFIFO: "fifo",
+    stat_module.S_IFSOCK: "socket",
+}
+_FORMAT_BITS = 0o170000  # stat.S_IFMT's mask: the type bits of st_mode
+_PERMISSION_BITS = 0o7777  # stat.S_IMODE's mask
+
+
 def kind_of(mode: int) -> str:
     """Return the kind of a node from its ``st_mode``: ``file dir symlink fifo socket device``."""
-    if stat_module.S_ISREG(mode):
-        return "file"
-    if stat_module.S_ISDIR(mode):
-        return "dir"
-    if stat_module.S_ISLNK(mode):
-        return "symlink"
-    if stat_module.S_ISFIFO(mode):
-        return "fifo"
-    if stat_module.S_ISSOCK(mode):
-        return "socket"
-    return "device"
+    return _KINDS.get(mode & _FORMAT_BITS, "device")
 
 
 Accept = Callable[[FileStat], bool]
@@ -218,9 +219,9 @@ def _open_for_read(path: str) -> int:
 
 
 def _file_stat(st: os.stat_result) -> FileStat:
-    return FileStat(
-        st.st_size, st.st_mtime, kind_of(st.st_mode), st.st_uid, st.st_gid, stat_module.S_IMODE(st.st_mode)
-    )
+    mode = st.st_mode  # on every page read: kind_of and S_IMODE inlined
+    kind = _KINDS.get(mode & _FORMAT_BITS, "device")
+    return FileStat(st.st_size, st.st_mtime, kind, st.st_uid, st.st_gid, mode & _PERMISSION_BITS)
 
 
 class OSFileSystem:
@@ -272,7 +273,7 @@ class OSFileSystem:
             size = st.size
             if size != len(buffer):
                 return size, 0
-            got = 0
+            got = os.readv(fd, [buffer])  # the whole page in one call, as a rule
             while got < size:
                 n = os.readv(fd, [buffer[got:]])
                 if not n:

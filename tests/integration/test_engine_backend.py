@@ -61,6 +61,20 @@ def test_the_engines_factory_builds_it_as_dynamic_and_tensors_of_any_dtype_round
     one, three = engine.torch.zeros((), dtype=engine.torch.int64), engine.torch.zeros_like(cube)
     assert store.get("b1", one) is one and int(one) == 7
     assert store.get("b2", three) is three and engine.torch.equal(three, cube)
+    # a non-contiguous value is written in its logical order (its contiguous copy outlives the write),
+    # alone and in a batch; an empty page round-trips as zero bytes
+    wide_value = page(engine, 30, "float32", (8, 4)).t()
+    assert store.set("c1", wide_value) and store.batch_set(["c2"], [page(engine, 31, "float32", (8, 4)).t()])
+    for key, seed in (("c1", 30), ("c2", 31)):
+        back = engine.torch.zeros(4, 8, dtype=engine.torch.float32)
+        assert store.get(key, back) is back and engine.torch.equal(
+            back, page(engine, seed, "float32", (8, 4)).t()
+        )
+    empty = engine.torch.zeros(0, dtype=engine.torch.bfloat16)
+    assert (
+        store.set("c3", empty)
+        and store.get("c3", engine.torch.zeros(0, dtype=engine.torch.bfloat16)) is not None
+    )
 
 
 @pytest.mark.clauses("F10")
