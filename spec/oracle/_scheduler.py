@@ -133,7 +133,7 @@ class Scheduler:
             return
         with self._mutex:
             self.waiting[index] = lock
-            self.parked[index] = "lock"
+            self.parked[index] = lock.waits
             self._hand_over()
             turn = self._turns[index]
             while self.granted != index and not self.aborted:
@@ -141,6 +141,13 @@ class Scheduler:
             self.parked.pop(index, None)
             self.waiting.pop(index, None)
             self.granted = None
+
+    def wake_waiters(self, lock: ScheduledLock) -> None:
+        """``lock`` was released: the workers waiting for it may be picked again even if it is taken again
+        before they are (each then finds it held and waits anew).  The model checker's exploration counts
+        its schedules so; the oracle's own locks leave a waiter parked until the lock is free."""
+        with self._mutex:
+            self.waiting = {i: held for i, held in self.waiting.items() if held is not lock}
 
     def _ready(self) -> list[int]:
         return sorted(i for i in self.parked if i not in self.waiting or self.waiting[i].owner is None)
@@ -285,6 +292,8 @@ class ScheduledLock:
     (:meth:`Scheduler.wait_lock`) and is picked only once it is free, so a worker never waits where the
     scheduler cannot see it, and the schedule alone fixes the history.  Outside the workers (the target
     built in the main thread) it is a plain lock."""
+
+    waits = "lock"  # where a worker waiting for it is parked (what a chooser and a trail read)
 
     def __init__(self, reentrant: bool) -> None:
         self.reentrant = reentrant
