@@ -513,7 +513,7 @@ def _explain(session: Session, state: SearchState, failure: BaseException, targe
     # A target's own exception names no clause: the step's, where the machine says which it checks.
     clauses = clauses_of(str(failure)) or [c for c in [state.step_clause] if c]
     if not session.component.replayable:  # a machine acting on a world beside the target: its steps
-        steps = _minimize_steps(machine_class(session.component, session), state.steps, failure)
+        steps = _minimize_steps(machine_class(session.component, session, state=state), state.steps, failure)
         lines = [f"state.{name}({', '.join(f'{k}={_repr(v)}' for k, v in kw.items())})" for name, kw in steps]
         repro = _repro.render_program_repro(session, target_path, lines, machine_message, clauses)
         count = sum(name != "build" for name, _ in steps)
