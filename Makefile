@@ -30,6 +30,8 @@ JOBS   ?= auto
 # pytest keeps the test modules it rewrites (assert introspection) in __pycache__, which an environment
 # with PYTHONDONTWRITEBYTECODE set forbids: rewriting all of them again costs each worker about 3 s a run
 unexport PYTHONDONTWRITEBYTECODE
+# the package of the models and their checkers, as the repository names it (hicache_spec once installed)
+SPEC   := spec
 
 .PHONY: torch-path engine-verdicts test verify verify-quick docs bench bench-engine bench-scale chart hitrate slowfs lint typecheck threads stress clean mutation modelcheck lock
 
@@ -38,7 +40,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	@$(PYTHON) -m venv $(VENV)
 	@echo "installing the locked dev toolchain ($(LOCK)) into a new $(VENV)"
 	@$(PIP) --require-hashes --no-deps -r $(LOCK)
-	@# built with the locked setuptools just installed (offline), with the spec -> hicache_spec hook
+	@# built with the locked setuptools just installed (offline); spec/ is installed as hicache_spec
 	@$(PIP) --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
@@ -78,20 +80,20 @@ stress: $(STAMP)
 	$(BIN)/python -m tools.stress --runs $(or $(RUNS),20)
 
 verify: $(STAMP) torch-path
-	$(BIN)/python -m spec.verify --jobs $(JOBS)
+	$(BIN)/python -m $(SPEC).conformance.verify --jobs $(JOBS)
 
 verify-quick: $(STAMP) torch-path
-	$(BIN)/python -m spec.verify --quick --jobs $(JOBS)
+	$(BIN)/python -m $(SPEC).conformance.verify --quick --jobs $(JOBS)
 
 # make mutation [MODULES=hicache/metadata_cache.py]: mutmut over hicache/, one file at a time, in a scratch
 # copy (build/mutation); writes docs/mutation-score.json (shown by make verify).  CPU-heavy: one worker.
 mutation: $(STAMP)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[mutation]'
-	$(BIN)/python -m spec.mutation $(MODULES)
+	$(BIN)/python -m $(SPEC).conformance.mutation $(MODULES)
 
 # make modelcheck [DEPTH=N] [WIDE=--wide]: the bounded exhaustive model check alone, with a progress display
 modelcheck: $(STAMP)
-	$(BIN)/python -m spec.modelcheck --progress --verbose $(if $(DEPTH),--depth $(DEPTH)) $(WIDE)
+	$(BIN)/python -m $(SPEC).modelcheck --progress --verbose $(if $(DEPTH),--depth $(DEPTH)) $(WIDE)
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check .

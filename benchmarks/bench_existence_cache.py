@@ -4,7 +4,7 @@ Seeded; 512Ki beliefs of 64-hex-character page hashes, chains of 64 pages.
 Variants, measured interleaved in the same process (``benchmarks/_harness.py``):
 
 * production (``hicache``);
-* the spec (``spec.existence_cache``): its operations are O(n) list rebuilds,
+* the spec (``spec.models.existence_cache``): its operations are O(n) list rebuilds,
   so it is timed on a small cache only (its own table);
 * the textbook baseline: one ``OrderedDict`` keyed by ``(pool, hash)`` tuples,
   a Python loop touching each page with ``move_to_end`` (per pool: an
@@ -30,7 +30,7 @@ from typing import Any
 
 from benchmarks._harness import Comparison, compare
 from hicache import PoolExistenceBeliefs, StorageExistenceCache
-from spec.existence_cache import StorageExistenceCacheSpec
+from spec.models.existence_cache import StorageExistenceCacheSpec
 
 __all__ = [
     "TextbookExistenceCache",

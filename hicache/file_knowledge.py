@@ -140,19 +140,8 @@ class FileKnowledge:
         removals, published = overlaps.removals, overlaps.publications
         try:
             return call(path, *args), False, removals, published
-        except FileNotFoundError:
-            return None, True, removals, published
-        except NotAPageError as exc:
-            logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
-            return None, True, removals, published
-        except FileTooLargeError as exc:
-            # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
-            logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
         except OSError as exc:
-            # EIO, EACCES, ESTALE...: unavailable, or existence unknown (answered as absent, the
-            # conservative answer); the file and its accounting stay.
-            logger.warning("file store: cannot %s %r: %s", verb, path, exc)
-        return None, False, removals, published
+            return None, _missing(path, verb, exc), removals, published
 
     def read(self, key: str) -> Look[bytes]:
         """Read a checked key once, as ``look`` answers (the value, or None); a short read is None.
@@ -176,32 +165,27 @@ class FileKnowledge:
             return None, False, removals, published
         return data, False, removals, published
 
-    def read_into(self, key: str, view: memoryview) -> Look[bool]:
-        """Read a checked key once into ``view``, as ``look`` answers: True only when it filled it exactly.
+    def read_whole(self, key: str, view: memoryview) -> bool:
+        """Read a checked key once into ``view`` and teach what was seen: True only when it filled it (F4).
 
-        A file of another size is not read at all.  Teaches nothing.
+        ``look`` and ``observe`` for the hottest call, written out.  A file of another size is not read.
         """
-        fs, limit, is_page = self._fs, self._max_value_size, self._trust.is_page
-        got, missing, removals, published = self.look(key, "read", fs.read_into, view, limit, is_page)
-        if got is None:
-            return None, missing, removals, published
-        size, read = got
+        path = self._layout.path(key)
+        overlaps = self.overlaps
+        removals, published = overlaps.removals, overlaps.publications
+        try:
+            size, read = self._fs.read_into(path, view, self._max_value_size, self._trust.is_page)
+        except OSError as exc:
+            if _missing(path, "read", exc):
+                self.observe(key, False, True, removals, published, None)
+            return False
         if size == len(view) and read == size:
-            return True, missing, removals, published
-        path = self._layout.path(key)  # the path again only for the log line of a miss
+            self.learn(key, removals, size)  # what ``observe`` teaches of a page found
+            return True
         if size != len(view):
             logger.warning("file store: %r holds %d bytes, the buffer %d: not read", path, size, len(view))
         else:
             logger.warning("file store: short read of %r: %d of %d bytes", path, read, size)
-        return False, missing, removals, published
-
-    def read_whole(self, key: str, view: memoryview) -> bool:
-        """Read a checked key once into ``view`` and teach what was seen: True only when it filled it (F4)."""
-        whole, missing, removals, published = self.read_into(key, view)
-        if whole:
-            self.learn(key, removals, len(view))  # what ``observe`` teaches of a page found, directly
-            return True
-        self.observe(key, False, missing, removals, published, len(view))
         return False
 
     def probe(self, key: str, *, touch: bool) -> FileStat | None:
@@ -330,3 +314,20 @@ class FileKnowledge:
         kept.sort(key=lambda page: page[0])
         for _mtime, key, size in kept:
             self.evictor.touch(key, size)
+
+
+def _missing(path: str, verb: str, exc: OSError) -> bool:
+    """Log a failed look at ``path``; True when its file is missing or not a page of ours (S3)."""
+    if isinstance(exc, FileNotFoundError):
+        return True
+    if isinstance(exc, NotAPageError):
+        logger.warning("file store: %r is not a page of this store, not read: %s", path, exc.strerror)
+        return True
+    if isinstance(exc, FileTooLargeError):
+        # S4: refused before allocating; the file and its accounting stay (it is a page of ours).
+        logger.warning("file store: %r not read: %s (max_value_size)", path, exc.strerror)
+    else:
+        # EIO, EACCES, ESTALE...: unavailable, or existence unknown (answered as absent, the
+        # conservative answer); the file and its accounting stay.
+        logger.warning("file store: cannot %s %r: %s", verb, path, exc)
+    return False

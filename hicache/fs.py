@@ -3,7 +3,8 @@
 :class:`hicache.HiCacheFile` and :class:`hicache.LRUFileEvictor` touch the disk only through a
 :class:`FileSystem` (its methods say what each call does and raises), so tests can put an in-memory fake
 behind them that fails on demand (ENOSPC, EIO, EPERM, short reads) and crashes between any two
-operations (``spec/fake_fs.py``).  Every operation is one call, so counting calls counts filesystem round
+operations (``spec/world/filesystem.py``).  Every operation is one call, so counting calls counts
+filesystem round
 trips (what docs/SEMANTICS.md F6 and F5 promise to keep low).  Checks of opened files: S3, S4; modes and
 groups: S1, S2; the lock: C6; the capacity: S8.
 

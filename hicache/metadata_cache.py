@@ -11,7 +11,7 @@ at most once, inside it, so the calls are linearizable (M7); a batch (``add_many
 
 The class is not CrossHair-checked (its state sits behind a lock, in per-instance closures and an
 injected clock); the lock-step machine (``spec/machines/metadata_cache.py``) and the model checker
-(``spec.modelcheck``) check it step by step against ``spec/metadata_cache.py``, whose pure functions
+(``spec.modelcheck``) check it step by step against ``spec/models/metadata_cache.py``, whose pure functions
 CrossHair does check.
 """
 

@@ -1,14 +1,19 @@
 """spec: executable models of docs/SEMANTICS.md and the machinery that checks implementations against them.
 
-The models (``spec/<component>.py``) use the standard library only.  The
-conformance machinery (``spec.machines``, ``spec.verify``, ``spec.report``,
-``spec.pytest_plugin``) needs the ``dev`` extra (Hypothesis, pytest, CrossHair).
+Read it in layers:
+
+* :mod:`.models`: the seven small models (one per component, the file store's pure functions, and the
+  bad-input refusals), standard library only;
+* :mod:`.world`: the fake clock and the fake filesystem the checks drive;
+* :mod:`.machines`, :mod:`.variants`, :mod:`.modelcheck`, :mod:`.linearizability`, :mod:`.oracle`: the
+  checkers, and the wrong variants that prove each can fail;
+* :mod:`.conformance`: ``make verify`` and the conformance report.
+
+The checkers need the ``dev`` extra (Hypothesis, pytest, CrossHair).  Imports inside the package are
+relative: it is ``spec`` in the repository and ``hicache_spec`` once installed (pyproject.toml maps the
+folder), and the strings that name its modules are made from :data:`PACKAGE`.
 """
 
-# An editable install maps ``hicache_spec`` onto this folder: its modules are then loaded with their
-# ``spec.*`` references rewritten, as the wheel's are (spec/_rename.py), so that a project with its own
-# ``spec`` module does not capture them.  The wheel's copy lives in a folder named hicache_spec: no hook.
-if __name__ != "spec" and __path__ and __path__[0].replace("\\", "/").rstrip("/").endswith("/spec"):
-    from importlib import import_module as _import_module
+__all__ = ["PACKAGE"]
 
-    _import_module(f"{__name__}._rename").install(__name__, __path__[0])
+PACKAGE = __name__  # "spec" in the repository, "hicache_spec" when installed

@@ -8,6 +8,6 @@ production package itself needs nothing but the standard library.  ``--help``, `
 
 from __future__ import annotations
 
-from spec.oracle.__main__ import main
+from .oracle.__main__ import main
 
 __all__ = ["main"]

@@ -29,8 +29,13 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec import PACKAGE
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
+
+# The conformance plugin (clause markers, --conformance-json), named from the package's name (and not
+# imported here: pytest must import it first, to rewrite its asserts).
+pytest_plugins = [f"{PACKAGE}.conformance.pytest_plugin"]
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,8 +11,8 @@
 ``python -m spec.linearizability [--histories N]`` runs the real-thread batches and prints their figures.
 """
 
-from spec.linearizability.checker import PENDING, Operation, Raised, SequentialSpec, Verdict, check_history
-from spec.linearizability.recording import HistoryRecorder, run_threads
+from .checker import PENDING, Operation, Raised, SequentialSpec, Verdict, check_history
+from .recording import HistoryRecorder, run_threads
 
 __all__ = [
     "PENDING",

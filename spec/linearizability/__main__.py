@@ -18,12 +18,13 @@ from pathlib import Path
 
 from hicache.file_store import HiCacheFile
 from hicache.metadata_cache import MetadataCache
-from spec.linearizability.file_store import check_file_store_histories
-from spec.linearizability.metadata_cache import (
+
+from ..variants.metadata_cache import RacyMetadataCache, TornBatchMetadataCache
+from .file_store import check_file_store_histories
+from .metadata_cache import (
     RunSummary,
     check_real_thread_histories,
 )
-from spec.variants.metadata_cache import RacyMetadataCache, TornBatchMetadataCache
 
 __all__ = ["main"]
 
@@ -78,7 +79,7 @@ def _batches(args: argparse.Namespace) -> list[Batch]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spec.linearizability", description=__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}", description=__doc__)
     parser.add_argument("--histories", type=int, default=100, help="histories per batch (default 100)")
     parser.add_argument("--threads", type=int, default=3)
     parser.add_argument("--length", type=int, default=25, help="operations per thread (metadata cache)")

@@ -1,5 +1,5 @@
 """File store histories (C5): real threads on one store over the in-memory filesystem, checked against
-``spec.file_store.FileStoreModel`` run as a sequential spec.
+``spec.models.file_store.FileStoreModel`` run as a sequential spec.
 
 The world is closed (no other process, no fault, a frozen clock), so every
 answer of ``set``/``get``/``exists``/``delete`` (and, in the oracle's
@@ -26,13 +26,14 @@ from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_store import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
-from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
-from spec.linearizability.metadata_cache import MEET_EVERY, RunSummary, record_histories
-from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder
-from spec.linearizability.scripts import Call, Pick, Script, below, weighted_scripts
+
+from ..models.file_store import FileStoreModel
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
+from .checker import MAX_STEPS, Operation, Verdict, check_history
+from .metadata_cache import MEET_EVERY, RunSummary, record_histories
+from .recording import SAFETY_TIMEOUT, HistoryRecorder
+from .scripts import Call, Pick, Script, below, weighted_scripts
 
 __all__ = [
     "BATCHES",
@@ -209,7 +210,7 @@ class FileStoreHistorySpec:
     instant (the store holds its lock throughout); writes in flight keep their entries (V2).  A batch is
     its keys' own calls, in the order the store takes them (:func:`spelled_out`).
 
-    Each step is the model's own rule (``spec.file_store``); only their timing
+    Each step is the model's own rule (``spec.models.file_store``); only their timing
     is relaxed, and only within each call's interval.
 
     ``phases=False`` is the strict reading: every call is one atomic step, so

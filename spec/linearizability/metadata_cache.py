@@ -23,11 +23,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from spec import metadata_cache as model
-from spec.fakes import FakeClock
-from spec.linearizability.checker import MAX_STEPS, Operation, Verdict, check_history
-from spec.linearizability.recording import SAFETY_TIMEOUT, HistoryRecorder, meetings_of, run_threads
-from spec.linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
+from ..models import metadata_cache as model
+from ..world.clock import FakeClock
+from .checker import MAX_STEPS, Operation, Verdict, check_history
+from .recording import SAFETY_TIMEOUT, HistoryRecorder, meetings_of, run_threads
+from .scripts import Call, Pick, Script, always, below, weighted_scripts
 
 __all__ = [
     "BATCHES",
@@ -51,7 +51,7 @@ SINGLES = ((0.55, "add"), (0.9, "contains"), (0.96, "remove"))  # by the roll; l
 
 
 class MetadataCacheHistorySpec:
-    """``spec.metadata_cache`` as a step function over hashable states (dead entries dropped)."""
+    """``spec.models.metadata_cache`` as a step function over hashable states (dead entries dropped)."""
 
     def __init__(self, ttl: float, max_entries: int | None, eviction: str = "birth") -> None:
         self.ttl, self.max_entries, self.lru = ttl, max_entries, eviction == "lru"

@@ -17,8 +17,8 @@ import traceback
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from spec.fakes import LEADER, meeting_point
-from spec.linearizability.checker import Operation, Raised
+from ..world.clock import LEADER, meeting_point
+from .checker import Operation, Raised
 
 __all__ = [
     "SAFETY_TIMEOUT",

@@ -24,7 +24,7 @@ are expired at an instant are a prefix of the stored keys in birth order.
 At each call the spec branches on that prefix (how many of the oldest are
 expired at the call's instant), drops them (an expired key stays expired:
 instants never decrease), and steps the model on the rest, all alive, as a
-cache that never expires.  That is ``spec.metadata_cache`` itself, run
+cache that never expires.  That is ``spec.models.metadata_cache`` itself, run
 through :class:`~spec.linearizability.metadata_cache.MetadataCacheHistorySpec`.
 """
 
@@ -34,8 +34,8 @@ import math
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from spec.linearizability.checker import Operation
-from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
+from .checker import Operation
+from .metadata_cache import MetadataCacheHistorySpec
 
 __all__ = [
     "Bound",
@@ -122,7 +122,7 @@ def _select(zone: Zone, keep: Sequence[int]) -> Zone:
 
 
 class TimedMetadataCacheSpec:
-    """``spec.metadata_cache`` as a timed spec (``outcomes_at``) for the linearizability search."""
+    """``spec.models.metadata_cache`` as a timed spec (``outcomes_at``) for the linearizability search."""
 
     def __init__(self, ttl: float, max_entries: int | None, eviction: str = "birth") -> None:
         self.ttl, self.lru = ttl, eviction == "lru"
@@ -176,7 +176,7 @@ class TimedStaleBirthKeptOnReAdd(TimedMetadataCacheSpec):
     """M3 in its known wrong form (O11), as a timed spec, what a trace is replayed against to tell whose
     rule made the state an answer read: an expired entry stays stored (``stale``, a fourth part of the
     state) until removed, cleared or dropped by the bound, and a re-add of it keeps its old birth, so the
-    key stays expired (``spec.metadata_cache.StaleBirthKeptOnReAdd`` on a real clock)."""
+    key stays expired (``spec.models.metadata_cache.StaleBirthKeptOnReAdd`` on a real clock)."""
 
     def __init__(self, ttl: float, max_entries: int | None, eviction: str = "birth") -> None:
         super().__init__(ttl, max_entries, eviction)

@@ -7,6 +7,6 @@ suite all run the same machine.  Hypothesis is a tooling dependency: nothing
 under ``hicache/`` or the models imports this package.
 """
 
-from spec.machines._base import Figures, LockstepMachine, run_machine
+from ._base import Figures, LockstepMachine, run_machine
 
 __all__ = ["Figures", "LockstepMachine", "run_machine"]

@@ -18,9 +18,9 @@ from hypothesis.control import current_build_context, currently_in_test_context
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, invariant, run_state_machine_as_test
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
+from ..models.file_store import FileStoreModel
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
 
 __all__ = [
     "BadInput",

@@ -1,4 +1,4 @@
-"""Lock-step machine for StorageExistenceCache (E1-E8, B1) against ``spec.existence_cache``.
+"""Lock-step machine for StorageExistenceCache (E1-E8, B1) against ``spec.models.existence_cache``.
 
 A subclass names the implementation, ``target(max_entries)``, which is driven only
 through its public methods plus ``snapshot()`` (every belief as ``(pool,
@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.existence_cache import StorageExistenceCacheSpec, by_pool
-from spec.machines._base import BadInput, BadSetting, LockstepMachine, assert_refused, try_bad_inputs
+from ..models.existence_cache import StorageExistenceCacheSpec, by_pool
+from ._base import BadInput, BadSetting, LockstepMachine, assert_refused, try_bad_inputs
 
 __all__ = [
     "BAD_INPUTS",

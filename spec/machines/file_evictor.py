@@ -1,4 +1,4 @@
-"""Lock-step machine for a file evictor on its own (V1-V6, S7, C3, B1) against ``spec.file_store``.
+"""Lock-step machine for a file evictor on its own (V1-V6, S7, C3, B1) against ``spec.models.file_store``.
 
 The store's machine only ever sees the evictor between operations, when no
 write is in flight.  This one drives the evictor's own API with writes held in
@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.machines._base import BadInput, BadSetting, FileWorldMachine, try_bad_inputs
+from ._base import BadInput, BadSetting, FileWorldMachine, try_bad_inputs
 
 __all__ = ["BAD_INPUTS", "BAD_SETTINGS", "FileEvictorMachine", "project_factory"]
 

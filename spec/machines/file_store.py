@@ -1,8 +1,8 @@
-"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B1, B2, S3) against ``spec.file_store``.
+"""Lock-step machine for the file store (F1-F8, V1-V6, C1-C4, B1, B2, S3) against ``spec.models.file_store``.
 
 A subclass names the implementation: ``target(storage_dir, namespace=..., extra_config=..., fs=...,
 clock=...)`` (``HiCacheFile``'s signature).  The implementation runs on a
-:class:`spec.fake_fs.FakeFileSystem`; the model keeps its own copy of the
+:class:`spec.world.filesystem.FakeFileSystem`; the model keeps its own copy of the
 directory.  Both see the same world: other processes creating and deleting
 files (of this namespace and another one, and temp files), faults (ENOSPC/EIO
 on write, EIO on rename and read, short reads, unremovable files with
@@ -48,11 +48,11 @@ from typing import Any, ClassVar, TypeVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.fake_fs import Crash
-from spec.file_inputs import refuse_bad_call
-from spec.file_names import is_temp
-from spec.file_store import FileStoreModel
-from spec.machines._base import BadInput, BadSetting, FileWorldMachine, try_bad_inputs
+from ..models.file_names import is_temp
+from ..models.file_store import FileStoreModel
+from ..models.refusals import refuse_bad_call
+from ..world.filesystem import Crash
+from ._base import BadInput, BadSetting, FileWorldMachine, try_bad_inputs
 
 __all__ = [
     "BAD_INPUTS",

@@ -1,4 +1,4 @@
-"""Lock-step machine for MetadataCache (M2-M6, M8, M9, B1) against ``spec.metadata_cache``.
+"""Lock-step machine for MetadataCache (M2-M6, M8, M9, B1) against ``spec.models.metadata_cache``.
 
 A subclass names the implementation: ``target(ttl_seconds, max_entries=..., clock=...)``.
 The choice ``eviction`` is the order its bound evicts in, as declared (M6
@@ -15,9 +15,9 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.fakes import CountingClock
-from spec.machines._base import BadInput, BadSetting, LockstepMachine, try_bad_inputs
-from spec.metadata_cache import MetadataCacheSpec
+from ..models.metadata_cache import MetadataCacheSpec
+from ..world.clock import CountingClock
+from ._base import BadInput, BadSetting, LockstepMachine, try_bad_inputs
 
 __all__ = ["BAD_INPUTS", "BAD_SETTINGS", "KEYS", "TTLS", "MetadataCacheMachine"]
 

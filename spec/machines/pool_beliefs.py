@@ -1,4 +1,4 @@
-"""Lock-step machine for PooledExistenceCache and its pools (P1-P5, B1) against ``spec.pool_beliefs``.
+"""Lock-step machine for PooledExistenceCache and its pools (P1-P5, B1) against ``spec.models.pool_beliefs``.
 
 A subclass names the implementation, ``target(max_entries)``, a registry; the
 machine reaches the pools only through ``registry.pool(name)`` and their
@@ -19,8 +19,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from spec.machines._base import BadInput, LockstepMachine, assert_refused, try_bad_inputs
-from spec.machines.existence_cache import (
+from ..models.pool_beliefs import PooledExistenceCacheSpec
+from ._base import BadInput, LockstepMachine, assert_refused, try_bad_inputs
+from .existence_cache import (
     BAD_INPUTS,
     CAPACITIES,
     batches,
@@ -31,10 +32,9 @@ from spec.machines.existence_cache import (
     shapes,
     walks,
 )
-from spec.machines.existence_cache import (
+from .existence_cache import (
     BAD_SETTINGS as EXISTENCE_BAD_SETTINGS,
 )
-from spec.pool_beliefs import PooledExistenceCacheSpec
 
 __all__ = ["BAD_SETTINGS", "NAMES", "POOL_BAD_INPUTS", "UNHASHABLE_NAME", "PoolBeliefsMachine"]
 

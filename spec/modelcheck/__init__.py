@@ -10,8 +10,8 @@ the depth reached (and whether the search reached its fixpoint) and the time.
   spec in one fake world) and its refinement mapping.
 """
 
-from spec.modelcheck.explorer import Configuration, Counterexample, Op, Pair, Result, explore
-from spec.modelcheck.run import ComponentSummary, check_component
+from .explorer import Configuration, Counterexample, Op, Pair, Result, explore
+from .run import ComponentSummary, check_component
 
 __all__ = [
     "ComponentSummary",

@@ -11,15 +11,15 @@ import logging
 import sys
 from pathlib import Path
 
-from spec.modelcheck.components import MODEL_CHECKED
-from spec.modelcheck.explorer import print_progress
-from spec.modelcheck.run import check_component, components_named, format_table
+from .components import MODEL_CHECKED
+from .explorer import print_progress
+from .run import check_component, components_named, format_table
 
 __all__ = ["main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spec.modelcheck", description=__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}", description=__doc__)
     parser.add_argument("components", nargs="*", help=f"any of {', '.join(MODEL_CHECKED)} (default: all)")
     parser.add_argument(
         "--depth", type=int, default=None, help="depth bound (default: each component's CI bound)"

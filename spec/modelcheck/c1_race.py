@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hicache.file_store import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.machines.file_store import believed as believes
-from spec.modelcheck.explorer import Configuration, Counterexample, Result
-from spec.modelcheck.interleavings import ExploredLock, ExploringScheduler, explore_schedules
+
+from ..machines.file_store import believed as believes
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
+from .explorer import Configuration, Counterexample, Result
+from .interleavings import ExploredLock, ExploringScheduler, explore_schedules
 
 __all__ = ["SCENARIOS", "Scenario", "accounting_scenario", "check_scenario", "results"]
 

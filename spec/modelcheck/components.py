@@ -7,7 +7,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from spec.modelcheck.explorer import Configuration
+from .explorer import Configuration
 
 __all__ = ["MODEL_CHECKED", "ModelCheckedComponent"]
 
@@ -23,7 +23,7 @@ class ModelCheckedComponent:
 
     @property
     def module(self) -> Any:
-        return importlib.import_module(f"spec.modelcheck.{self.name}")
+        return importlib.import_module(f".{self.name}", __package__)
 
     def configurations(self, wide: bool) -> list[Configuration]:
         """The domain: CI-sized, or ``wide`` (more keys, finer clock) for deeper runs."""

@@ -1,4 +1,4 @@
-"""Bounded exhaustive refinement check of StorageExistenceCache (E2-E8) against ``spec.existence_cache``.
+"""Bounded exhaustive refinement check of StorageExistenceCache (E2-E8) against ``models.existence_cache``.
 
 The domain: 2 pools, 3 page hashes, a handful of short chains (empty, single
 pages, ordered and reversed pairs, a repeated page, the whole chain), passed as
@@ -20,8 +20,9 @@ from functools import partial
 from typing import Any
 
 from hicache.existence_cache import StorageExistenceCache
-from spec.existence_cache import StorageExistenceCacheSpec
-from spec.modelcheck.explorer import Configuration, Op, Pair
+
+from ..models.existence_cache import StorageExistenceCacheSpec
+from .explorer import Configuration, Op, Pair
 
 __all__ = ["ExistenceCachePair", "configurations", "domain"]
 

@@ -1,4 +1,4 @@
-"""Bounded exhaustive refinement check of the file store (F, V, C1-C3, B2) against ``spec.file_store``.
+"""Bounded exhaustive refinement check of the file store (F, V, C1-C3, B2) against ``spec.models.file_store``.
 
 The domain: 2 keys, 2 values of different sizes, a cap that two files overflow
 (or no cap), beliefs on (TTL -1 or 2 s on a 1 s clock) or off, and the world's
@@ -26,11 +26,12 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from hicache.file_store import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
-from spec.modelcheck.explorer import Configuration, Op, Pair
-from spec.modelcheck.metadata_cache import START, stored
+
+from ..models.file_store import FileStoreModel
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
+from .explorer import Configuration, Op, Pair
+from .metadata_cache import START, stored
 
 __all__ = ["FileStorePair", "configurations", "domain"]
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec.oracle._scheduler import ScheduledLock, Scheduler, ThreadCallTimedOut, WorkerStopped
+from ..oracle._scheduler import ScheduledLock, Scheduler, ThreadCallTimedOut, WorkerStopped
 
 __all__ = ["ExploredLock", "ExploringScheduler", "ScheduleOutcome", "explore_schedules"]
 

@@ -29,9 +29,10 @@ from functools import partial
 from typing import Any
 
 from hicache.metadata_cache import MetadataCache
-from spec.fakes import FakeClock
-from spec.metadata_cache import MetadataCacheSpec
-from spec.modelcheck.explorer import Configuration, Op, Pair
+
+from ..models.metadata_cache import MetadataCacheSpec
+from ..world.clock import FakeClock
+from .explorer import Configuration, Op, Pair
 
 __all__ = ["FAMILIES", "MetadataCachePair", "configurations", "domain"]
 

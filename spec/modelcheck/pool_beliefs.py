@@ -1,4 +1,4 @@
-"""Bounded exhaustive refinement check of PooledExistenceCache (P1-P5) against ``spec.pool_beliefs``.
+"""Bounded exhaustive refinement check of PooledExistenceCache (P1-P5) against ``spec.models.pool_beliefs``.
 
 The domain: 2 pools, 2 page hashes, short chains (empty, singles, both
 orders, a repeated page), bounds 0-2, and in-flight reference counts capped
@@ -19,8 +19,9 @@ from functools import partial
 from typing import Any
 
 from hicache.pool_beliefs import PooledExistenceCache
-from spec.modelcheck.explorer import Configuration, Op, Pair
-from spec.pool_beliefs import PooledExistenceCacheSpec
+
+from ..models.pool_beliefs import PooledExistenceCacheSpec
+from .explorer import Configuration, Op, Pair
 
 __all__ = ["PoolBeliefsPair", "configurations", "domain"]
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from spec.modelcheck.components import MODEL_CHECKED, ModelCheckedComponent
-from spec.modelcheck.explorer import Progress, Result, explore
+from .components import MODEL_CHECKED, ModelCheckedComponent
+from .explorer import Progress, Result, explore
 
 __all__ = ["ComponentSummary", "check_component", "format_table"]
 

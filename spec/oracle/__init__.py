@@ -36,7 +36,7 @@ linearizability against the spec; exit 3 is UNKNOWN (the search budget, ``--max-
 
 Python API::
 
-    from spec.oracle import Adapter, check
+    from . import Adapter, check
     result = check("metadata-cache", "mypackage.fast:FastCache", seed=0, max_examples=300, steps=40)
     if not result.passed:
         print(result.summary())
@@ -75,15 +75,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from spec.oracle._adapter import Adapter
-from spec.oracle._components import COMPONENTS, available_components
-from spec.oracle._errors import OracleUsageError
+from ._adapter import Adapter
+from ._components import COMPONENTS, available_components
+from ._errors import OracleUsageError
 
 if TYPE_CHECKING:
-    from spec.oracle._bad_settings import construct
-    from spec.oracle._run import OracleResult, check, check_threads, load_target, machine_for
-    from spec.oracle._threads import replay_threads
-    from spec.oracle._trace import TraceResult, check_trace
+    from ._bad_settings import construct
+    from ._run import OracleResult, check, check_threads, load_target, machine_for
+    from ._threads import replay_threads
+    from ._trace import TraceResult, check_trace
 
 # The runner needs Hypothesis; the tables, the adapter and ``--help``/``--describe`` do not, so it is
 # imported on first use (``from spec.oracle import check`` as before); so are --threads and the traces.

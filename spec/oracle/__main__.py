@@ -19,15 +19,15 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from spec.linearizability.checker import MAX_STEPS
-from spec.oracle._budgets import DEFAULT_MAX_STEPS, HISTORIES
-from spec.oracle._components import COMPONENTS
-from spec.oracle._describe import describe, summary_line
-from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._timeout import CALL_TIMEOUT
+from ..linearizability.checker import MAX_STEPS
+from ._budgets import DEFAULT_MAX_STEPS, HISTORIES
+from ._components import COMPONENTS
+from ._describe import describe, summary_line
+from ._errors import OracleUsageError, one_line
+from ._timeout import CALL_TIMEOUT
 
 if TYPE_CHECKING:
-    from spec.oracle._result import Failure, OracleResult
+    from ._result import Failure, OracleResult
 
 __all__ = ["MISSING", "main", "repro_name"]
 
@@ -209,9 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if _without_hypothesis():
         return 2
-    from spec.oracle._picture import write_history
-    from spec.oracle._run import check, check_threads
-    from spec.oracle._threads import ThreadsResult
+    from ._picture import write_history
+    from ._run import check, check_threads
+    from ._threads import ThreadsResult
 
     try:
         repro = _repro_target(args.repro) if args.repro else None
@@ -289,8 +289,8 @@ def _trace(args: argparse.Namespace) -> int:
         return 2
     if _without_hypothesis():
         return 2
-    from spec.oracle._picture import write_history
-    from spec.oracle._trace import check_trace
+    from ._picture import write_history
+    from ._trace import check_trace
 
     try:
         repro = _repro_target(args.repro) if args.repro else None

@@ -1,9 +1,9 @@
 """B1 of the constructors: every bad setting a component's clauses name, tried through the target's own
-constructor form (issue 23, item 8).
+constructor form, so that a target with another constructor is held to B1 too.
 
 The machine module of each component lists what to try (``BAD_SETTINGS``: a label and the spec-level
 constructor arguments in place of the probe's), the spec says which error each one is and the parameter
-its message names (``Component.settings_spec``, e.g. ``spec.metadata_cache:refuse_bad_settings``): the
+its message names (``Component.settings_spec``, e.g. ``spec.models.metadata_cache:refuse_bad_settings``): the
 oracle builds the target once per setting, as the probe builds it (the fake clock and filesystem of a
 run), and requires that error, naming the parameter.  A target that accepts a bad setting, or refuses it
 with another exception or a message that does not name it, FAILs B1 with the constructor call as its
@@ -20,15 +20,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import CountingClock
-from spec.machines._base import BadSetting, names_any, parameter_named, refusal
-from spec.oracle._components import Component
-from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._prepared import prepared
-from spec.oracle._result import Failure, failure_entry
-from spec.oracle._session import Session, _signature_of
-from spec.oracle._timeout import CallTimedOut
+from ..machines._base import BadSetting, names_any, parameter_named, refusal
+from ..world.clock import CountingClock
+from ..world.filesystem import FakeFileSystem
+from ._components import Component
+from ._errors import OracleUsageError, one_line
+from ._prepared import prepared
+from ._result import Failure, failure_entry
+from ._session import Session, _signature_of
+from ._timeout import CallTimedOut
 
 __all__ = ["SettingsTried", "construct", "try_bad_settings"]
 
@@ -59,7 +59,7 @@ def _unexpressed(session: Session, settings: Mapping[str, Any]) -> str:
         if session.probe.form == "engine" and parameter in ("storage_dir", "namespace"):
             return f"the engine form (O12) makes the {parameter} itself (the engine takes a storage_config)"
         if session.probe.form == "engine" and parameter == "extra_config":
-            from spec.oracle._engine import untried_settings
+            from ._engine import untried_settings
 
             untried = untried_settings(settings[parameter])
             if untried:
@@ -225,7 +225,7 @@ def render_settings_repro(
         "",
         "import pytest",
         "",
-        "from spec.oracle import construct",
+        f"from {__package__} import construct",  # spec.oracle here, hicache_spec.oracle installed
         "",
         f"TARGET = os.environ.get('HICACHE_ORACLE_TARGET', {target_path!r})",
         f"ADAPTER = {session.adapter.as_dict()!r}",

@@ -13,12 +13,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from spec.existence_cache import by_pool
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from .. import PACKAGE
+from ..models.existence_cache import by_pool
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
 
 if TYPE_CHECKING:  # the machines need Hypothesis; --describe and --list must not
-    from spec.machines._base import LockstepMachine
+    from ..machines._base import LockstepMachine
 
 __all__ = ["COMPONENTS", "Component", "Projection", "available_components"]
 
@@ -84,7 +85,7 @@ class Component:
     depends: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The clauses an answer of each method is checked against, the first the method's own: without a
     # snapshot() the oracle blames the first of the diverging call's, and lists those of every call of
-    # the counterexample as the ones it is consistent with (issue 23).  ``--describe`` prints them.
+    # the counterexample as the ones it is consistent with.  ``--describe`` prints them.
     method_clauses: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Groups whose rules other clauses need too (V5's vanished files are V6's victims as well): once the
     # group's clause has failed, its rules go on running and only its divergences are set aside (an
@@ -189,8 +190,8 @@ METADATA_CACHE = Component(
     choices={"eviction": ("birth", "lru")},
     constructor_clause="M1",
     name="metadata-cache",
-    machine_path="spec.machines.metadata_cache:MetadataCacheMachine",
-    spec_path="spec.metadata_cache:MetadataCacheSpec",
+    machine_path=f"{PACKAGE}.machines.metadata_cache:MetadataCacheMachine",
+    spec_path=f"{PACKAGE}.models.metadata_cache:MetadataCacheSpec",
     constructor=("ttl_seconds", "max_entries", "clock"),
     methods={
         "add": ("key",),
@@ -232,9 +233,9 @@ METADATA_CACHE = Component(
     },
     probe={"ttl_seconds": 1.0, "max_entries": None},
     probe_text="target(ttl_seconds, max_entries=..., clock=...)",
-    bad_settings="spec.machines.metadata_cache:BAD_SETTINGS",
-    settings_spec="spec.metadata_cache:refuse_bad_settings",
-    provenance={"M3": "spec.metadata_cache:StaleBirthKeptOnReAdd"},
+    bad_settings=f"{PACKAGE}.machines.metadata_cache:BAD_SETTINGS",
+    settings_spec=f"{PACKAGE}.models.metadata_cache:refuse_bad_settings",
+    provenance={"M3": f"{PACKAGE}.models.metadata_cache:StaleBirthKeptOnReAdd"},
 )
 
 
@@ -258,8 +259,8 @@ EXISTENCE_CACHE = Component(
     },
     constructor_clause="E1",
     name="existence-cache",
-    machine_path="spec.machines.existence_cache:StorageExistenceCacheMachine",
-    spec_path="spec.existence_cache:StorageExistenceCacheSpec",
+    machine_path=f"{PACKAGE}.machines.existence_cache:StorageExistenceCacheMachine",
+    spec_path=f"{PACKAGE}.models.existence_cache:StorageExistenceCacheSpec",
     constructor=("max_entries",),
     methods={
         "add": ("pool", "hashes"),
@@ -308,9 +309,9 @@ EXISTENCE_CACHE = Component(
     pooled=frozenset({"add", "contains", "contains_all", "covers_all", "invalidate_beyond"}),
     probe={"max_entries": 4},
     probe_text="target(max_entries)",
-    bad_settings="spec.machines.existence_cache:BAD_SETTINGS",
-    settings_spec="spec.existence_cache:refuse_bad_capacity",
-    provenance={"E3": "spec.existence_cache:ContainsWithoutRefresh"},
+    bad_settings=f"{PACKAGE}.machines.existence_cache:BAD_SETTINGS",
+    settings_spec=f"{PACKAGE}.models.existence_cache:refuse_bad_capacity",
+    provenance={"E3": f"{PACKAGE}.models.existence_cache:ContainsWithoutRefresh"},
 )
 
 
@@ -351,8 +352,8 @@ POOL_BELIEFS = Component(
     },
     constructor_clause="P1",
     name="pool-beliefs",
-    machine_path="spec.machines.pool_beliefs:PoolBeliefsMachine",
-    spec_path="spec.pool_beliefs:PooledExistenceCacheSpec",
+    machine_path=f"{PACKAGE}.machines.pool_beliefs:PoolBeliefsMachine",
+    spec_path=f"{PACKAGE}.models.pool_beliefs:PooledExistenceCacheSpec",
     constructor=("max_entries",),
     methods=_POOL_METHODS,
     required=("add", "contains_all"),
@@ -399,9 +400,9 @@ POOL_BELIEFS = Component(
     projections={"snapshot": Projection(_pool_snapshot_impl, _snapshot_spec, "(list({r}[0]), dict({r}[1]))")},
     probe={"max_entries": 4},
     probe_text="target(max_entries), a registry with pool(name) or a per-pool class",
-    bad_settings="spec.machines.pool_beliefs:BAD_SETTINGS",
-    settings_spec="spec.existence_cache:refuse_bad_capacity",
-    provenance={"P2": "spec.pool_beliefs:PooledContainsWithoutRefresh"},
+    bad_settings=f"{PACKAGE}.machines.pool_beliefs:BAD_SETTINGS",
+    settings_spec=f"{PACKAGE}.models.existence_cache:refuse_bad_capacity",
+    provenance={"P2": f"{PACKAGE}.models.pool_beliefs:PooledContainsWithoutRefresh"},
     child="pool",
     child_methods=frozenset(_POOL_METHODS) - {"pool", "check_invariants"},  # the registry's own
 )
@@ -425,8 +426,8 @@ def _evictor_probe() -> dict[str, Any]:
 FILE_EVICTOR = Component(
     constructor_clause="V1",
     name="file-evictor",
-    machine_path="spec.machines.file_evictor:FileEvictorMachine",
-    spec_path="spec.file_store:FileStoreModel",
+    machine_path=f"{PACKAGE}.machines.file_evictor:FileEvictorMachine",
+    spec_path=f"{PACKAGE}.models.file_store:FileStoreModel",
     constructor=("directory", "max_size", "min_free_space", "eviction_ratio", "on_evict", "fs"),
     methods={
         "reserve": ("key", "nbytes"),
@@ -472,7 +473,7 @@ FILE_EVICTOR = Component(
     },
     declared_methods={("eviction", "background"): ("evict",)},
     declared_clauses={("eviction", "background"): {"V3": "V3-bg"}},
-    wrap="spec.machines.file_evictor:project_factory",
+    wrap=f"{PACKAGE}.machines.file_evictor:project_factory",
     depends={"V5": ("S7",)},
     # V5's vanished files are V6's victims too (a callback for a victim already gone).  S7 stays in
     # ``depends``: its checks need V5's unremovable files in examples that V5's divergences now end.
@@ -480,8 +481,8 @@ FILE_EVICTOR = Component(
     probe=_evictor_probe,
     probe_text="target(directory, max_size=, min_free_space=, eviction_ratio=, on_evict=)",
     replayable=False,
-    bad_settings="spec.machines.file_evictor:BAD_SETTINGS",
-    settings_spec="spec.file_evictor:refuse_bad_limits",
+    bad_settings=f"{PACKAGE}.machines.file_evictor:BAD_SETTINGS",
+    settings_spec=f"{PACKAGE}.models.file_evictor:refuse_bad_limits",
 )
 
 
@@ -532,11 +533,11 @@ FILE_STORE = Component(
         "S3": ("another_user_plants_a_node",),
     },
     declared_clauses={("eviction", "background"): {"V3": "V3-bg"}},
-    bad_settings="spec.machines.file_store:BAD_SETTINGS",
-    settings_spec="spec.file_inputs:refuse_bad_settings",
+    bad_settings=f"{PACKAGE}.machines.file_store:BAD_SETTINGS",
+    settings_spec=f"{PACKAGE}.models.refusals:refuse_bad_settings",
     name="file-store",
-    machine_path="spec.machines.file_store:FileStoreMachine",
-    spec_path="spec.file_store:FileStoreModel",
+    machine_path=f"{PACKAGE}.machines.file_store:FileStoreMachine",
+    spec_path=f"{PACKAGE}.models.file_store:FileStoreModel",
     constructor=("storage_dir", "namespace", "extra_config", "fs", "clock"),
     methods={
         "set": ("key", "value"),

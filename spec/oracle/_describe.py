@@ -2,7 +2,7 @@
 
 Everything printed comes from the :class:`~spec.oracle._components.Component` the run uses (its
 constructor, required and optional methods and parameters with the reasons the report gives when they
-are missing, its groups, its declared choices), the clause titles of :mod:`spec.clauses` and the
+are missing, its groups, its declared choices), the clause titles of :mod:`spec.conformance.clauses` and the
 adapter's :data:`~spec.oracle._adapter.KEYS`; nothing here needs Hypothesis.  So the description cannot
 drift from what a run does: a new optional method, group or choice shows here as it is added.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spec.clauses import CLAUSE_ID, CLAUSES
-from spec.oracle._adapter import KEYS
-from spec.oracle._components import Component
+from ..conformance.clauses import CLAUSE_ID, CLAUSES
+from ._adapter import KEYS
+from ._components import Component
 
 __all__ = ["adapter_examples", "describe", "optional_clauses", "required_clauses", "summary_line"]
 

@@ -33,8 +33,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._fs import FakeOS, held_objects
+from ._errors import OracleUsageError
+from ._fs import FakeOS, held_objects
 
 __all__ = [
     "ENGINE_FOREIGN",

@@ -1,7 +1,7 @@
 """The filesystem under the oracle's control (O4): inject the machine's fake one, or interpose it as ``os``.
 
 A file-evictor or file-store target whose constructor takes ``fs`` gets the
-machine's :class:`~spec.fake_fs.FakeFileSystem` (``injected``).  A target that
+machine's :class:`~spec.world.filesystem.FakeFileSystem` (``injected``).  A target that
 calls ``os``, ``os.path``, ``open`` or ``shutil`` itself gets, for the duration
 of the run, stand-ins for those names (the modules, their functions bound by
 name as in ``from os import remove``, and the builtin ``open``, which a global
@@ -42,9 +42,11 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from hicache.fs import FileStat
-from spec.fake_fs import FakeFile, FakeFileSystem
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._time import MISSING, Interposition, restore, time_modules
+
+from .. import PACKAGE
+from ..world.filesystem import FakeFile, FakeFileSystem
+from ._errors import OracleUsageError
+from ._time import MISSING, Interposition, restore, time_modules
 
 __all__ = ["FakeOS", "FsControl", "RealDiskWatch", "interpose_fs", "restore", "unsupported_call"]
 
@@ -143,7 +145,7 @@ class FakeOS:
     ``calls`` counts the calls by name (``os.remove``, ``os.path.getsize``, ``open``, ...);
     ``unsupported`` the names of functions the target called that the fake does not provide.
 
-    >>> from spec.fakes import FakeClock
+    >>> from spec.world.clock import FakeClock
     >>> fake = FakeOS(FakeFileSystem(FakeClock(0.0)))
     >>> fake.os.makedirs("/d", exist_ok=True)
     >>> with fake.open("/d/a.bin", "wb") as f:
@@ -722,7 +724,7 @@ def held_objects(instances: Any, depth: int = 3) -> list[Any]:
     return list(found.values())
 
 
-_NOT_HELD = frozenset({"builtins", "torch", "numpy", "spec", "hypothesis"})
+_NOT_HELD = frozenset({"builtins", "torch", "numpy", PACKAGE, "hypothesis"})
 
 
 def _reached_modules(target: Any) -> list[ModuleType]:

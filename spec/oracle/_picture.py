@@ -17,7 +17,7 @@ import math
 from collections.abc import Collection, Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-from spec.linearizability.checker import Operation
+from ..linearizability.checker import Operation
 
 __all__ = ["draw_history", "write_history"]
 

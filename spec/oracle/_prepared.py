@@ -17,12 +17,12 @@ from dataclasses import dataclass, replace
 from functools import reduce
 from typing import Any
 
-from spec.oracle._adapter import Adapter
-from spec.oracle._components import COMPONENTS, Component
-from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._session import Session
-from spec.oracle._settings import pinned
-from spec.oracle._timeout import CALL_TIMEOUT
+from ._adapter import Adapter
+from ._components import COMPONENTS, Component
+from ._errors import OracleUsageError, one_line
+from ._session import Session
+from ._settings import pinned
+from ._timeout import CALL_TIMEOUT
 
 __all__ = ["Prepared", "load_target", "prepare", "prepared"]
 
@@ -93,7 +93,7 @@ def _engine_form(
 ) -> tuple[Adapter, Callable[..., Any]]:
     """O12: a file store in the engine's form (declared, or recognised by its constructor's parameters
     ``(storage_config, file_path)`` / ``(storage_config, kwargs)``) behind the component's interface."""
-    from spec.oracle._engine import engine_form, shim
+    from ._engine import engine_form, shim
 
     declared = adapter.form == "engine"
     if component.name != "file-store":

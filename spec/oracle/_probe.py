@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from spec.oracle._components import Component
+    from ._components import Component
 
 __all__ = ["Probe", "offered"]
 

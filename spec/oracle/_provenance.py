@@ -16,8 +16,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from spec.fakes import CountingClock
-from spec.oracle._session import (
+from ..world.clock import CountingClock
+from ._session import (
     _PLAIN,
     Outcome,
     Recording,

@@ -12,9 +12,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from spec.clauses import CLAUSES
-from spec.oracle._session import Call, PerPoolRegistry, Recording, Replay, Session, _repr
-from spec.oracle._time import control_time, time_modules
+from ..conformance.clauses import CLAUSES
+from ._session import Call, PerPoolRegistry, Recording, Replay, Session, _repr
+from ._time import control_time, time_modules
 
 __all__ = [
     "call_notes",
@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 # The clock a reproduction file defines for itself (the files are self-contained): the project's one fake
-# clock is spec.fakes.CountingClock, which the oracle runs on; this is its text as the files print it.
+# clock is spec.world.clock.CountingClock, which the oracle runs on; this is its text as the files print it.
 FAKE_CLOCK_SOURCE = '''class FakeClock:
     """A clock that only moves when told to, and counts its readings (the reproduction files' copy)."""
 
@@ -280,7 +280,7 @@ def render_program_repro(
         "filesystem beside it), so the steps are the machine's.  Run with pytest;",
         "HICACHE_ORACLE_TARGET=package.module:Name runs them against another implementation.",
     ]
-    machine_for = "from spec.oracle import machine_for"  # the line the installed package rewrites
+    machine_for = f"from {__package__} import machine_for"  # spec.oracle here, hicache_spec.oracle installed
     imports = "\n\n".join(["from __future__ import annotations", "import os", machine_for])
     lines = [
         *_opening(f"{name}, {len(steps)} machine steps.", target_path, about, imports),

@@ -12,11 +12,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from spec.clauses import CLAUSE_ID
-from spec.oracle._components import Component
+from ..conformance.clauses import CLAUSE_ID
+from ._components import Component
 
 if TYPE_CHECKING:
-    from spec.oracle._prepared import Prepared
+    from ._prepared import Prepared
 
 __all__ = [
     "Failure",

@@ -15,18 +15,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from spec.linearizability.checker import MAX_STEPS
-from spec.machines._base import LockstepMachine
-from spec.oracle import _sequential, _threads
-from spec.oracle._adapter import Adapter
-from spec.oracle._budgets import HISTORIES
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._prepared import Prepared, load_target, prepare, prepared
-from spec.oracle._result import OracleResult, build_result, subject_of
-from spec.oracle._sequential import SearchBudget, machine_class, search_sequential
-from spec.oracle._threads import ThreadsBudget, search_threads
-from spec.oracle._timeout import CALL_TIMEOUT
-from spec.oracle._worlds import worlds
+from ..linearizability.checker import MAX_STEPS
+from ..machines._base import LockstepMachine
+from . import _sequential, _threads
+from ._adapter import Adapter
+from ._budgets import HISTORIES
+from ._errors import OracleUsageError
+from ._prepared import Prepared, load_target, prepare, prepared
+from ._result import OracleResult, build_result, subject_of
+from ._sequential import SearchBudget, machine_class, search_sequential
+from ._threads import ThreadsBudget, search_threads
+from ._timeout import CALL_TIMEOUT
+from ._worlds import worlds
 
 __all__ = [
     "OracleResult",
@@ -92,7 +92,7 @@ def check(
     configuration, e.g. ``{"max_size": 10, "eviction_ratio": 1.0}``; the settings not given take the
     engine's defaults (F9: cap off, metadata cache off); unknown keys are an OracleUsageError.
 
-    >>> from spec.metadata_cache import MetadataCacheSpec
+    >>> from spec.models.metadata_cache import MetadataCacheSpec
     >>> check("metadata-cache", MetadataCacheSpec, max_examples=5, steps=5).verdict
     'PASS'
     """

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from spec.fakes import FakeClock
-from spec.oracle._timeout import current_frames
+from ..world.clock import FakeClock
+from ._timeout import current_frames
 
 __all__ = [
     "HoldingChooser",

@@ -23,19 +23,19 @@ from hypothesis import HealthCheck, Phase, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import HypothesisException, Unsatisfiable
 
-from spec.clauses import CLAUSE_ID
-from spec.machines._base import Figures, LockstepMachine, run_machine
-from spec.oracle import _repro
-from spec.oracle._bad_settings import try_bad_settings
-from spec.oracle._components import Component
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._provenance import made_by
-from spec.oracle._result import Failure, Found, failure_entry
-from spec.oracle._session import ConstructorRefused, Recording, Replay, Session, _repr, minimize, replay
-from spec.oracle._timeout import CallTimedOut
+from ..conformance.clauses import CLAUSE_ID
+from ..machines._base import Figures, LockstepMachine, run_machine
+from . import _repro
+from ._bad_settings import try_bad_settings
+from ._components import Component
+from ._errors import OracleUsageError
+from ._provenance import made_by
+from ._result import Failure, Found, failure_entry
+from ._session import ConstructorRefused, Recording, Replay, Session, _repr, minimize, replay
+from ._timeout import CallTimedOut
 
 if TYPE_CHECKING:
-    from spec.oracle._prepared import Prepared
+    from ._prepared import Prepared
 
 __all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential", "verify_control"]
 
@@ -212,7 +212,7 @@ def machine_class(
     state = SearchState() if state is None else state
     base = component.machine()
     if session.probe.form == "engine":  # O12: the engine's page names and its one-bool batch_set
-        from spec.oracle._engine import ENGINE_FOREIGN, ENGINE_NAMESPACE
+        from ._engine import ENGINE_FOREIGN, ENGINE_NAMESPACE
 
         engine = {"namespace": ENGINE_NAMESPACE, "foreign": ENGINE_FOREIGN, "one_bool_batches": True}
         base = type(base.__name__, (base,), {**engine, "__module__": base.__module__})
@@ -482,7 +482,7 @@ def _minimize_steps(machine: type[LockstepMachine], steps: list[Step], failure: 
     """Drop machine steps one at a time while the machine still fails with the same clause (the
     initialization stays).  After Hypothesis's bounded shrinking it cuts the catalogue's file-component
     counterexamples from a mean of 4.2 steps (max 13) to 2.4 (max 6), as short as unbounded shrinking
-    makes them in a third of the time (issue 11 item 7)."""
+    makes them in a third of the time."""
     want = (type(failure), clauses_of(str(failure)))
 
     def fails(candidate: list[Step]) -> bool:
@@ -524,8 +524,7 @@ def _explain(session: Session, state: SearchState, failure: BaseException, targe
         return failure_entry(clauses, message, 0, [], "")
     # Hypothesis shrinks machine steps; one step may make several calls (``contains_every_key``), and a
     # call may be needed by no later answer: cutting the calls down one at a time shortens the
-    # catalogue's counterexamples even after unbounded shrinking (issue 11 item 7: M/E/P, mean 4.4 calls
-    # to 2.6, max 11 to 5).
+    # catalogue's counterexamples even after unbounded shrinking (M/E/P: mean 4.4 calls to 2.6, max 11 to 5).
     replayed = minimize(session, recording)
     if replayed is None:  # the machine saw something the replay does not (an answer compared otherwise)
         message = f"{machine_message} (not reproduced by replaying the calls alone)"

@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import reject
 
-from spec.fakes import CountingClock
-from spec.machines._base import names_any, parameter_named
-from spec.oracle._adapter import Adapter, TargetCall
-from spec.oracle._errors import OracleUsageError, one_line
-from spec.oracle._fs import FsControl
-from spec.oracle._probe import Probe, offered
-from spec.oracle._time import ClockHolder, Interposition, bound_clocks, control_time, time_modules
-from spec.oracle._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
+from ..machines._base import names_any, parameter_named
+from ..world.clock import CountingClock
+from ._adapter import Adapter, TargetCall
+from ._errors import OracleUsageError, one_line
+from ._fs import FsControl
+from ._probe import Probe, offered
+from ._time import ClockHolder, Interposition, bound_clocks, control_time, time_modules
+from ._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
 
 if TYPE_CHECKING:
-    from spec.oracle._components import Component
+    from ._components import Component
 
 __all__ = [
     "Call",
@@ -239,7 +239,7 @@ class Session:
             m for m in declared if m in self.adapter.omit or not _has(holder(m), self.adapter.name_of(m))
         }
         if self.adapter.form == "engine":  # O12: what the engine's interface lacks is left out and listed
-            from spec.oracle._engine import LACKS
+            from ._engine import LACKS
 
             self.left_out.update(LACKS)
         for method in self.component.required:

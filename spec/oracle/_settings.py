@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from spec.oracle._errors import OracleUsageError
+from ._errors import OracleUsageError
 
 __all__ = ["DEFAULTS", "SETTINGS_COMPONENTS", "pinned"]
 

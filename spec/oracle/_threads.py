@@ -28,16 +28,17 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
-from spec.linearizability.metadata_cache import overlapping
-from spec.linearizability.scripts import Script
-from spec.oracle._budgets import HISTORIES
-from spec.oracle._errors import OracleUsageError
-from spec.oracle._prepared import Prepared, prepared
-from spec.oracle._result import Failure, Found, OracleResult, failure_entry, unchecked_for_want
-from spec.oracle._scheduler import (
+from .. import PACKAGE
+from ..linearizability.checker import MAX_STEPS, PENDING, Operation, Raised, Verdict, check_history
+from ..linearizability.metadata_cache import overlapping
+from ..linearizability.scripts import Script
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
+from ._budgets import HISTORIES
+from ._errors import OracleUsageError
+from ._prepared import Prepared, prepared
+from ._result import Failure, Found, OracleResult, failure_entry, unchecked_for_want
+from ._scheduler import (
     Schedule,
     ScheduledClock,
     Scheduler,
@@ -47,15 +48,15 @@ from spec.oracle._scheduler import (
     lowest_parked,
     random_chooser,
 )
-from spec.oracle._session import Session, TargetProxy
-from spec.oracle._time import restore, time_modules
-from spec.oracle._timeout import (  # the sequential runs' call guard's
+from ._session import Session, TargetProxy
+from ._time import restore, time_modules
+from ._timeout import (  # the sequential runs' call guard's
     CALL_TIMEOUT,
     CallGuard,
     current_frames,
     stop_thread,
 )
-from spec.oracle._worlds import START, THREADED_COMPONENTS, World, worlds
+from ._worlds import START, THREADED_COMPONENTS, World, worlds
 
 __all__ = [
     "CALL_TIMEOUT",
@@ -73,7 +74,9 @@ __all__ = [
 LENGTHS = (8,)  # calls per thread (a failure is then shrunk to the fewest calls that still show it)
 
 
-_NOT_THE_TARGETS = ("spec.oracle", "spec.linearizability", "spec.fake_fs", "spec.fakes")
+_NOT_THE_TARGETS = tuple(
+    f"{PACKAGE}.{name}" for name in ("oracle", "linearizability", "world.filesystem", "world.clock")
+)
 
 
 # the modules found for a session's target, found once per run (the session is the target's, not the mode's)
@@ -438,7 +441,7 @@ def render_repro(
             "failing run did: the schedule.  The same history comes back and fails the same check.",
             '"""',
             "",
-            "from spec.oracle import replay_threads",
+            f"from {__package__} import replay_threads",  # spec.oracle here, hicache_spec.oracle installed
             "",
             f"SCRIPTS = {scripts!r}",
             f"SCHEDULE = {found.run.schedule.picks!r}",

@@ -1,6 +1,6 @@
 """Time under the oracle's control: inject the fake clock, or patch the target module's ``time``.
 
-A target whose constructor takes a clock gets the run's clock (``spec.fakes.CountingClock``).  A target
+A target whose constructor takes a clock gets the run's clock (``world.clock.CountingClock``).  A target
 that reads ``time.monotonic()`` / ``time.time()`` itself gets, for the duration
 of the run, a stand-in for the ``time`` module (and for any of its functions
 imported by name) in the globals of every module that may read the clock for it
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from spec.oracle._errors import OracleUsageError
+from ._errors import OracleUsageError
 
 __all__ = [
     "MISSING",

@@ -33,13 +33,14 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from spec.existence_cache import StorageExistenceCacheSpec
-from spec.linearizability.checker import Operation, Raised, Verdict, check_history
-from spec.linearizability.timed import TimedMetadataCacheSpec, TimedStaleBirthKeptOnReAdd
-from spec.oracle._adapter import Adapter
-from spec.oracle._budgets import DEFAULT_MAX_STEPS
-from spec.oracle._components import COMPONENTS
-from spec.oracle._result import (
+from ..linearizability.checker import Operation, Raised, Verdict, check_history
+from ..linearizability.timed import TimedMetadataCacheSpec, TimedStaleBirthKeptOnReAdd
+from ..models.existence_cache import StorageExistenceCacheSpec
+from ..models.pool_beliefs import PooledExistenceCacheSpec
+from ._adapter import Adapter
+from ._budgets import DEFAULT_MAX_STEPS
+from ._components import COMPONENTS
+from ._result import (
     Failure,
     Found,
     OracleResult,
@@ -48,8 +49,7 @@ from spec.oracle._result import (
     failure_entry,
     unchecked_for_want,
 )
-from spec.oracle._trace_format import TRACE_COMPONENTS, Trace, TraceFormatError, parse_trace
-from spec.pool_beliefs import PooledExistenceCacheSpec
+from ._trace_format import TRACE_COMPONENTS, Trace, TraceFormatError, parse_trace
 
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
 
@@ -88,7 +88,7 @@ class _MetadataTraceSpec(TimedMetadataCacheSpec):
 
 
 class _ExistenceTraceSpec:
-    """``spec.existence_cache`` stepped over a tuple of beliefs (no clock: E reads none)."""
+    """``spec.models.existence_cache`` stepped over a tuple of beliefs (no clock: E reads none)."""
 
     accepts = staticmethod(_accepts)
 
@@ -113,7 +113,7 @@ class _ExistenceTraceSpec:
 
 
 class _PoolsTraceSpec:
-    """``spec.pool_beliefs`` stepped over a frozen set of non-empty pools (beliefs, in-flight counts)."""
+    """``models.pool_beliefs`` stepped over a frozen set of non-empty pools (beliefs, in-flight counts)."""
 
     accepts = staticmethod(_accepts)
 

@@ -16,8 +16,8 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from spec.linearizability.checker import PENDING, Operation, Raised
-from spec.oracle._errors import OracleUsageError
+from ..linearizability.checker import PENDING, Operation, Raised
+from ._errors import OracleUsageError
 
 __all__ = [
     "FORMAT",

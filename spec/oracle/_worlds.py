@@ -14,12 +14,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.linearizability.file_store import VALUE_OF, FileStoreHistorySpec, store_call
-from spec.linearizability.metadata_cache import MetadataCacheHistorySpec
-from spec.linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
-from spec.oracle._session import Session
+from ..linearizability.file_store import VALUE_OF, FileStoreHistorySpec, store_call
+from ..linearizability.metadata_cache import MetadataCacheHistorySpec
+from ..linearizability.scripts import Call, Pick, Script, always, below, weighted_scripts
+from ..world.clock import FakeClock
+from ..world.filesystem import FakeFileSystem
+from ._session import Session
 
 __all__ = ["START", "THREADED_COMPONENTS", "World", "worlds"]
 

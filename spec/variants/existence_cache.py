@@ -3,7 +3,7 @@
 * ``WRONG``: ``TextbookExistenceLRU`` (correct, the benchmark's textbook LRU: one OrderedDict keyed
   by ``(pool, hash)``, touched with ``move_to_end`` page by page) with one method overridden by a
   mistake an optimizer could plausibly make: oracle targets.
-* ``WRONG_MODEL``: the spec (``spec.existence_cache``) with one mistake each, which the lock-step
+* ``WRONG_MODEL``: the spec (``spec.models.existence_cache``) with one mistake each, which the lock-step
   machine and the model checker must tell apart from the spec.
 * ``CORRECT``: what the oracle must pass.
 """
@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Collection, Hashable, Iterable, Sequence
 
-from spec.existence_cache import StorageExistenceCacheSpec, refuse_bad_capacity, refuse_bad_input, touch, trim
+from ..models.existence_cache import (
+    StorageExistenceCacheSpec,
+    refuse_bad_capacity,
+    refuse_bad_input,
+    touch,
+    trim,
+)
 
 __all__ = [
     "CORRECT",

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hicache.file_evictor import LRUFileEvictor, _Entry
-from spec.file_evictor import refuse_bad_limits, refuse_bad_size
+
+from ..models.file_evictor import refuse_bad_limits, refuse_bad_size
 
 __all__ = [
     "CORRECT",
@@ -154,7 +155,7 @@ class _CallbackOnAbortEvictor(LRUFileEvictor):
 
 
 class RetriesUnremovableEvictor(LRUFileEvictor):
-    """S7 broken (the code before issue 12): a victim that could not be removed is tried again, with a
+    """S7 broken (the code before S7 was specified): a victim that could not be removed is tried again, with a
     callback, an unlink and a log line, by every pass that reaches it: no back-off."""
 
     def _evict_one(self, victim: str, keep: str | None) -> int | None:

@@ -30,8 +30,9 @@ from hicache.file_startup import FileStartup
 from hicache.file_store import HiCacheFile
 from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry, FileStat
-from spec.file_inputs import SETTINGS
-from spec.variants.file_evictor import (
+
+from ..models.refusals import SETTINGS
+from .file_evictor import (
     BackgroundLRUFileEvictor,
     RatioIgnored,
     _CallbackSkippedWhenGoneEvictor,
@@ -210,7 +211,7 @@ class _AnyNodeTrust(FileTrust):
 
 
 class TakesAnyNodeForAPage(HiCacheFile):
-    """S3 broken (the code before issue 12): whatever is named like a page is one, symlinks, FIFOs,
+    """S3 broken (the code before S3 was specified): whatever is named like a page is one, symlinks, FIFOs,
     directories and other users' files included."""
 
     trust_class = _AnyNodeTrust

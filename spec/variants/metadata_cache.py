@@ -7,7 +7,7 @@
   finds at a known depth (tests/modelcheck/test_explorer.py), as it does the caches of
   ``forgets_the_nth_live_key(n)``, whose mistake needs exactly ``n`` operations to show.
 * ``CORRECT``: what the oracle must pass.
-* ``RACES``: production with a race window (a :func:`spec.fakes.meeting_point`), which only threads
+* ``RACES``: production with a race window (a :func:`spec.world.clock.meeting_point`), which only threads
   show: ``RacyMetadataCache`` (its ``add`` checks liveness and acts in two critical sections, so a key
   another thread added meanwhile gets its lifetime restarted, M3, and moved to the newest end, M6) and
   ``TornBatchMetadataCache`` (its batches are the single calls in turn, so another thread's call can
@@ -31,8 +31,9 @@ from contextlib import ExitStack, contextmanager, nullcontext
 from typing import Any, NamedTuple
 
 from hicache.metadata_cache import MetadataCache
-from spec.fakes import meeting_point
-from spec.metadata_cache import refuse_bad_key, refuse_bad_keys, refuse_bad_settings
+
+from ..models.metadata_cache import refuse_bad_key, refuse_bad_keys, refuse_bad_settings
+from ..world.clock import meeting_point
 
 __all__ = [
     "CONCURRENT",

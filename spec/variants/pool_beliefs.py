@@ -3,7 +3,7 @@
 * ``WRONG``: ``TextbookPoolBeliefs`` (correct: an OrderedDict of hashes and a Counter of in-flight
   references; a per-pool class, the oracle keeping one per pool name, P1) with one mistake each:
   oracle targets.
-* ``WRONG_MODEL``: factories ``f(max_entries)`` of the spec registry (``spec.pool_beliefs``) whose
+* ``WRONG_MODEL``: factories ``f(max_entries)`` of the spec registry (``spec.models.pool_beliefs``) whose
   pools (through ``_registry_of``) or whose registry carry one mistake, for the lock-step machine
   and the model checker.
 * ``CORRECT``: what the oracle must pass.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
-from spec import existence_cache as e
-from spec.pool_beliefs import POOL, PooledExistenceCacheSpec, PoolExistenceBeliefsSpec, refuse_bad_name
+from ..models import existence_cache as e
+from ..models.pool_beliefs import POOL, PooledExistenceCacheSpec, PoolExistenceBeliefsSpec, refuse_bad_name
 
 __all__ = [
     "CORRECT",

@@ -21,13 +21,13 @@ import threading
 import pytest
 
 from hicache.file_store import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
 from spec.linearizability.checker import Operation
 from spec.linearizability.file_store import CAP, DIRECTORY, VALUE_OF, FileStoreHistorySpec
 from spec.linearizability.file_store import check_file_store_history as check
 from spec.linearizability.recording import HistoryRecorder
 from spec.machines.file_store import believed
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 pytestmark = pytest.mark.threads
 

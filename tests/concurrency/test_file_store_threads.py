@@ -32,11 +32,11 @@ import pytest
 from hicache import HiCacheFile
 from hicache.file_evictor import LRUFileEvictor
 from hicache.fs import FileSystem, OSFileSystem
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
 from spec.machines.file_store import believed
+from spec.models.file_store import FileStoreModel
 from spec.variants.file_store import NoC1Guard
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 DIR = "/cache"
 IMPLEMENTATIONS: dict[str, tuple[type[HiCacheFile], bool]] = {

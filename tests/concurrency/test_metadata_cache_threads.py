@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from hicache import MetadataCache
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
 
 pytestmark = pytest.mark.threads
 

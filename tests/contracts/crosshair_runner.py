@@ -5,7 +5,7 @@ A function is checked alone (``file.py:LINE`` target, a subprocess each): its co
 alone.  No condition passes that checked nothing:
 
 * a contract that names something its module does not define can never be met (decided statically,
-  :mod:`spec.contract_names`): an error;
+  :mod:`spec.conformance.contract_names`): an error;
 * ``Unable to meet precondition`` may only mean that CrossHair found no input within its budget on a
   loaded machine (two keys and two namespaces under five preconditions need a few seconds): the
   function is checked again with ``retry_timeout`` per condition, and only a second ``Unable`` is an
@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from spec.clauses import CLAUSE_ID
-from spec.contract_names import unresolved_names
+from spec.conformance.clauses import CLAUSE_ID
+from spec.conformance.contract_names import unresolved_names
 
 __all__ = [
     "Caught",
@@ -129,7 +129,7 @@ def contract_modules() -> list[Path]:
     In ``hicache/`` only the pure argument checks (``hicache/_validate.py``) do; the classes are checked by
     refinement against the spec instead (see the docstring of ``hicache/metadata_cache.py``).
     """
-    found = [*(ROOT / "spec").glob("*.py"), *(ROOT / "hicache").glob("*.py")]
+    found = [*(ROOT / "spec" / "models").glob("*.py"), *(ROOT / "hicache").glob("*.py")]
     return sorted(p for p in found if re.search(r"^\s+post:", p.read_text(), re.M))
 
 

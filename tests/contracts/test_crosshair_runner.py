@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.contract_names import UnresolvedName, unresolved_names
+from spec.conformance.contract_names import UnresolvedName, unresolved_names
 from tests.contracts import crosshair_runner as runner
 from tests.contracts import test_crosshair
 from tests.contracts.crosshair_runner import ROOT, Condition, ContractFunction
@@ -168,16 +168,17 @@ def test_every_contract_function_is_found_with_its_clauses() -> None:
     """One CrossHair test per function with a ``post:``; each is tagged with its docstring's clauses."""
     found = {fn.id: fn.clauses for fn in runner.contract_functions()}
     assert len(found) >= 28
-    assert found["spec.metadata_cache.is_live"] == ("M2",)
-    assert found["spec.metadata_cache.add"] == ("M3", "M6", "M6-lru")
-    assert found["spec.file_names.cap_pass"] == ("S7", "V3", "V5", "V6")  # S7: its docstring names it
+    assert found["spec.models.metadata_cache.is_live"] == ("M2",)
+    assert found["spec.models.metadata_cache.add"] == ("M3", "M6", "M6-lru")
+    assert found["spec.models.file_names.cap_pass"] == ("S7", "V3", "V5", "V6")  # S7: its docstring names it
     assert all(found.values()), [name for name, clauses in found.items() if not clauses]
 
 
 def test_a_precondition_not_met_in_the_budget_is_retried_and_only_a_second_miss_fails(
     probe: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Regression: on a loaded CI machine CrossHair did not meet spec/file_store.py's two-key preconditions
+    """Regression: on a loaded CI machine CrossHair did not meet
+    spec/models/file_store.py's two-key preconditions
     within 3 s and the report failed the module as vacuous.  The function is now checked again with a
     larger budget; only a second 'Unable' is an error."""
     path = probe(HARD_PRECONDITION)
@@ -342,7 +343,7 @@ def test_each_golden_file_names_a_condition_of_its_variant_that_breaks_a_model_f
         module = importlib.import_module(f"spec.variants.crosshair.{path.stem}")
         for fn in runner.contract_functions([path]):
             assert fn.clauses, f"{path.name}: {fn.name} names no clause"
-            model = {"F": "spec.file_names"}.get(fn.clauses[0][0], "spec.metadata_cache")
+            model = {"F": "spec.models.file_names"}.get(fn.clauses[0][0], "spec.models.metadata_cache")
             assert callable(getattr(importlib.import_module(model), fn.name)), (path.name, fn.name, model)
             assert getattr(module, fn.name).__module__ == module.__name__
 

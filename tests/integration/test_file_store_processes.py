@@ -22,7 +22,7 @@ import pytest
 
 from hicache.file_store import HiCacheFile, is_temp_name, key_of_name
 from hicache.fs import FileStat, OSFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
 from tests.integration import _children
 from tests.integration._children import FOREIGN_VALUE_SIZE, VALUE_SIZE, content
 

@@ -1,23 +1,26 @@
-"""The installed wheel ships the oracle as ``hicache_spec``, never as ``spec`` (issue 11 item 8).
+"""The installed wheel ships the oracle as ``hicache_spec``, never as ``spec``.
 
 ``pip install 'hicache-reference[oracle]'`` used to put a top-level ``spec`` package into
 site-packages, so in a project with its own ``spec`` package ``python -m spec.oracle`` failed (or the
-project's ``spec`` was shadowed).  The build hook (tools/build_hooks.py) writes ``spec/`` into the wheel
-as ``hicache_spec/``, rewriting the package's references to itself; the repository and its editable
-install keep ``spec``.
+project's ``spec`` was shadowed).  pyproject.toml maps the folder ``spec/`` to the package
+``hicache_spec`` (``[tool.setuptools.package-dir]``), for the wheel and the editable install alike; the
+repository imports the folder as ``spec``.  That works because no module of ``spec/`` names its package:
+its imports are relative, and the strings that name its modules (the oracle's components table, the
+reproduction files' import line, ``python -m`` in usage text) are made from the package's name.
 
-The cheap tests check the rewrite on samples and on every module of ``spec/``.  The ``verify_tier``
-tests build the wheel with the locked setuptools (offline, ``--no-build-isolation``), install it with
-``--no-deps`` into a fresh venv that sees only Hypothesis, pytest and their dependencies (linked from
-this interpreter's site-packages one distribution at a time, so this checkout, which the editable
-install puts on the path, stays out of sight), check the wheel's file list, and run
-``python -m hicache_spec.oracle``, the ``hicache-oracle`` script and a reproduction file in a project
-that has its own ``spec`` package.
+The cheap tests check that on the source (no absolute reference in any module's code or strings), on
+pyproject.toml (every package folder is mapped), and by importing the folder under the installed name
+beside a project's own ``spec``.  The ``verify_tier`` tests build the wheel with the locked setuptools
+(offline, ``--no-build-isolation``), install it with ``--no-deps`` into a fresh venv that sees only
+Hypothesis, pytest and their dependencies (linked from this interpreter's site-packages one
+distribution at a time, so this checkout, which the editable install puts on the path, stays out of
+sight), check the wheel's file list, and run ``python -m hicache_spec.oracle``, the ``hicache-oracle``
+script and a reproduction file in a project that has its own ``spec`` package.
 """
 
 from __future__ import annotations
 
-import doctest
+import ast
 import importlib.metadata
 import importlib.util
 import os
@@ -25,18 +28,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tokenize
 import zipfile
 from pathlib import Path
 
 import pytest
 
-import spec._rename
-import tools.build_hooks
-from tools.build_hooks import INSTALLED, RewriteError, own_modules, rewrite_source
-
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec"
+INSTALLED = "hicache_spec"  # the package's name once installed
 TIMEOUT = 300.0  # seconds, per subprocess; each takes a few
 # What the oracle extra brings (Hypothesis, pytest) and what they need, for the fresh venv.
 RUNTIME = (
@@ -54,120 +53,90 @@ RUNTIME = (
 # The user's own package named spec, which must stay theirs.
 USER_SPEC = 'WHOSE = "the project\'s own spec package"\n'
 
-MODULES = own_modules(SPEC)
+
+# -- the source names no package: it works under either name --------------------------------------------
 
 
-# -- the rewrite, on samples ------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("before", "after"),
-    [
-        ("from spec.oracle import check\n", "from hicache_spec.oracle import check\n"),
-        ("from spec import clauses, fakes\n", "from hicache_spec import clauses, fakes\n"),
-        (
-            "import spec.variants.metadata_cache as v\n",
-            "import hicache_spec.variants.metadata_cache as v\n",
-        ),
-        ("import os, spec.fakes as f\n", "import os, hicache_spec.fakes as f\n"),
-        (
-            'm = importlib.import_module("spec.machines.file_store")\n',
-            'm = importlib.import_module("hicache_spec.machines.file_store")\n',
-        ),
-        (
-            'm = importlib.import_module(f"spec.modelcheck.{name}")\n',
-            'm = importlib.import_module(f"hicache_spec.modelcheck.{name}")\n',
-        ),
-        (
-            'lines = ["from spec.oracle import machine_for", "x"]\n',
-            'lines = ["from hicache_spec.oracle import machine_for", "x"]\n',
-        ),
-        (
-            '"""Usage:\n\n    python -m spec.oracle metadata-cache a.b:C\n"""\n',
-            '"""Usage:\n\n    python -m hicache_spec.oracle metadata-cache a.b:C\n"""\n',
-        ),
-        (
-            'prog = "python -m spec.verify"  # spec.verify stays in a comment\n',
-            'prog = "python -m hicache_spec.verify"  # spec.verify stays in a comment\n',
-        ),
-    ],
-)
-def test_references_to_the_package_are_renamed(before: str, after: str) -> None:
-    assert rewrite_source(before, MODULES) == after
-
-
-@pytest.mark.parametrize(
-    "source",
-    [
-        "spec.step(state, op)\nself.spec.live()\nspec = make()\n",  # a variable named spec
-        "from other import spec\nfrom other.spec import x\nimport a.spec as b\n",  # someone else's spec
-        # not a module path of the package
-        '"the spec answers", "spec.snapshot()", "my_spec.oracle", "hicache_spec.oracle"\n',
-        "from . import spec_helpers\nfrom .machines import x\n",  # relative imports need nothing
-    ],
-)
-def test_everything_else_is_left_alone(source: str) -> None:
-    assert rewrite_source(source, MODULES) == source
-
-
-@pytest.mark.parametrize("source", ["import spec\n", "import spec.oracle\n", "import os, spec.fakes\n"])
-def test_an_import_that_would_bind_another_name_is_refused(source: str) -> None:
-    with pytest.raises(RewriteError, match="would bind"):
-        rewrite_source(source, MODULES)
-
-
-def _references(source: str, package: str) -> list[str]:
-    """``package.<own module>`` in the code and strings of ``source`` (comments left out).
-
-    A string's ``package.{`` counts too: a module path built at run time (``f"spec.{name}"``) that the
-    rewrite, which renames only the package's own module names, would leave pointing at ``spec``.
-    """
-    pattern = re.compile(rf"(?<![\w.]){package}\.(?:(?:{'|'.join(sorted(MODULES))})\b|\{{)")
-    lines = source.splitlines()
-    found = []
-    for token in tokenize.generate_tokens(iter(source.splitlines(keepends=True)).__next__):
-        if token.type == tokenize.COMMENT:
-            continue
-        if token.type == tokenize.NAME and token.string == package:
-            line = lines[token.start[0] - 1]
-            if pattern.match(line, token.start[1]) and re.match(r"\s*(from|import)\b", line):
-                found.append(f"{token.start[0]}: {line.strip()}")
-        elif token.type == tokenize.STRING or tokenize.tok_name[token.type].endswith("STRING_MIDDLE"):
-            found += [f"{token.start[0]}: {m[0]}" for m in pattern.finditer(token.string)]
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of ``tree`` (text for readers, where ``spec.x`` is the repository's)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
     return found
 
 
-def test_every_module_of_spec_is_rewritten_to_the_installed_name() -> None:
-    """No module of the shipped package still refers to ``spec.<its own module>``, and each compiles."""
+def absolute_references(source: str) -> list[str]:
+    """The places in ``source``'s code that name the package ``spec`` absolutely: an absolute import of
+    it, or a string (other than a docstring) holding ``spec.<name>``."""
+    tree = ast.parse(source)
+    docstrings = _docstrings(tree)
+    in_text = re.compile(r"(?<![\w./-])spec\.\w")
+    def ours(module: str | None) -> bool:
+        return (module or "").partition(".")[0] == "spec"
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and ours(node.module):
+            found.append(f"{node.lineno}: from {node.module} import ...")
+        elif isinstance(node, ast.Import):
+            found += [f"{node.lineno}: import {a.name}" for a in node.names if ours(a.name)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found += [f"{node.lineno}: {node.value[:80]!r}"] if in_text.search(node.value) else []
+    return found
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("from spec.oracle import check\n", ["1: from spec.oracle import ..."]),
+        ("import spec.world.clock as clock\n", ["1: import spec.world.clock"]),
+        ('m = importlib.import_module(f"spec.modelcheck.{name}")\n', ["1: 'spec.modelcheck.'"]),
+        ('path = "spec.models.existence_cache:Spec"\n', ["1: 'spec.models.existence_cache:Spec'"]),
+        ('"""Usage: python -m spec.oracle"""\nfrom . import x\nf"{__package__}.y"\n', []),
+        ('"the spec answers", "spec/oracle/_fs.py", "my_spec.oracle"\n', []),
+    ],
+)
+def test_absolute_references_are_found(source: str, expected: list[str]) -> None:
+    assert absolute_references(source) == expected
+
+
+def test_no_module_of_spec_names_its_package() -> None:
+    """So the same files serve as ``spec`` here and as ``hicache_spec`` installed, with no rewriting."""
     files = sorted(SPEC.rglob("*.py"))
     assert len(files) > 40, files
-    left: dict[str, list[str]] = {}
-    for path in files:
-        source = path.read_text(encoding="utf-8")
-        rewritten = rewrite_source(source, MODULES)
-        compile(rewritten, str(path), "exec")
-        if remaining := _references(rewritten, "spec"):
-            left[str(path.relative_to(ROOT))] = remaining
+    left = {
+        str(path.relative_to(ROOT)): found
+        for path in files
+        if (found := absolute_references(path.read_text(encoding="utf-8")))
+    }
     assert not left, left
-    # and the rewrite is what reaches the reproduction files that import the oracle
-    repro = rewrite_source((SPEC / "oracle" / "_repro.py").read_text(encoding="utf-8"), MODULES)
-    assert f'"from {INSTALLED}.oracle import machine_for"' in repro
 
 
-def test_the_rewrite_docstring_examples_hold() -> None:
-    result = doctest.testmod(spec._rename)
-    assert result.attempted > 0 and result.failed == 0
-    # the build uses the same file (loaded by its path: setuptools imports the hook without the checkout)
-    assert tools.build_hooks.rewrite_source.__code__.co_filename == spec._rename.__file__
+def test_pyproject_installs_every_package_folder_of_spec_as_hicache_spec() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11 on")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    setuptools = config["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {INSTALLED: "spec"}
+    folders = {
+        ".".join([INSTALLED, *init.parent.relative_to(SPEC).parts]) for init in SPEC.rglob("__init__.py")
+    }
+    listed = {p for p in setuptools["packages"] if p == INSTALLED or p.startswith(INSTALLED + ".")}
+    assert listed == folders
+    assert not any(p == "spec" or p.startswith("spec.") for p in setuptools["packages"])
+    assert config["project"]["scripts"]["hicache-oracle"] == f"{INSTALLED}.oracle_entry:main"
+    assert "cmdclass" not in setuptools  # no build step rewrites the sources
 
 
-def test_an_editable_install_loads_hicache_spec_rewritten_beside_a_project_spec(tmp_path: Path) -> None:
-    """``pip install -e`` maps ``hicache_spec`` onto the folder ``spec/``; a project's own ``spec.py``
-    used to capture the modules' ``spec.*`` imports (``'spec' is not a package``).  The same mapping,
-    made by hand here (a path finder for ``hicache_spec`` onto this checkout's folder), must import the
-    oracle whole under its own name, the project's ``spec`` untouched."""
+def test_the_folder_imported_as_hicache_spec_names_itself_so_beside_a_project_spec(tmp_path: Path) -> None:
+    """What ``pip install -e`` and the wheel both do (the folder ``spec/`` as the package ``hicache_spec``),
+    made by hand here, beside a project's own ``spec.py``: the oracle imports whole under its own name,
+    its components table and the reproduction files' import line say ``hicache_spec``, and the
+    project's ``spec`` is untouched."""
     (tmp_path / "spec.py").write_text(USER_SPEC)
-    (tmp_path / "editable_like.py").write_text(
+    (tmp_path / "mapped.py").write_text(
         "import importlib.util, sys\n"
         f"init = {str(SPEC / '__init__.py')!r}\n"
         f"found = importlib.util.spec_from_file_location({INSTALLED!r}, init,"
@@ -177,10 +146,16 @@ def test_an_editable_install_loads_hicache_spec_rewritten_beside_a_project_spec(
         "found.loader.exec_module(module)\n"
     )
     code = (
-        "import editable_like, spec, sys\n"
+        "import inspect, mapped, spec, sys\n"
         "from hicache_spec.oracle import check\n"
+        "from hicache_spec.oracle._components import COMPONENTS\n"
+        "from hicache_spec.oracle import _repro\n"
         "result = check('metadata-cache', 'hicache.metadata_cache:MetadataCache', max_examples=3, steps=3)\n"
         "assert result.verdict == 'PASS', result.summary()\n"
+        "paths = [c.machine_path for c in COMPONENTS.values()] + [c.spec_path for c in COMPONENTS.values()]\n"
+        "assert all(p.startswith('hicache_spec.') for p in paths), paths\n"
+        "assert [c.machine() for c in COMPONENTS.values()]\n"
+        "assert _repro.__package__ == 'hicache_spec.oracle'\n"
         "assert spec.WHOSE.startswith('the project'), spec.__file__\n"
         "assert [m for m in sys.modules if m.startswith('spec.')] == [], sorted(sys.modules)\n"
         "print(sys.modules['hicache_spec.oracle._run'].__file__)\n"
@@ -193,23 +168,15 @@ def test_an_editable_install_loads_hicache_spec_rewritten_beside_a_project_spec(
     assert done.stdout.strip() == str(SPEC / "oracle" / "_run.py")  # the checkout's file, live
 
 
-def test_the_console_script_names_the_installed_package() -> None:
-    text = (ROOT / "pyproject.toml").read_text()
-    assert 'hicache-oracle = "hicache_spec.oracle_entry:main"' in text
-    assert 'build_py = "tools.build_hooks.BuildPy"' in text
-
-
 # -- the wheel, installed outside the checkout --------------------------------------------------------
 
 
 def _copy_sources(to: Path) -> Path:
     """What a build reads (an sdist's files), copied, so that the build writes nothing in the checkout."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for folder in ("hicache", "spec"):
+    for folder in ("hicache", "hicache_sglang", "spec"):
         shutil.copytree(ROOT / folder, to / folder, ignore=ignore)
-    (to / "tools").mkdir(parents=True)
-    shutil.copy2(ROOT / "tools" / "build_hooks.py", to / "tools" / "build_hooks.py")
-    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+    for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, to / name)
     return to
 
@@ -244,11 +211,9 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the built wheel, a fresh venv with it installed), built once for this module's tests."""
     if importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
-        import setuptools
-
         pytest.skip(
-            f"setuptools {setuptools.__version__} here has no bdist_wheel; requirements-dev.lock pins one"
-            " that has (make rebuilds .venv from the lock)"
+            f"setuptools {importlib.metadata.version('setuptools')} here has no bdist_wheel;"
+            " requirements-dev.lock pins one that has (make rebuilds .venv from the lock)"
         )
     tmp = tmp_path_factory.mktemp("wheel")
     source = _copy_sources(tmp / "source")

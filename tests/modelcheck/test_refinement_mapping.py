@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hicache import MetadataCache
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
 
 
 @pytest.mark.clauses("M2", "M4")

@@ -8,7 +8,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from hicache.metadata_cache import MetadataCache
-from spec.metadata_cache import refuse_bad_key, refuse_bad_settings
+from spec.models.metadata_cache import refuse_bad_key, refuse_bad_settings
 from spec.variants.file_evictor import OsEvictor
 
 __all__ = ["RELEASE", "CallsBackAfterRemovalAndStops", "RefusesABound", "SpinsWhenFull"]

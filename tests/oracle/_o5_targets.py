@@ -7,8 +7,8 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from time import monotonic
 
-from spec.existence_cache import refuse_bad_capacity
-from spec.metadata_cache import refuse_bad_key, refuse_bad_settings
+from spec.models.existence_cache import refuse_bad_capacity
+from spec.models.metadata_cache import refuse_bad_key, refuse_bad_settings
 from spec.variants.existence_cache import TextbookExistenceLRU
 from spec.variants.metadata_cache import TextbookHardTTL
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable
 
-from spec.metadata_cache import refuse_bad_key, refuse_bad_settings
+from spec.models.metadata_cache import refuse_bad_key, refuse_bad_settings
 
 __all__ = ["MonotonicTTLSet", "MonotonicTTLSetExclusive"]
 

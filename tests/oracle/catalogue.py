@@ -32,10 +32,10 @@ from hicache import (
     StorageExistenceCache,
 )
 from hicache.file_evictor import LRUFileEvictor
-from spec.existence_cache import StorageExistenceCacheSpec
-from spec.metadata_cache import MetadataCacheSpec
+from spec.models.existence_cache import StorageExistenceCacheSpec
+from spec.models.metadata_cache import MetadataCacheSpec
+from spec.models.pool_beliefs import PooledExistenceCacheSpec
 from spec.oracle._result import Failure
-from spec.pool_beliefs import PooledExistenceCacheSpec
 
 __all__ = [
     "ALSO_NAMED",

@@ -19,12 +19,12 @@ import pytest
 import spec.variants.file_evictor as f_variants
 import spec.variants.file_store as s_variants
 import spec.variants.metadata_cache as m_variants
-from spec.existence_cache import refuse_bad_input
 from spec.machines import file_evictor as v_machine
 from spec.machines import file_store as f_machine
 from spec.machines import metadata_cache as m_machine
 from spec.machines.existence_cache import BAD_INPUTS, BAD_SETTINGS
 from spec.machines.pool_beliefs import POOL_BAD_INPUTS, UNHASHABLE_NAME
+from spec.models.existence_cache import refuse_bad_input
 from spec.oracle import check
 from spec.oracle.__main__ import main
 from spec.variants.existence_cache import TextbookExistenceLRU

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import spec.variants.metadata_cache as variants
-from spec.metadata_cache import MetadataCacheSpec
+from spec.models.metadata_cache import MetadataCacheSpec
 from spec.oracle import OracleResult, check
 
 

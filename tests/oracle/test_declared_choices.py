@@ -17,13 +17,13 @@ from collections.abc import Collection, Hashable, Iterable, Sequence
 
 import pytest
 
-from spec.existence_cache import StorageExistenceCacheSpec, refuse_bad_capacity, refuse_bad_input
-from spec.fakes import FakeClock
-from spec.metadata_cache import MetadataCacheSpec, refuse_bad_key
+from spec.models.existence_cache import StorageExistenceCacheSpec, refuse_bad_capacity, refuse_bad_input
+from spec.models.metadata_cache import MetadataCacheSpec, refuse_bad_key
 from spec.oracle import OracleResult, check
 from spec.oracle.__main__ import main
 from spec.variants.existence_cache import TextbookExistenceLRU
 from spec.variants.metadata_cache import TextbookHardTTL
+from spec.world.clock import FakeClock
 from tests.oracle.catalogue import named_first
 
 EXAMPLES, STEPS = 200, 15  # the machine reaches the sequences these need in tens of examples

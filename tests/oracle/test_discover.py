@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.clauses import CLAUSES
+from spec.conformance.clauses import CLAUSES
 from spec.oracle import Adapter
 from spec.oracle.__main__ import MISSING, main, repro_name
 from spec.oracle._adapter import KEYS

@@ -19,11 +19,11 @@ import hicache.file_store
 import hicache.fs
 from hicache import HiCacheFile
 from hicache.fs import NotAPageError, OSFileSystem
-from spec.fake_fs import Crash, FakeFileSystem
-from spec.fakes import FakeClock
 from spec.oracle import check
 from spec.oracle._fs import FakeOS, interpose_fs, restore
 from spec.oracle._time import MISSING
+from spec.world.clock import FakeClock
+from spec.world.filesystem import Crash, FakeFileSystem
 
 READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -14,10 +14,10 @@ import pytest
 
 import spec.variants.file_evictor as variants
 import tests.oracle._fs_targets as targets
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
 from spec.oracle import OracleUsageError, check, machine_for
 from spec.oracle._fs import FakeOS, interpose_fs, restore
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 SMALL: dict[str, Any] = {"max_examples": 60, "steps": 15}
 SEARCH = "an oracle search on a target that reaches the disk itself"

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from hicache.metadata_cache import MetadataCache
-from spec.clauses import CLAUSE_ID
+from spec.conformance.clauses import CLAUSE_ID
 from spec.oracle import check
 from spec.oracle.__main__ import main
 from spec.oracle._components import COMPONENTS

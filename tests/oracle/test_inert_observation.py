@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from spec.existence_cache import refuse_bad_capacity
+from spec.models.existence_cache import refuse_bad_capacity
+from spec.models.pool_beliefs import refuse_bad_name
 from spec.oracle import check
 from spec.oracle._session import OneShot, _repr
-from spec.pool_beliefs import refuse_bad_name
 from spec.variants import existence_cache as oracle_e
 from spec.variants import metadata_cache as oracle_m
 from spec.variants import pool_beliefs as oracle_p

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from spec.metadata_cache import refuse_bad_key
+from spec.models.metadata_cache import refuse_bad_key
 from spec.oracle import check
 from spec.oracle.__main__ import main
 from spec.oracle._adapter import KEYS

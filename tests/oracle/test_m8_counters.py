@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hicache.metadata_cache import MetadataCache, MetadataCacheStats
-from spec.metadata_cache import MetadataCacheSpec
+from spec.models.metadata_cache import MetadataCacheSpec
 from spec.oracle import check
 
 BUDGET: dict[str, Any] = {"max_examples": 30, "steps": 10, "seed": 1}

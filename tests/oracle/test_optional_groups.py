@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from spec.existence_cache import refuse_bad_capacity
+from spec.models.existence_cache import refuse_bad_capacity
+from spec.models.pool_beliefs import refuse_bad_name
 from spec.oracle import OracleUsageError, check
-from spec.pool_beliefs import refuse_bad_name
 from spec.variants.pool_beliefs import InflightAsASet, TextbookPoolBeliefs
 
 
@@ -126,7 +126,7 @@ class ExistenceWithoutContains:
     """A global existence cache with only ``add`` and ``contains_all`` (and no ``contains``)."""
 
     def __init__(self, max_entries: int) -> None:
-        from spec.existence_cache import StorageExistenceCacheSpec
+        from spec.models.existence_cache import StorageExistenceCacheSpec
 
         self._inner = StorageExistenceCacheSpec(max_entries)
 

@@ -48,7 +48,7 @@ CASES = [
         "existence-cache",
         "spec.variants.existence_cache:NegativeKeepPagesSlicesFromTheEnd",
         0,
-        "spec.existence_cache:StorageExistenceCacheSpec",
+        "spec.models.existence_cache:StorageExistenceCacheSpec",
         "pytest.raises(ValueError)",
     ),
     (

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, MutableMapping
 from typing import Any
 
-from spec.fake_fs import FakeFile, FakeFileSystem
-from spec.file_inputs import refuse_bad_call
-from spec.file_names import Entry, total
-from spec.file_store import FileStoreModel
 from spec.machines.file_evictor import FileEvictorMachine
 from spec.machines.file_store import BackgroundScanMachine, FileStoreMachine
+from spec.models.file_names import Entry, total
+from spec.models.file_store import FileStoreModel
+from spec.models.refusals import refuse_bad_call
+from spec.world.filesystem import FakeFile, FakeFileSystem
 
 __all__ = [
     "BackgroundModelEvictorMachine",

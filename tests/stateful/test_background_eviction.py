@@ -13,13 +13,13 @@ from __future__ import annotations
 import pytest
 from hypothesis import Phase, settings
 
-from spec.fakes import FakeClock
-from spec.file_store import FileStoreModel
 from spec.machines import run_machine
 from spec.machines.file_evictor import FileEvictorMachine
 from spec.machines.file_store import FileStoreMachine
+from spec.models.file_store import FileStoreModel
 from spec.variants.file_evictor import BackgroundLRUFileEvictor
 from spec.variants.file_store import BackgroundStore
+from spec.world.clock import FakeClock
 from tests.stateful.model_targets import BackgroundModelEvictorMachine, BackgroundModelStoreMachine
 
 BACKGROUND = {"eviction": "background"}

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import settings
 
 from hicache import StorageExistenceCache
-from spec.existence_cache import StorageExistenceCacheSpec
 from spec.machines import run_machine
 from spec.machines.existence_cache import StorageExistenceCacheMachine
+from spec.models.existence_cache import StorageExistenceCacheSpec
 from tests.stateful import implementations
 
 MACHINES = {

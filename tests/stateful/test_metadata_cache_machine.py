@@ -16,10 +16,10 @@ import pytest
 from hypothesis import settings
 
 from hicache import MetadataCache, MetadataCacheStats
-from spec.fakes import FakeClock
 from spec.machines import run_machine
 from spec.machines.metadata_cache import MetadataCacheMachine
-from spec.metadata_cache import MetadataCacheSpec
+from spec.models.metadata_cache import MetadataCacheSpec
+from spec.world.clock import FakeClock
 from tests.stateful import implementations
 
 # Which clause a disagreement between the two production forms breaks, by method.

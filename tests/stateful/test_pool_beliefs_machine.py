@@ -13,7 +13,7 @@ from hypothesis import settings
 from hicache import PooledExistenceCache
 from spec.machines import run_machine
 from spec.machines.pool_beliefs import PoolBeliefsMachine
-from spec.pool_beliefs import PooledExistenceCacheSpec
+from spec.models.pool_beliefs import PooledExistenceCacheSpec
 from tests.stateful import implementations
 
 MACHINES = {

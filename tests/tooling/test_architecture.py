@@ -29,31 +29,10 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("port", ("hicache.fs",)),
     ("hicache", ("hicache",)),
     ("engine backend", ("hicache_sglang",)),
-    (
-        "models",
-        (
-            "spec.metadata_cache",
-            "spec.existence_cache",
-            "spec.pool_beliefs",
-            "spec.file_store",
-            "spec.file_evictor",
-            "spec.file_names",
-            "spec.file_inputs",
-        ),
-    ),
-    ("world", ("spec.fakes", "spec.fake_fs")),
+    ("models", ("spec.models",)),
+    ("world", ("spec.world",)),
     ("variants", ("spec.variants",)),
-    (
-        "reporting",
-        (
-            "spec.clauses",
-            "spec.contract_names",
-            "spec.report",
-            "spec.verify",
-            "spec.mutation",
-            "spec.pytest_plugin",
-        ),
-    ),
+    ("reporting", ("spec.conformance",)),
     ("checkers", ("spec",)),
     ("tests", ("tests",)),
     ("benchmarks", ("benchmarks",)),
@@ -173,14 +152,16 @@ def test_the_checker_finds_wrong_imports_in_synthetic_modules() -> None:
     sources = {
         "hicache/ok.py": "import os\nfrom . import fs\nfrom .fs import Fs\nfrom .x import y\n",
         "hicache/cheat.py": "def f():\n    from spec.machines import _base\n    import hypothesis\n",
-        "spec/metadata_cache.py": "from spec import existence_cache\nfrom hicache import MetadataCache\n",
-        "spec/fake_fs.py": "from hicache.fs import FileStat\nfrom hicache.file_store import HiCacheFile\n",
-        "spec/report.py": "import spec.machines.metadata_cache\n",
+        "spec/models/metadata_cache.py": "from . import existence_cache\nfrom hicache import MetadataCache\n",
+        "spec/world/filesystem.py": (
+            "from hicache.fs import FileStat\nfrom hicache.file_store import HiCacheFile\n"
+        ),
+        "spec/conformance/report.py": "import spec.machines.metadata_cache\n",
         "spec/oracle/_run.py": "from ..machines import _base\nfrom tests.unit import _store\nimport numpy\n",
         "spec/variants/file_store.py": "from hicache.fs import FileStat\nfrom spec.oracle import check\n",
-        "benchmarks/x.py": "from spec.existence_cache import Spec\nfrom tests import conftest\n",
-        "hicache_sglang/x.py": "import torch, sglang.srt, hicache\nimport spec.fakes\n",
-        "tests/unit/anything.py": "import spec.verify, hicache, benchmarks, tools.docs, numpy\n",
+        "benchmarks/x.py": "from spec.models.existence_cache import Spec\nfrom tests import conftest\n",
+        "hicache_sglang/x.py": "import torch, sglang.srt, hicache\nimport spec.world.clock\n",
+        "tests/unit/anything.py": "import spec.conformance.verify, hicache, benchmarks, tools.docs, numpy\n",
         "elsewhere/x.py": "import os\n",
     }
     assert import_violations(sources) == [
@@ -188,13 +169,13 @@ def test_the_checker_finds_wrong_imports_in_synthetic_modules() -> None:
         "elsewhere/x.py: in no room of ROOMS",
         "hicache/cheat.py:2: hicache imports spec.machines._base (checkers)",
         "hicache/cheat.py:3: hicache imports the third-party hypothesis",
-        "hicache_sglang/x.py:2: engine backend imports spec.fakes (world)",
-        "spec/fake_fs.py:2: world imports hicache.file_store.HiCacheFile (hicache)",
-        "spec/metadata_cache.py:2: models imports hicache.MetadataCache (hicache)",
+        "hicache_sglang/x.py:2: engine backend imports spec.world.clock (world)",
+        "spec/conformance/report.py:1: reporting imports spec.machines.metadata_cache (checkers)",
+        "spec/models/metadata_cache.py:2: models imports hicache.MetadataCache (hicache)",
         "spec/oracle/_run.py:2: checkers imports tests.unit._store (tests)",
         "spec/oracle/_run.py:3: checkers imports the third-party numpy",
-        "spec/report.py:1: reporting imports spec.machines.metadata_cache (checkers)",
         "spec/variants/file_store.py:2: variants imports spec.oracle.check (checkers)",
+        "spec/world/filesystem.py:2: world imports hicache.file_store.HiCacheFile (hicache)",
     ]
 
 
@@ -202,7 +183,7 @@ def test_the_checker_finds_wrong_imports_in_synthetic_modules() -> None:
     ("path", "planted"),
     [
         ("hicache/metadata_cache.py", "from spec.machines import metadata_cache as _planted\n"),
-        ("spec/existence_cache.py", "import hicache.existence_cache as _planted\n"),
+        ("spec/models/existence_cache.py", "import hicache.existence_cache as _planted\n"),
         ("spec/machines/_base.py", "from tests.variants import file_store as _planted\n"),
     ],
 )
@@ -212,3 +193,36 @@ def test_a_wrong_import_planted_in_a_copy_of_the_tree_is_found(path: str, plante
     sources[path] = "".join([*lines, planted])
     found = import_violations(sources)
     assert len(found) == 1 and found[0].startswith(f"{path}:{len(lines) + 1}: "), found
+
+
+def absolute_self_imports(sources: Mapping[str, str]) -> list[str]:
+    """The imports inside spec/ that name the package absolutely (``from spec.x import y``, ``import spec``).
+
+    The folder is ``spec`` in the repository and ``hicache_spec`` once installed (pyproject.toml maps
+    it), so a module of it reaches its siblings by relative imports alone."""
+    found = []
+    for path, source in sorted(sources.items()):
+        if not path.startswith("spec/"):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            found += [f"{path}:{node.lineno}: {name}" for name in names if name.split(".")[0] == "spec"]
+    return found
+
+
+def test_spec_reaches_its_own_modules_by_relative_imports_alone() -> None:
+    assert absolute_self_imports(tree()) == []
+    planted = {
+        "spec/models/x.py": "from . import metadata_cache\nfrom spec.models import file_store\n",
+        "spec/oracle/y.py": "def f():\n    import spec.world.clock as clock\n",
+        "tests/z.py": "from spec.models import file_store\n",
+    }
+    assert absolute_self_imports(planted) == [
+        "spec/models/x.py:2: spec.models",
+        "spec/oracle/y.py:2: spec.world.clock",
+    ]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from spec.conformance import pytest_plugin as conformance_plugin
 from tests.conftest import RunPytest
 
 SAMPLE = """
@@ -48,7 +49,7 @@ def _records(run_pytest: RunPytest, tmp_path: Path, *extra: str) -> list[dict[st
     proc = run_pytest(
         tmp_path / "test_sample.py",
         "-p",
-        "spec.pytest_plugin",
+        conformance_plugin.__name__,
         f"--conformance-json={out}",
         *extra,
         ini=MARKERS,
@@ -84,6 +85,6 @@ def test_an_unknown_clause_id_stops_the_run_before_any_test(tmp_path: Path, run_
     (tmp_path / "test_typo.py").write_text(
         'import pytest\n\n@pytest.mark.clauses("M2", "E9")\ndef test_typo():\n    pass\n'
     )
-    proc = run_pytest(tmp_path / "test_typo.py", "-p", "spec.pytest_plugin", ini=MARKERS)
+    proc = run_pytest(tmp_path / "test_typo.py", "-p", conformance_plugin.__name__, ini=MARKERS)
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
     assert "test_typo.py::test_typo: unknown clause IDs ['E9']" in proc.stdout + proc.stderr

@@ -1,4 +1,5 @@
-"""`python -m spec.mutation --survivors`: only the recorded survivors run again, and only when tests were
+"""`python -m spec.conformance.mutation --survivors`: only the recorded survivors run again, and only when
+tests were
 only added since the recorded run (an added test cannot revive a killed mutant)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from spec import mutation
+from spec.conformance import mutation
 
 
 def _row() -> dict[str, Any]:

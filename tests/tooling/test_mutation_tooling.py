@@ -1,4 +1,5 @@
-"""`python -m spec.mutation --annotate`: recorded survivors re-marked from EQUIVALENT; nothing runs."""
+"""`python -m spec.conformance.mutation --annotate`: recorded survivors re-marked from EQUIVALENT;
+nothing runs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spec import mutation
+from spec.conformance import mutation
 
 
 def _survivor(name: str, equivalent: str = "") -> dict[str, str]:

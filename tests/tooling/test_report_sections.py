@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from spec.report import render_report
+from spec.conformance.report import render_report
 
 SUMMARY: dict[str, Any] = {
     "component": "metadata_cache",
@@ -83,13 +83,15 @@ def test_the_contracts_the_crosshair_tests_record_are_counted_and_a_refuted_one_
     and its verdicts from the same records as every other test's."""
     records = [
         {
-            "nodeid": "tests/contracts/test_crosshair.py::test_contracts[spec.metadata_cache.is_live]",
+            "nodeid": "tests/contracts/test_crosshair.py::test_contracts[spec.models.metadata_cache.is_live]",
             "outcome": "passed",
             "clauses": ["M2"],
             "figures": {"contracts": 3, "proved": 2},
         },
         {
-            "nodeid": "tests/contracts/test_crosshair.py::test_contracts[spec.metadata_cache.contains]",
+            "nodeid": (
+                "tests/contracts/test_crosshair.py::test_contracts[spec.models.metadata_cache.contains]"
+            ),
             "outcome": "failed",
             "clauses": ["M4"],
             "figures": {"contracts": 2, "proved": 0},

@@ -1,6 +1,6 @@
 """docs/SEMANTICS.md states every clause the conformance report knows, and no other (issue 10).
 
-The report, the tests' tags and the models cite clause IDs from ``spec/clauses.py``; the text of
+The report, the tests' tags and the models cite clause IDs from ``spec/conformance/clauses.py``; the text of
 each clause is in ``docs/SEMANTICS.md``.  The shared requirements (``SEMANTICS.md`` in the
 read-only ``shared/`` folder beside the checkout, when there is one) must be covered too: each of
 their clauses either stated in the project's file or listed there as not yet carried in.  The one
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from spec.clauses import CLAUSE_IDS
+from spec.conformance.clauses import CLAUSE_IDS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "SEMANTICS.md"
@@ -55,15 +55,18 @@ def carried_and_not_yet() -> tuple[dict[str, str], dict[str, str]]:
 def test_every_clause_the_report_knows_is_stated_and_no_other_is() -> None:
     carried, not_yet = carried_and_not_yet()
     known = CLAUSE_IDS
-    assert sorted(known - set(carried)) == [], "clauses of spec/clauses.py with no text in docs/SEMANTICS.md"
+    assert sorted(known - set(carried)) == [], (
+        "clauses of spec/conformance/clauses.py with no text in docs/SEMANTICS.md"
+    )
     assert sorted(set(carried) - known) == [], (
-        "clauses stated in docs/SEMANTICS.md that spec/clauses.py does not know"
+        "clauses stated in docs/SEMANTICS.md that spec/conformance/clauses.py does not know"
         " (list them under 'Clauses not yet carried in' until their issue lands)"
     )
     short = sorted(cid for cid, body in carried.items() if len(body.split()) < 8)
     assert short == [], "clauses whose statement is (nearly) empty"
     assert sorted(known & set(not_yet)) == [], (
-        "clauses listed as not yet carried in that spec/clauses.py knows: move them into their section"
+        "clauses listed as not yet carried in that spec/conformance/clauses.py knows:"
+        " move them into their section"
     )
     assert all(not_yet.values()), "a clause not yet carried in needs its one line"
 
@@ -94,7 +97,7 @@ def test_every_clause_of_the_shared_requirements_is_stated_or_listed_as_not_yet_
     assert sorted((set(carried) | set(not_yet)) - known) == [], (
         "clause IDs of docs/SEMANTICS.md that the shared requirements do not have"
     )
-    assert sorted(CLAUSE_IDS - known) == [], "spec/clauses.py knows clauses the requirements lack"
+    assert sorted(CLAUSE_IDS - known) == [], "spec/conformance/clauses.py knows clauses the requirements lack"
 
 
 def declared_variants(carried: dict[str, str], required: set[str]) -> set[str]:

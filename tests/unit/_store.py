@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hicache import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 DIR = "/cache"
 NS = "_m"

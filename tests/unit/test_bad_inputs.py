@@ -20,13 +20,6 @@ import pytest
 from hicache import HiCacheFile, MetadataCache, PooledExistenceCache, StorageExistenceCache
 from hicache.file_config import load_file_config
 from hicache.file_evictor import LRUFileEvictor
-from spec import metadata_cache as m
-from spec.existence_cache import StorageExistenceCacheSpec, refuse_bad_capacity
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_evictor import refuse_bad_limits
-from spec.file_inputs import SETTINGS, refuse_bad_call, refuse_bad_key, refuse_bad_settings
-from spec.file_store import FileStoreModel
 from spec.machines import existence_cache as e_machine
 from spec.machines import file_evictor as v_machine
 from spec.machines import file_store as f_machine
@@ -40,7 +33,14 @@ from spec.machines._base import (
     refusal,
     try_bad_inputs,
 )
-from spec.pool_beliefs import PooledExistenceCacheSpec
+from spec.models import metadata_cache as m
+from spec.models.existence_cache import StorageExistenceCacheSpec, refuse_bad_capacity
+from spec.models.file_evictor import refuse_bad_limits
+from spec.models.file_store import FileStoreModel
+from spec.models.pool_beliefs import PooledExistenceCacheSpec
+from spec.models.refusals import SETTINGS, refuse_bad_call, refuse_bad_key, refuse_bad_settings
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 
 def _world() -> FakeFileSystem:

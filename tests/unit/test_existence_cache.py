@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hicache import StorageExistenceCache
-from spec.existence_cache import StorageExistenceCacheSpec
+from spec.models.existence_cache import StorageExistenceCacheSpec
 
 
 def order(cache: StorageExistenceCache) -> list[Hashable]:

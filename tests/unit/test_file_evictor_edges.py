@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from hicache.file_evictor import LRUFileEvictor, check_bytes_limit
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 DIR = "/d"
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from hicache.file_evictor import LRUFileEvictor
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 DIR = "/d"
 

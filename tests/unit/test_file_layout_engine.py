@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from hicache import EngineNaming, HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 DIR = "/cache"
 POOLS = ("mamba", "swa", "deepseek_v4_c1", "deepseek_v4_c1_indexer")

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from hicache import HiCacheFile
 from hicache.file_startup import _oldest_first
 from hicache.file_store import escape_key
-from spec.fake_fs import Crash, FakeFileSystem
-from spec.fakes import FakeClock
-from spec.file_names import pages
 from spec.machines.file_store import believed
+from spec.models.file_names import pages
+from spec.world.clock import FakeClock
+from spec.world.filesystem import Crash, FakeFileSystem
 
 DIR = "/cache"
 NS = "_m_r0"

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from hicache import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
 from spec.machines.file_store import believed
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, calls_during, path, store
 
 OTHER = 2000

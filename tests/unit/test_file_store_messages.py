@@ -18,8 +18,8 @@ from typing import Any, NamedTuple
 import pytest
 
 from hicache import HiCacheFile
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, store
 
 PATH = "/cache/k_m.bin"

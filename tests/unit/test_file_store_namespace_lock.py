@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import store
 
 

@@ -18,9 +18,9 @@ import pytest
 from hicache import HiCacheFile
 from hicache.file_config import load_file_config
 from hicache.file_evictor import RETRY_UNREMOVABLE_AFTER
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
 from spec.machines.file_store import believed
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, NS, path, store
 
 OTHER = 2000

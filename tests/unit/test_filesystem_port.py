@@ -1,6 +1,7 @@
 """The filesystem port's contract (hicache/fs.py), held by the OS implementation and the in-memory fake alike.
 
-Every store test that runs on ``spec.fake_fs.FakeFileSystem`` trusts the fake to behave like the disk on the
+Every store test that runs on ``spec.world.filesystem.FakeFileSystem`` trusts the fake to behave like the
+disk on the
 operations the port names.  These tests state that contract once and run it against both: the real
 ``OSFileSystem`` in a temporary directory and the fake.  They are also the tests that kill mutants of
 ``hicache/fs.py`` (``make mutation``).
@@ -17,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from hicache.fs import DirEntry, FileStat, FileSystem, NotAPageError, OSFileSystem
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
+from spec.world.filesystem import FakeFileSystem
 
 pytestmark = pytest.mark.clauses("F2", "F3", "F7", "F8")
 

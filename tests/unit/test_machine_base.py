@@ -23,7 +23,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from spec.machines._base import run_machine
 from spec.machines.metadata_cache import MetadataCacheMachine
-from spec.metadata_cache import MetadataCacheSpec
+from spec.models.metadata_cache import MetadataCacheSpec
 
 RUN = settings(max_examples=30, stateful_step_count=20, database=None, deadline=None)
 

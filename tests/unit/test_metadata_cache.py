@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hicache import MetadataCache
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
 
 
 @pytest.mark.clauses("M4", "M5")

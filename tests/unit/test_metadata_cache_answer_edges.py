@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from hicache import MetadataCache
-from spec.fakes import CountingClock, FakeClock
+from spec.world.clock import CountingClock, FakeClock
 
 MODES = [
     pytest.param(eviction, stats, id=f"{eviction}-{'counting' if stats else 'plain'}")

@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hicache import HiCacheFile, MetadataCache
-from spec.fake_fs import FakeFileSystem
-from spec.fakes import CountingClock, FakeClock
 from spec.machines.file_store import believed
-from spec.metadata_cache import MetadataCacheSpec
+from spec.models.metadata_cache import MetadataCacheSpec
+from spec.world.clock import CountingClock, FakeClock
+from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, NS, calls_during, store
 
 TICK = 0.125
@@ -63,7 +63,7 @@ def built_with_counting_lock(make: Callable[[], Any], monkeypatch: pytest.Monkey
 
 
 class SteppingClock(CountingClock):
-    """spec.fakes' CountingClock that also steps on after each reading (``step`` seconds)."""
+    """spec.world.clock' CountingClock that also steps on after each reading (``step`` seconds)."""
 
     __slots__ = ("step",)
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hicache import MetadataCache
-from spec.fakes import FakeClock
+from spec.world.clock import FakeClock
 
 
 @pytest.mark.clauses("B1", "M1")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from hicache import PooledExistenceCache, PoolExistenceBeliefs
-from spec.pool_beliefs import PooledExistenceCacheSpec
+from spec.models.pool_beliefs import PooledExistenceCacheSpec
 
 
 @pytest.mark.clauses("P1")

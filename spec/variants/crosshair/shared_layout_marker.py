@@ -2,7 +2,7 @@
 
 A fanout store of namespace ``_a`` then makes a flat store of ``_b`` in the same directory refuse it,
 although ``_b``'s pages are flat: the marker must name its namespace (the contract it breaks, of
-:func:`spec.file_names.layout_marker`).
+:func:`spec.models.file_names.layout_marker`).
 """
 
 from __future__ import annotations

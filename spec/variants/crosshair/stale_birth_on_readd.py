@@ -1,6 +1,6 @@
 """M3 broken: ``add`` of an expired key keeps its old birth instead of starting a lifetime born now.
 
-The rule of :func:`spec.metadata_cache.add` without the bound (M6 plays no part in the bug), with the
+The rule of :func:`spec.models.metadata_cache.add` without the bound (M6 plays no part in the bug), with the
 contracts the bug breaks.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math  # noqa: F401 -- used by the PEP 316 contracts in the docstring
 from collections.abc import Hashable
 
-from spec.metadata_cache import Births, contains
+from ...models.metadata_cache import Births, contains
 
 __all__ = ["add"]
 

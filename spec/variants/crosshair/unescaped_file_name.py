@@ -1,12 +1,12 @@
 """F1 broken: the first design of the file name, ``<key><ns>.bin`` with the key not escaped.
 
 Key ``x_b`` in namespace ``_a`` and key ``x`` in ``_b_a`` then share a file, and the model's
-:func:`spec.file_names.key_of` cannot read a key back from its name.
+:func:`spec.models.file_names.key_of` cannot read a key back from its name.
 """
 
 from __future__ import annotations
 
-from spec.file_names import key_of  # noqa: F401 -- used by the contract in the docstring
+from ...models.file_names import key_of  # noqa: F401 -- used by the contract in the docstring
 
 __all__ = ["file_name"]
 

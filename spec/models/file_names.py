@@ -5,7 +5,7 @@ of a directory listing oldest first, the stale temps; F8-bg: the start-up listin
 :class:`Listing`, the one stateful helper, and what a batch of it adopts), and the evictor's passes over its
 entries (V2: their total; V4, C5: an entry made the most recent, or put in flight or out of it, in place;
 V3, V5: the victims a cap or a free-space floor picks).  CrossHair checks each one with a ``post:`` alone
-(``tests/contracts``); :class:`spec.file_store.FileStoreModel` and :class:`spec.file_evictor.EvictorModel`
+(``tests/contracts``); :class:`.file_store.FileStoreModel` and :class:`.file_evictor.EvictorModel`
 apply them, one operation at a time.
 """
 

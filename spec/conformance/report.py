@@ -1,8 +1,8 @@
 """The conformance report: per component and per clause, what checked it, and the verdict.
 
-Inputs are the per-test records written by ``spec.pytest_plugin`` (CrossHair's
+Inputs are the per-test records written by ``spec.conformance.pytest_plugin`` (CrossHair's
 contract checks among them: ``tests/contracts/test_crosshair.py``, whose tests
-record the contracts they checked) and the tool steps ``spec.verify`` ran.  A
+record the contracts they checked) and the tool steps ``spec.conformance.verify`` ran.  A
 clause no check names is printed as UNCHECKED, never left out.
 """
 
@@ -13,9 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from spec.clauses import CLAUSES, COMPONENT_OF_LETTER
+from .clauses import CLAUSES, COMPONENT_OF_LETTER
 
 __all__ = ["StepResult", "render_report"]
+
+# The package's name: "spec" in the repository, "hicache_spec" installed (run as __main__ too).
+_PACKAGE = (__package__ or __name__).partition(".")[0]
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,8 @@ def _named_checks(records: list[dict[str, Any]]) -> list[str]:
 
 
 def _modelcheck_lines(summaries: list[dict[str, Any]]) -> list[str]:
-    """The model-check table (issue 6), from ``python -m spec.modelcheck --json``."""
-    lines = ["\nModel check (bounded exhaustive refinement, python -m spec.modelcheck)"]
+    """The model-check table, from ``python -m spec.modelcheck --json``."""
+    lines = [f"\nModel check (bounded exhaustive refinement, python -m {_PACKAGE}.modelcheck)"]
     if not summaries:
         return [*lines, "  not run"]
     header = f"{'component':<16} {'configs':>7} {'depth':>11} {'states':>9} {'transitions':>12} {'time':>7}"
@@ -158,7 +161,7 @@ def render_report(
     if modelcheck is not None:
         lines.extend(_modelcheck_lines(modelcheck))
     if linearizability is not None:
-        lines.append("\nLinearizability (real-thread histories, python -m spec.linearizability)")
+        lines.append(f"\nLinearizability (real-thread histories, python -m {_PACKAGE}.linearizability)")
         runs = [
             f"  {'PASS' if r['passed'] else 'FAIL':<5} {r['subject']}: {r['summary']}"
             for r in linearizability

@@ -1,35 +1,53 @@
-"""The bad inputs the file store's clauses name (docs/SEMANTICS.md B1, F2, F5, F9, S5): executable.
+"""Every bad input the components refuse (docs/SEMANTICS.md B1; M1, E1, P1, V1, F2, F5, F9, S5): executable.
 
-Each ``refuse_bad_*`` returns None for a good input and raises, for a bad one, the ``TypeError`` or
-``ValueError`` B1 asks for, its message beginning with the parameter or setting it names.  The model
-(:mod:`spec.file_store`) calls them before any change, the machines and the oracle try the inputs they
-list, and production is held to the same answers value for value (tests/unit).  Apart from
-:mod:`spec.file_store` so that the model stays a page (issue 22: at most 220 lines).
+Each ``refuse_bad_*`` returns None (or the input, normalized) for a good input and raises, for a bad one,
+the ``TypeError`` or ``ValueError`` B1 asks for, its message beginning with the parameter or setting it
+names.  The models call them before any change, the machines and the oracle try the inputs they list,
+and production is held to the same answers value for value (tests/unit).  They live here, one module for
+every component, so that each model keeps to its rules and stays a page; the models re-export the ones
+their operations use under the names their callers know (``metadata_cache.refuse_bad_key`` is
+:func:`refuse_bad_metadata_key`).
+
+Sections: the file store's (keys, values, buffers, calls, settings), then the metadata cache's, the
+existence caches', and the file evictor's.
 """
 
 from __future__ import annotations
 
 import grp
 import math
+import numbers
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Container, Hashable, Iterable, Mapping, Sequence
+from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
-from spec.file_evictor import MAX_BYTES
-from spec.file_names import file_name
+from .file_names import file_name
 
 __all__ = [
+    "MAX_BYTES",
     "NAME_MAX",
     "SETTINGS",
     "refuse_bad_buffer",
     "refuse_bad_call",
+    "refuse_bad_capacity",
+    "refuse_bad_input",
     "refuse_bad_key",
+    "refuse_bad_limits",
+    "refuse_bad_metadata_key",
+    "refuse_bad_metadata_keys",
+    "refuse_bad_metadata_settings",
+    "refuse_bad_name",
     "refuse_bad_settings",
+    "refuse_bad_size",
     "refuse_bad_value",
 ]
 
+MAX_BYTES = 2**63 - 1  # V1: the largest limit (a file offset); above it a limit is a ValueError
 NAME_MAX = 255  # F2: the longest file name, in bytes once encoded
 _FS_ENCODING = sys.getfilesystemencoding()
 
@@ -264,3 +282,177 @@ def refuse_bad_settings(
         namespace.encode(_FS_ENCODING)
     except UnicodeEncodeError:
         raise ValueError(f"namespace cannot be encoded as part of a file name, got {namespace!r}") from None
+
+# MetadataCache (M1, M3-M5, M9).
+
+
+def refuse_bad_metadata_settings(
+    ttl_seconds: object, max_entries: object = None, clock: object = time.monotonic, stats: object = False
+) -> float:
+    """M1, B1: the constructor's arguments, checked before anything is built; ``ttl_seconds`` as a float.
+
+    Contract: returns ``float(ttl_seconds)``, or raises (each message begins with the parameter's name):
+
+    * ``TypeError`` for a ``ttl_seconds`` that is a bool or no real number (an ``int``, ``float``,
+      ``Fraction``, ``Decimal`` or other ``numbers.Real`` is one; a string is never parsed); ``ValueError``
+      for NaN, an infinity, a negative other than -1, or a value too large for a float;
+    * ``TypeError`` for a ``max_entries`` that is neither None nor an int (a bool included), ``ValueError``
+      for one below 1;
+    * ``TypeError`` for a ``clock`` that is not callable, or a ``stats`` that is not a bool.
+    """
+    if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, (numbers.Real, Decimal)):
+        kind = type(ttl_seconds).__name__
+        raise TypeError(f"ttl_seconds must be a real number, got {kind} {ttl_seconds!r}")
+    ttl: Any = ttl_seconds  # a real number: compared and converted as such
+    if isinstance(ttl, Decimal) and not ttl.is_finite():  # a Decimal NaN refuses to be compared
+        raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl!r}")
+    if ttl != -1:
+        if not ttl >= 0:  # a negative, or NaN (which fails every comparison)
+            raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl!r}")
+        try:
+            as_float = float(ttl)
+        except OverflowError:
+            as_float = math.inf
+        if as_float == math.inf:
+            raise ValueError(f"ttl_seconds must be finite and fit a float, got {ttl!r}")
+    if max_entries is not None:
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
+            kind = type(max_entries).__name__
+            raise TypeError(f"max_entries must be None or an int, got {kind} {max_entries!r}")
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
+    if not callable(clock):
+        raise TypeError(f"clock must be callable, got {type(clock).__name__} {clock!r}")
+    if not isinstance(stats, bool):
+        raise TypeError(f"stats must be a bool, got {type(stats).__name__} {stats!r}")
+    return -1.0 if ttl == -1 else float(ttl)
+
+
+def refuse_bad_metadata_key(key: object) -> None:
+    """M3-M5, B1: a key must be hashable.
+
+    Contract: returns None, or raises ``TypeError`` with a message that begins with ``key``.
+    """
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(f"key must be hashable, got {type(key).__name__} {key!r}") from None
+
+
+def refuse_bad_metadata_keys(keys: object) -> list[Hashable]:
+    """M9, B1: a batch's keys as a list: ``keys`` must be iterable and each key hashable.
+
+    Contract: returns ``list(keys)``, or raises ``TypeError`` with a message that begins with ``keys``
+    (not iterable) or ``key`` (:func:`refuse_bad_metadata_key`).  The model refuses the whole batch before any
+    change; M9 lets an implementation have taken the keys before a bad one first.
+    """
+    if not isinstance(keys, Iterable):
+        raise TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {keys!r}")
+    batch = list(keys)
+    for key in batch:
+        refuse_bad_metadata_key(key)
+    return batch
+
+# StorageExistenceCache and the pools (E1, E5, E6, E8, P1).
+
+
+def refuse_bad_input(
+    pool: Hashable, keep_pages: int | None = None, hashes: object = (), extra_cover: object = frozenset()
+) -> None:
+    """B1, before any change; each message begins with the parameter it names.
+
+    Contract: returns None, or raises
+
+    * ``TypeError`` for a ``pool`` that is not hashable (E1);
+    * for ``invalidate_beyond`` (``keep_pages`` given), first a ``keep_pages`` that is not an int (a bool,
+      a float, a non-finite number, a string): ``TypeError``; a negative one: ``ValueError`` (E6); then a
+      ``hashes`` that is no sequence: ``TypeError`` (E8);
+    * otherwise a ``hashes`` that is not iterable: ``TypeError`` (E8);
+    * an ``extra_cover`` that is no container: ``TypeError`` (E5).
+    """
+    if keep_pages is not None:  # invalidate_beyond: keep_pages first (E6)
+        if isinstance(keep_pages, bool) or not isinstance(keep_pages, int):
+            raise TypeError(f"keep_pages must be an int, got {type(keep_pages).__name__} {keep_pages!r}")
+        if keep_pages < 0:
+            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
+        if not isinstance(hashes, Sequence):
+            what = f"{type(hashes).__name__} {hashes!r}"
+            raise TypeError(f"hashes must be a sequence of page hashes, got {what}")
+    elif not isinstance(hashes, Iterable):
+        raise TypeError(f"hashes must be an iterable of page hashes, got {type(hashes).__name__} {hashes!r}")
+    if not isinstance(extra_cover, Container):
+        raise TypeError(f"extra_cover must be a container, got {type(extra_cover).__name__} {extra_cover!r}")
+    if not isinstance(pool, Hashable) or not _hashable(pool):
+        raise TypeError(f"pool must be hashable, got {type(pool).__name__} {pool!r}")
+
+
+def refuse_bad_capacity(max_entries: object) -> None:
+    """E1, P1, B1: the constructor's ``max_entries``, an int ``>= 0``.
+
+    Contract: returns None, or raises ``TypeError`` for a bool or a non-int (``None``, a float, NaN, a
+    string) and ``ValueError`` for a negative int; the message begins with ``max_entries``.
+    """
+    if isinstance(max_entries, bool) or not isinstance(max_entries, int):
+        raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__} {max_entries!r}")
+    if max_entries < 0:
+        raise ValueError(f"max_entries must be >= 0, got {max_entries!r}")
+
+
+def refuse_bad_name(name: object) -> None:
+    """P1, B1: a pool's name must be hashable.
+
+    Contract: returns None, or raises ``TypeError`` with a message that begins with ``name``.
+    """
+    try:
+        hash(name)
+    except TypeError:
+        what = f"{type(name).__name__} {name!r}"
+        raise TypeError(f"name must be hashable (a pool's name), got {what}") from None
+
+
+def _hashable(value: object) -> bool:
+    """Whether ``hash(value)`` works (a tuple holding a list is a Hashable that cannot be hashed)."""
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+# The file evictor on its own (V1, V3).
+
+
+def refuse_bad_size(nbytes: object) -> None:
+    """V3, B1: the bytes of a reservation, an int ``>= 0``.
+
+    Contract: returns None, or raises ``TypeError`` for a bool or a non-int (a float, NaN, an infinity, a
+    string, None) and ``ValueError`` for a negative int; the message begins with ``nbytes``.
+    """
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+        raise TypeError(f"nbytes must be an int, got {type(nbytes).__name__} {nbytes!r}")
+    if nbytes < 0:
+        raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
+
+
+def refuse_bad_limits(
+    max_size: object = 0, min_free_space: object = 0, eviction_ratio: object = 0.9, on_evict: object = None
+) -> None:
+    """V1, B1: the evictor's limits, checked before anything is built.
+
+    Contract: returns None, or raises (each message begins with the parameter's name): ``TypeError`` for a
+    ``max_size`` or ``min_free_space`` that is a bool or no int, ``ValueError`` for one below 0 or above
+    ``MAX_BYTES``; ``TypeError`` for an ``eviction_ratio`` that is a bool or neither an int nor a float,
+    ``ValueError`` for one outside (0, 1] (NaN and the infinities included); ``TypeError`` for an
+    ``on_evict`` that is neither None nor callable.
+    """
+    for name, limit in (("max_size", max_size), ("min_free_space", min_free_space)):
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"{name} must be an int, got {type(limit).__name__} {limit!r}")
+        if not 0 <= limit <= MAX_BYTES:
+            raise ValueError(f"{name} must be >= 0 and at most 2**63 - 1 bytes, got {limit!r}")
+    if isinstance(eviction_ratio, bool) or not isinstance(eviction_ratio, (int, float)):
+        kind = type(eviction_ratio).__name__
+        raise TypeError(f"eviction_ratio must be a number, got {kind} {eviction_ratio!r}")
+    if not 0 < eviction_ratio <= 1:  # NaN fails every comparison
+        raise ValueError(f"eviction_ratio must be in (0, 1], got {eviction_ratio!r}")
+    if on_evict is not None and not callable(on_evict):
+        raise TypeError(f"on_evict must be callable or None, got {type(on_evict).__name__} {on_evict!r}")

@@ -23,12 +23,13 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 from __future__ import annotations
 
-import math
-import numbers
+import math  # noqa: F401 -- used by the PEP 316 contracts in the docstrings
 import time
 from collections.abc import Callable, Hashable, Iterable
-from decimal import Decimal
-from typing import Any
+
+from .refusals import refuse_bad_metadata_key as refuse_bad_key
+from .refusals import refuse_bad_metadata_keys as refuse_bad_keys
+from .refusals import refuse_bad_metadata_settings as refuse_bad_settings
 
 __all__ = [
     "EVICTIONS",
@@ -224,74 +225,6 @@ def remove_many(births: Births, keys: list[Hashable]) -> Births:
     for key in keys:
         births = remove(births, key)
     return births
-
-
-def refuse_bad_settings(
-    ttl_seconds: object, max_entries: object = None, clock: object = time.monotonic, stats: object = False
-) -> float:
-    """M1, B1: the constructor's arguments, checked before anything is built; ``ttl_seconds`` as a float.
-
-    Contract: returns ``float(ttl_seconds)``, or raises (each message begins with the parameter's name):
-
-    * ``TypeError`` for a ``ttl_seconds`` that is a bool or no real number (an ``int``, ``float``,
-      ``Fraction``, ``Decimal`` or other ``numbers.Real`` is one; a string is never parsed); ``ValueError``
-      for NaN, an infinity, a negative other than -1, or a value too large for a float;
-    * ``TypeError`` for a ``max_entries`` that is neither None nor an int (a bool included), ``ValueError``
-      for one below 1;
-    * ``TypeError`` for a ``clock`` that is not callable, or a ``stats`` that is not a bool.
-    """
-    if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, (numbers.Real, Decimal)):
-        kind = type(ttl_seconds).__name__
-        raise TypeError(f"ttl_seconds must be a real number, got {kind} {ttl_seconds!r}")
-    ttl: Any = ttl_seconds  # a real number: compared and converted as such
-    if isinstance(ttl, Decimal) and not ttl.is_finite():  # a Decimal NaN refuses to be compared
-        raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl!r}")
-    if ttl != -1:
-        if not ttl >= 0:  # a negative, or NaN (which fails every comparison)
-            raise ValueError(f"ttl_seconds must be -1 or a finite number >= 0, got {ttl!r}")
-        try:
-            as_float = float(ttl)
-        except OverflowError:
-            as_float = math.inf
-        if as_float == math.inf:
-            raise ValueError(f"ttl_seconds must be finite and fit a float, got {ttl!r}")
-    if max_entries is not None:
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-            kind = type(max_entries).__name__
-            raise TypeError(f"max_entries must be None or an int, got {kind} {max_entries!r}")
-        if max_entries < 1:
-            raise ValueError(f"max_entries must be >= 1, got {max_entries!r}")
-    if not callable(clock):
-        raise TypeError(f"clock must be callable, got {type(clock).__name__} {clock!r}")
-    if not isinstance(stats, bool):
-        raise TypeError(f"stats must be a bool, got {type(stats).__name__} {stats!r}")
-    return -1.0 if ttl == -1 else float(ttl)
-
-
-def refuse_bad_key(key: object) -> None:
-    """M3-M5, B1: a key must be hashable.
-
-    Contract: returns None, or raises ``TypeError`` with a message that begins with ``key``.
-    """
-    try:
-        hash(key)
-    except TypeError:
-        raise TypeError(f"key must be hashable, got {type(key).__name__} {key!r}") from None
-
-
-def refuse_bad_keys(keys: object) -> list[Hashable]:
-    """M9, B1: a batch's keys as a list: ``keys`` must be iterable and each key hashable.
-
-    Contract: returns ``list(keys)``, or raises ``TypeError`` with a message that begins with ``keys``
-    (not iterable) or ``key`` (:func:`refuse_bad_key`).  The model refuses the whole batch before any
-    change; M9 lets an implementation have taken the keys before a bad one first.
-    """
-    if not isinstance(keys, Iterable):
-        raise TypeError(f"keys must be an iterable of keys, got {type(keys).__name__} {keys!r}")
-    batch = list(keys)
-    for key in batch:
-        refuse_bad_key(key)
-    return batch
 
 
 class MetadataCacheSpec:

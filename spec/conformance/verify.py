@@ -5,7 +5,7 @@ the suite itself is split over pytest-xdist workers, ``--jobs``):
 
 1. ``ruff check`` and ``mypy --strict`` over the code;
 2. the whole pytest suite under the ``verify`` Hypothesis profile, over ``--jobs`` workers, writing
-   per-test clause coverage (``spec.pytest_plugin``).  CrossHair is part of it:
+   per-test clause coverage (``spec.conformance.pytest_plugin``).  CrossHair is part of it:
    ``tests/contracts/test_crosshair.py`` checks every function with PEP 316 contracts (one test each,
    tagged with its clauses) and every broken variant of ``spec/variants/crosshair`` (each must be
    refuted where its golden file says);
@@ -13,7 +13,7 @@ the suite itself is split over pytest-xdist workers, ``--jobs``):
    (``python -m spec.modelcheck``) and real-thread linearizability runs
    (``python -m spec.linearizability``); the oracle's verdicts on the engine release's own store in the
    configurations users run, at a small budget (``python -m tools.engine_verdicts --budget small``);
-4. the report (``spec.report``): per component and clause, which checks
+4. the report (``spec.conformance.report``): per component and clause, which checks
    covered it, with their figures, and PASS / FAIL / UNCHECKED; then the
    model-check table, the linearizability runs and the last mutation score
    recorded by ``make mutation`` (``docs/mutation-score.json``).
@@ -35,9 +35,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from spec.report import StepResult, render_report
+from .report import StepResult, render_report
 
 __all__ = ["main"]
+
+# The package's name: "spec" in the repository, "hicache_spec" installed (run as __main__ too).
+_PACKAGE = (__package__ or __name__).partition(".")[0]
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / ".verify"
@@ -55,7 +58,7 @@ def _load(path: Path, missing: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spec.verify", description=__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}.verify", description=__doc__)
     parser.add_argument(
         "--quick", action="store_true", help="dev profile: the verify tier (CrossHair included) is skipped"
     )
@@ -107,11 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         ),
         (
             "model check",
-            [*python, "spec.modelcheck", *modelcheck_args, "--json", str(out["modelcheck"])],
+            [*python, f"{_PACKAGE}.modelcheck", *modelcheck_args, "--json", str(out["modelcheck"])],
             None,
         ),
-        ("linearizability", [*python, "spec.linearizability", "--json", str(out["linearizability"])], None),
-        # Issue 31 part 3: the engine release's HiCacheFile still FAILs in each configuration users run, each
+        (
+            "linearizability",
+            [*python, f"{_PACKAGE}.linearizability", "--json", str(out["linearizability"])],
+            None,
+        ),
+        # The engine release's HiCacheFile, judged: it still FAILs in each configuration users run, each
         # failing clause with its reproduction (a small budget; skipped, saying why, without torch or wheel)
         (
             "engine verdicts (small budget)",

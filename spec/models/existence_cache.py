@@ -21,7 +21,9 @@ Where docs/SEMANTICS.md leaves a choice open, the model fixes it:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Container, Hashable, Iterable, Sequence
+from collections.abc import Collection, Hashable, Iterable, Sequence
+
+from .refusals import refuse_bad_capacity, refuse_bad_input
 
 __all__ = [
     "BOUNDS",
@@ -144,57 +146,6 @@ def invalidate_beyond(beliefs: Beliefs, pool: Hashable, hashes: list[Hashable], 
     """
     dropped = hashes[keep_pages:]
     return [b for b in beliefs if not (b[0] == pool and b[1] in dropped)]
-
-
-def refuse_bad_input(
-    pool: Hashable, keep_pages: int | None = None, hashes: object = (), extra_cover: object = frozenset()
-) -> None:
-    """B1, before any change; each message begins with the parameter it names.
-
-    Contract: returns None, or raises
-
-    * ``TypeError`` for a ``pool`` that is not hashable (E1);
-    * for ``invalidate_beyond`` (``keep_pages`` given), first a ``keep_pages`` that is not an int (a bool,
-      a float, a non-finite number, a string): ``TypeError``; a negative one: ``ValueError`` (E6); then a
-      ``hashes`` that is no sequence: ``TypeError`` (E8);
-    * otherwise a ``hashes`` that is not iterable: ``TypeError`` (E8);
-    * an ``extra_cover`` that is no container: ``TypeError`` (E5).
-    """
-    if keep_pages is not None:  # invalidate_beyond: keep_pages first (E6)
-        if isinstance(keep_pages, bool) or not isinstance(keep_pages, int):
-            raise TypeError(f"keep_pages must be an int, got {type(keep_pages).__name__} {keep_pages!r}")
-        if keep_pages < 0:
-            raise ValueError(f"keep_pages must be >= 0, got {keep_pages!r}")
-        if not isinstance(hashes, Sequence):
-            what = f"{type(hashes).__name__} {hashes!r}"
-            raise TypeError(f"hashes must be a sequence of page hashes, got {what}")
-    elif not isinstance(hashes, Iterable):
-        raise TypeError(f"hashes must be an iterable of page hashes, got {type(hashes).__name__} {hashes!r}")
-    if not isinstance(extra_cover, Container):
-        raise TypeError(f"extra_cover must be a container, got {type(extra_cover).__name__} {extra_cover!r}")
-    if not isinstance(pool, Hashable) or not _hashable(pool):
-        raise TypeError(f"pool must be hashable, got {type(pool).__name__} {pool!r}")
-
-
-def refuse_bad_capacity(max_entries: object) -> None:
-    """E1, P1, B1: the constructor's ``max_entries``, an int ``>= 0``.
-
-    Contract: returns None, or raises ``TypeError`` for a bool or a non-int (``None``, a float, NaN, a
-    string) and ``ValueError`` for a negative int; the message begins with ``max_entries``.
-    """
-    if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-        raise TypeError(f"max_entries must be an int, got {type(max_entries).__name__} {max_entries!r}")
-    if max_entries < 0:
-        raise ValueError(f"max_entries must be >= 0, got {max_entries!r}")
-
-
-def _hashable(value: object) -> bool:
-    """Whether ``hash(value)`` works (a tuple holding a list is a Hashable that cannot be hashed)."""
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
 
 
 class StorageExistenceCacheSpec:

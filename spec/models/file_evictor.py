@@ -4,8 +4,8 @@ The state: ``lru``, the entries ``(key, size, in_flight)``, least recently used 
 sum of the sizes: C3); ``writers``, the writes of each key in flight (C5: two at once); ``published``, the
 keys one of whose writes in flight published already; ``resting`` (S7).  The limits are ``cap`` and
 ``ratio`` (V3) and ``min_free`` (V5); eviction is off when both are 0 (V1).  The victims are chosen by the
-pure passes of :mod:`spec.file_names` (where CrossHair checks them); what a victim's removal does to the
-directory and the beliefs is the store's (:class:`spec.file_store.FileStoreModel`, the one subclass,
+pure passes of :mod:`.file_names` (where CrossHair checks them); what a victim's removal does to the
+directory and the beliefs is the store's (:class:`spec.models.file_store.FileStoreModel`, the one subclass,
 which gives the four methods at the end).  O3 (the evictor's machine): ``commit_moves``, whether commit
 makes the key the most recently used (V4 leaves it open); ``own_counted``, whether a reservation counts
 the key's own earlier entry against the limits and may evict it (V3's "total + n" read literally);
@@ -23,7 +23,8 @@ import math
 from collections.abc import Callable
 from typing import Protocol
 
-from spec.file_names import Entry, cap_pass, flagged, renewed, space_pass, total
+from .file_names import Entry, cap_pass, flagged, renewed, space_pass, total
+from .refusals import MAX_BYTES, refuse_bad_limits, refuse_bad_size
 
 __all__ = [
     "MAX_BYTES",
@@ -35,48 +36,10 @@ __all__ = [
 ]
 
 RETRY_UNREMOVABLE_AFTER = 30.0  # S7: seconds a victim that could not be unlinked is left alone
-MAX_BYTES = 2**63 - 1  # V1: the largest limit (a file offset); above it a limit is a ValueError
-
-
-def refuse_bad_size(nbytes: object) -> None:
-    """V3, B1: the bytes of a reservation, an int ``>= 0``.
-
-    Contract: returns None, or raises ``TypeError`` for a bool or a non-int (a float, NaN, an infinity, a
-    string, None) and ``ValueError`` for a negative int; the message begins with ``nbytes``.
-    """
-    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
-        raise TypeError(f"nbytes must be an int, got {type(nbytes).__name__} {nbytes!r}")
-    if nbytes < 0:
-        raise ValueError(f"nbytes must be >= 0, got {nbytes!r}")
-
-
-def refuse_bad_limits(
-    max_size: object = 0, min_free_space: object = 0, eviction_ratio: object = 0.9, on_evict: object = None
-) -> None:
-    """V1, B1: the evictor's limits, checked before anything is built.
-
-    Contract: returns None, or raises (each message begins with the parameter's name): ``TypeError`` for a
-    ``max_size`` or ``min_free_space`` that is a bool or no int, ``ValueError`` for one below 0 or above
-    ``MAX_BYTES``; ``TypeError`` for an ``eviction_ratio`` that is a bool or neither an int nor a float,
-    ``ValueError`` for one outside (0, 1] (NaN and the infinities included); ``TypeError`` for an
-    ``on_evict`` that is neither None nor callable.
-    """
-    for name, limit in (("max_size", max_size), ("min_free_space", min_free_space)):
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise TypeError(f"{name} must be an int, got {type(limit).__name__} {limit!r}")
-        if not 0 <= limit <= MAX_BYTES:
-            raise ValueError(f"{name} must be >= 0 and at most 2**63 - 1 bytes, got {limit!r}")
-    if isinstance(eviction_ratio, bool) or not isinstance(eviction_ratio, (int, float)):
-        kind = type(eviction_ratio).__name__
-        raise TypeError(f"eviction_ratio must be a number, got {kind} {eviction_ratio!r}")
-    if not 0 < eviction_ratio <= 1:  # NaN fails every comparison
-        raise ValueError(f"eviction_ratio must be in (0, 1], got {eviction_ratio!r}")
-    if on_evict is not None and not callable(on_evict):
-        raise TypeError(f"on_evict must be callable or None, got {type(on_evict).__name__} {on_evict!r}")
 
 
 class Faults(Protocol):
-    """The world's faults as the store's model reads them (:class:`spec.fake_fs.FaultLedger` is one)."""
+    """The world's faults as the store's model reads them (``world.filesystem.FaultLedger`` is one)."""
 
     def take(self, op: str, reader: str) -> int | None: ...  # write, replace, read, short: the errno
 

@@ -1,7 +1,7 @@
 """Executable model of the per-pool beliefs and their registry (docs/SEMANTICS.md P1-P5).
 
 A pool is the E model restricted to one pool (P2 says exactly that, so the
-model reuses ``spec.existence_cache``'s functions) plus ``inflight``: a mapping
+model reuses ``spec.models.existence_cache``'s functions) plus ``inflight``: a mapping
 from page hash to its positive reference count.  The registry is a mapping
 from pool name to pool.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 
-from spec import existence_cache as e
+from . import existence_cache as e
+from .refusals import refuse_bad_name
 
 __all__ = [
     "PoolContainsWithoutRefresh",
@@ -55,18 +56,6 @@ def untrack(inflight: InFlight, hashes: list[Hashable]) -> InFlight:
             if after[h] == 0:
                 del after[h]
     return after
-
-
-def refuse_bad_name(name: object) -> None:
-    """P1, B1: a pool's name must be hashable.
-
-    Contract: returns None, or raises ``TypeError`` with a message that begins with ``name``.
-    """
-    try:
-        hash(name)
-    except TypeError:
-        what = f"{type(name).__name__} {name!r}"
-        raise TypeError(f"name must be hashable (a pool's name), got {what}") from None
 
 
 class PoolExistenceBeliefsSpec:

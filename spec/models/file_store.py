@@ -1,9 +1,9 @@
 """Executable model of the file store and its evictor (docs/SEMANTICS.md F1-F8, V1-V6, C1-C4).
 
 The state: the directory (``files``, name -> (bytes, mtime); ``planted``, nodes named like files that are
-not pages, S3), the evictor's entries (:class:`spec.file_evictor.EvictorModel`), ``beliefs`` (key -> birth,
-:mod:`spec.metadata_cache`) and the start-up ``listing``.  The world: faults from a ledger (``faults``, as
-``reader``), victims told to ``on_evict`` (V6), other processes.  Contracts: :mod:`spec.file_names`.
+not pages, S3), the evictor's entries (:class:`.file_evictor.EvictorModel`), ``beliefs`` (key -> birth,
+:mod:`.metadata_cache`) and the start-up ``listing``.  The world: faults from a ledger (``faults``, as
+``reader``), victims told to ``on_evict`` (V6), other processes.  Contracts: :mod:`spec.models.file_names`.
 Choices left open: ``exists`` finding the file missing drops its entry too (F4); a ``set`` of a believed
 key refreshes recency with no ``stat`` (F6, F3); ``delete`` is True when the file is gone after it,
 ``clear`` when every file went (the others stay tracked: C3); start-up orders by mtime, ties in listing
@@ -17,10 +17,10 @@ import errno
 from collections.abc import Callable, Iterable, MutableMapping
 from itertools import takewhile
 
-from spec import file_names
-from spec import metadata_cache as beliefs_model
-from spec.file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel, Faults
-from spec.file_inputs import refuse_bad_call, refuse_bad_key
+from . import file_names
+from . import metadata_cache as beliefs_model
+from .file_evictor import RETRY_UNREMOVABLE_AFTER, EvictorModel, Faults
+from .refusals import refuse_bad_call, refuse_bad_key
 
 __all__ = ["RETRY_UNREMOVABLE_AFTER", "Faults", "FileStoreModel"]
 
@@ -31,7 +31,7 @@ class FileStoreModel(EvictorModel):
     ``cap``, ``ratio``, ``min_free``, ``commit_moves``, ``own_counted``, ``background``: the evictor's;
     ``disk_size``: the fake disk; ``metadata``, ``ttl``: the beliefs'; ``faults`` find paths in ``directory``;
     ``files``, ``planted`` (S3: name -> (kind: symlink, fifo, dir (EISDIR), other (another user's); bytes)):
-    a fake filesystem's view; ``startup_scan``, ``scan_batch``: F8-bg; B1: :mod:`spec.file_inputs`."""
+    a fake filesystem's view; ``startup_scan``, ``scan_batch``: F8-bg; B1: :mod:`spec.models.refusals`."""
 
     def __init__(
         self,

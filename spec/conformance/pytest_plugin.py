@@ -9,7 +9,7 @@ The records are the same with one process or with pytest-xdist workers: the
 clause IDs travel on each test's report (xdist serializes a report's fields),
 and the records are kept and written by the controller only.
 
-Loaded with ``-p spec.pytest_plugin`` (see pyproject.toml).
+Loaded with ``-p spec.conformance.pytest_plugin`` (see pyproject.toml).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from spec.clauses import CLAUSE_IDS
+from .clauses import CLAUSE_IDS
 
 __all__: list[str] = []
 

@@ -182,8 +182,8 @@ _COMMIT_SIZE = (
 )
 _W = "hicache._lru_walks."
 EQUIVALENT: dict[str, str] = {
-    # _believe and as_chain moved from existence_cache.py to _lru_walks.py (issue 14): the run of
-    # _lru_walks.py on 2026-12-01 found the same five survivors under their new names.
+    # _believe and as_chain moved from existence_cache.py to _lru_walks.py (one home for the LRU walks):
+    # the run of _lru_walks.py on 2026-12-01 found the same five survivors under their new names.
     _W + "x_believe__mutmut_12": "excess >= 0: trimming 0 entries is a no-op",
     _W + "x_believe__mutmut_19": _FALSY,
     _W + "x_as_chain__mutmut_1": _FAST_PATH,
@@ -263,9 +263,10 @@ EQUIVALENT: dict[str, str] = {
     _FE + "xǁ_Entryǁ__init____mutmut_4": (
         "published = None: only ever read for its truth (or copied between entries); None is falsy like False"
     ),
-    # The runs of 2026-12-01, after the probe guards moved into _Overlaps (issue 14).  The commit mark's
-    # old survivors (__init__ 74, commit 13, touch 20) went with it; removals starting at 1 (__init__ 2) is
-    # killed now: a fresh evictor, without the store's start-up eviction, says no removal is under way.
+    # The runs of 2026-12-01, after the probe guards moved into _Overlaps (one removal context).  The
+    # commit mark's old survivors (__init__ 74, commit 13, touch 20) went with it; removals starting at 1
+    # (__init__ 2) is killed now: a fresh evictor, without the store's start-up eviction, says no removal
+    # is under way.
     _FE + "xǁ_Overlapsǁ__init____mutmut_4": _FE_MARK,
     _FE + "xǁ_Overlapsǁpublish__mutmut_3": _FE_MARK,
     _FE_CLASS + "__init____mutmut_81": (
@@ -410,7 +411,7 @@ def rerun_survivors(row: dict[str, Any], jobs: int, base: str | None) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spec.mutation", description=__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}.mutation", description=__doc__)
     parser.add_argument("modules", nargs="*", help=f"any of {', '.join(SELECTIONS)} (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1: the CPU is shared)")
     parser.add_argument(

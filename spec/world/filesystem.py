@@ -46,7 +46,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 from hicache.fs import Accept, DirEntry, FileStat, NotAPageError, check_opened
-from spec.fakes import FakeClock
+
+from .clock import FakeClock
 
 __all__ = ["KINDS", "OPERATIONS", "Crash", "FakeFile", "FakeFileSystem", "FaultLedger"]
 
