@@ -16,12 +16,12 @@ import and a relative one; a name defined twice) and on a copy of spec/ with one
 
 from __future__ import annotations
 
-import ast
-import functools
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
+from tests.tooling.test_architecture import imported, module_of, read_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,50 +34,17 @@ def sources_of(package: Path) -> dict[str, str]:
     }
 
 
-Imported = tuple[int, str, tuple[str, ...]]  # (level, module, names): ``import a`` is (0, "", ("a",))
-
-
-@functools.cache  # a planted copy differs from the tree in one module: the others are read once
-def facts(path: str, source: str) -> tuple[tuple[Imported, ...], tuple[tuple[str, int], ...]]:
-    """Every import of a module (lazy and ``TYPE_CHECKING`` ones too), and every class it defines (name,
-    line), nested ones too: one walk of its syntax tree."""
-    imports: list[Imported] = []
-    classes: list[tuple[str, int]] = []
-    for node in ast.walk(ast.parse(source, path)):
-        if isinstance(node, ast.Import):
-            imports.append((0, "", tuple(alias.name for alias in node.names)))
-        elif isinstance(node, ast.ImportFrom):
-            imports.append((node.level, node.module or "", tuple(alias.name for alias in node.names)))
-        elif isinstance(node, ast.ClassDef):
-            classes.append((node.name, node.lineno))
-    return tuple(imports), tuple(classes)
-
-
-def module_of(path: str) -> tuple[str, bool]:
-    """``spec/oracle/_run.py`` -> (``spec.oracle._run``, False: not a package's ``__init__``)."""
-    parts = path.removesuffix(".py").split("/")
-    is_package = parts[-1] == "__init__"
-    return ".".join(parts[:-1] if is_package else parts), is_package
-
-
 def import_edges(sources: Mapping[str, str]) -> dict[str, set[str]]:
     """Module -> the modules of ``sources`` it imports, every import counted (lazy, ``TYPE_CHECKING``,
-    relative ones resolved against the importing module's package)."""
-    modules = {module_of(path)[0] for path in sources}
+    relative ones resolved against the importing module's package): ``from a import b`` is an edge to
+    the module ``a.b`` where there is one, else to ``a``."""
+    modules = {module_of(path) for path in sources}
     edges: dict[str, set[str]] = {}
     for path, source in sources.items():
-        name, is_package = module_of(path)
-        home = name.split(".") if is_package else name.split(".")[:-1]
-        edges[name] = set()
-        for level, module, names in facts(path, source)[0]:
-            if not level and not module:  # import a.b, c
-                edges[name] |= {imported for imported in names if imported in modules}
-                continue
-            anchor = home[: len(home) - level + 1] if level else []
-            origin = ".".join([*anchor, *([module] if module else [])])
-            for imported in names:
-                submodule = f"{origin}.{imported}"
-                edges[name] |= {submodule} if submodule in modules else {origin} & modules
+        found = edges.setdefault(module_of(path), set())
+        for _line, name in imported(path, source):
+            parent = name.rpartition(".")[0]
+            found |= {name} if name in modules else {parent} & modules
     return edges
 
 
@@ -127,7 +94,7 @@ def shared_class_names(sources: Mapping[str, str]) -> dict[str, list[str]]:
     """Class name -> where each class of that name is defined (``path:line``), for names defined twice."""
     where: dict[str, list[str]] = {}
     for path, source in sorted(sources.items()):
-        for name, line in facts(path, source)[1]:
+        for name, line in read_module(path, source)[1]:
             where.setdefault(name, []).append(f"{path}:{line}")
     return {name: places for name, places in where.items() if len(places) > 1}
 
