@@ -19,7 +19,7 @@ from hicache import HiCacheFile
 from spec.machines import run_machine
 from spec.machines.file_store import BackgroundScanMachine
 from spec.variants.file_store import WRONG_BACKGROUND_SCAN
-from tests.stateful import SELF_CHECK
+from tests.stateful import SEARCH_FOR_PINNED, SELF_CHECK
 from tests.stateful.model_targets import BackgroundScanModelStoreMachine
 from tests.stateful.test_file_store_machine import FIND, Pinned, run_pinned
 
@@ -45,6 +45,7 @@ def test_the_model_scanning_in_the_background_conforms_to_its_own_machine() -> N
 
 
 @pytest.mark.clauses("F8-bg", "C3")
+@SEARCH_FOR_PINNED
 @pytest.mark.parametrize("name", list(WRONG_BACKGROUND_SCAN))
 def test_the_machine_catches_each_wrong_background_scan(name: str) -> None:
     variant, _clause = WRONG_BACKGROUND_SCAN[name]

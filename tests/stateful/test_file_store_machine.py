@@ -25,7 +25,7 @@ from spec.variants.file_store import (
     NEEDS_PLANTED_NODES,
     WRONG,
 )
-from tests.stateful import SELF_CHECK
+from tests.stateful import SEARCH_FOR_PINNED, SELF_CHECK
 from tests.stateful.model_targets import ModelStoreMachine
 
 CAUGHT = CAUGHT_BY_MACHINE + NEEDS_OVERLAPPING_NAMESPACES + NEEDS_PLANTED_NODES
@@ -109,6 +109,7 @@ def test_the_model_run_as_a_store_conforms_to_its_own_machine() -> None:
 
 
 @pytest.mark.clauses("F1", "F3", "F4", "F6", "F7", "V3", "V4", "V5", "V6", "C3", "S3")
+@SEARCH_FOR_PINNED
 @pytest.mark.parametrize("name", CAUGHT)
 def test_machine_catches_the_deliberately_wrong_variant(name: str) -> None:
     variant, _clause = WRONG[name]
