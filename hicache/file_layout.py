@@ -24,7 +24,8 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 
 from hicache.file_naming import EngineNaming
 from hicache.file_trust import FileTrust
@@ -195,14 +196,28 @@ class FileNaming:
     def key_of(self, name: str) -> str | None:
         """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.
 
-        A temp file never has one: no key starts with a dot.
+        A temp file never has one: no key starts with a dot.  ``keys_of`` of the one name.
+        """
+        return self.keys_of([name])[0]
+
+    def keys_of(self, names: list[str]) -> Sequence[str | None]:
+        """Return ``key_of`` of each of ``names``, in order: the naming's one rule, for a listing at a time.
+
+        When every name is plain (it ends with this namespace's suffix, and its part before it is not
+        empty and holds no ``_``, ``%`` or ``.``), each key is that part, decided on the parts joined:
+        one C-level pass per test, and no call per name (the start-up scan's inner loop, docs/SEMANTICS.md
+        "F8 at scale").  Otherwise each name is read by ``key_of_name``.  A variant that names differently
+        overrides this method (``key_of`` follows).
         """
         suffix = self._suffix
-        if name.endswith(suffix):
-            part = name[: -len(suffix)]
-            if part and part[0] != "." and "_" not in part and "%" not in part:
-                return part  # the common name: nothing escaped, no other namespace (the first "_" is ours)
-        return key_of_name(name, self.namespace)
+        cut = -len(suffix)
+        if all(map(str.endswith, names, repeat(suffix))):
+            parts = [name[:cut] for name in names]
+            joined = "".join(parts)
+            if all(parts) and "_" not in joined and "%" not in joined and "." not in joined:
+                return parts  # nothing escaped, no other namespace (the first "_" is ours), no dot file
+        namespace = self.namespace
+        return [key_of_name(name, namespace) for name in names]
 
 
 class FileLayout:
@@ -344,10 +359,12 @@ class FileLayout:
         (flat), or every trusted subdirectory of both levels (fanout: a page that does not hash where it
         lies is not ours to remove).  OSError when the directory itself cannot be listed.
         """
-        directory, key_of = self.directory, self.naming.key_of
+        directory, keys_of = self.directory, self.naming.keys_of
         top = self.fs.scandir(directory)
         if not self.fanout:
-            return [(directory, e, k) for e in top if (k := key_of(e.name)) is not None], 0
+            listing = list(top)
+            keys = keys_of([e.name for e in listing])
+            return [(directory, e, k) for e, k in zip(listing, keys, strict=True) if k is not None], 0
         unlisted: list[str] = []
 
         def skip(path: str, exc: OSError) -> None:
@@ -357,7 +374,7 @@ class FileLayout:
         found = [
             (where, e, k)
             for where, entries, place in self.leaves(top, mark_ready=False, unlisted=skip)
-            for e in entries
-            if (k := key_of(e.name)) is not None and fanout_dirs(e.name) == place
+            for e, k in zip(entries, keys_of([e.name for e in entries]), strict=True)
+            if k is not None and fanout_dirs(e.name) == place
         ]
         return found, len(unlisted)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 __all__ = ["EngineNaming"]
 
@@ -171,6 +171,10 @@ class EngineNaming:
                 if self.name(key) == name:
                     return key
         return None
+
+    def keys_of(self, names: list[str]) -> Sequence[str | None]:
+        """Return ``key_of`` of each of ``names``, in order (a listing at a time, as start-up reads one)."""
+        return list(map(self.key_of, names))
 
     def __repr__(self) -> str:
         """Show the suffixes and pools, as the constructor takes them."""

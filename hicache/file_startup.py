@@ -8,8 +8,9 @@ missing are noted gone (``note_gone``), so that the stale listing never adopts t
 
 A variant that starts up differently is a subclass set as the store's ``startup_class`` class attribute.
 
-Complexity: O(entries) for the listing, one call per entry to the naming's ``key_of`` and the trust's
-``is_page`` (the inner loop, docs/SEMANTICS.md "F8 at scale"), and one sort of the pages by mtime.  Thread
+Complexity: O(entries) for the listing, read a chunk at a time: the naming's ``keys_of`` and the trust's
+``are_pages`` of each chunk (the inner loop, docs/SEMANTICS.md "F8 at scale"), and one sort of the pages by
+mtime.  Thread
 model: ``start`` runs in the constructor; the background scan's thread and the store's callers meet under
 the store's lock, which guards the accounting, the beliefs and the keys noted gone.
 """
@@ -20,8 +21,10 @@ import logging
 import os
 import threading
 from array import array
-from collections.abc import Iterable, Iterator, MutableSet
-from itertools import chain, islice
+from collections.abc import Callable, Iterable, Iterator, MutableSet, Sequence
+from itertools import chain, compress, islice, repeat
+from operator import and_, is_not, itemgetter
+from typing import TypeVar
 
 from hicache.file_evictor import LRUFileEvictor
 from hicache.file_layout import FileLayout, fanout_dirs, is_fanout_dir_name, is_temp_name
@@ -32,6 +35,10 @@ from hicache.metadata_cache import MetadataCache
 __all__ = ["FileStartup"]
 
 logger = logging.getLogger("hicache.file_store")  # the store's log: its collaborators speak for it
+
+_T = TypeVar("_T")
+_CHUNK = 1024  # listing entries the scan reads at a time
+_name, _size, _mtime = itemgetter(0), itemgetter(1), itemgetter(2)  # a DirEntry's fields
 
 
 class FileStartup:
@@ -108,10 +115,9 @@ class FileStartup:
         elif self._scan(self._directory, top, found, now, None):
             raise self._layout.fanout_marker_met()
         self._warn_skipped(found.skipped)
-        order = _oldest_first(found.mtimes)
-        keys = list(map(found.keys.__getitem__, order))
-        sizes = list(map(found.sizes.__getitem__, order))
-        del order
+        in_order = _gather(_oldest_first(found.mtimes))
+        keys, sizes = in_order(found.keys), in_order(found.sizes)
+        del in_order
         with self._lock:
             self.evictor.adopt_many(zip(keys, sizes, strict=True), sum(sizes))
             del keys, sizes
@@ -292,31 +298,45 @@ class FileStartup:
 
         ``place``: the two subdirectories ``where`` is (fanout), whose pages must hash there (others are
         misplaced and skipped); None in the flat directory.  True when the fanout marker of this namespace
-        was met.
+        was met.  The listing is read ``_CHUNK`` entries at a time: the naming's keys and the trust's page
+        test (S3) of a whole chunk at once, the pages taken from it by C-level passes, and a step per
+        entry only for the entries that are not pages of ours (docs/SEMANTICS.md "F8 at scale").
         """
-        key_of, is_page = self._layout.naming.key_of, self._trust.is_page
-        add_key, add_mtime, add_size = found.keys.append, found.mtimes.append, found.sizes.append
+        keys_of, are_pages = self._layout.naming.keys_of, self._trust.are_pages
+        add_keys, add_mtimes, add_sizes = found.keys.extend, found.mtimes.extend, found.sizes.extend
         share = found.shared.setdefault
         skipped = found.skipped
         marker = os.path.basename(self._layout.marker)
         met = False
-        for entry in entries:
-            name, size, mtime, kind, _, _, _ = entry
-            key = key_of(name)
-            if key is None:
-                if is_temp_name(name):
-                    self._sweep(where, entry, now)
-                elif name == marker:
-                    met = True
-            elif place is not None and fanout_dirs(name) != place:
-                skipped["misplaced"] = skipped.get("misplaced", 0) + 1  # not where its key's probes look
-            elif is_page(entry):  # S3
-                add_key(key)
-                add_mtime(mtime)
-                add_size(share(size, size))
-            else:
-                kind = kind if kind != "file" else "file of another user"
-                skipped[kind] = skipped.get(kind, 0) + 1
+        listing = iter(entries)
+        while chunk := list(islice(listing, _CHUNK)):
+            names = list(map(_name, chunk))
+            keys = keys_of(names)
+            taken = list(map(and_, map(is_not, keys, repeat(None)), are_pages(chunk)))
+            if place is not None:  # and only where its key's probes look
+                placed = [k is not None and fanout_dirs(n) == place for n, k in zip(names, keys, strict=True)]
+                taken = list(map(and_, taken, placed))
+            pages = list(compress(chunk, taken))
+            add_keys(compress(keys, taken))  # type: ignore[arg-type]  # each one taken is a key
+            add_mtimes(map(_mtime, pages))
+            sizes = list(map(_size, pages))
+            add_sizes(map(share, sizes, sizes))  # one int object per distinct size
+            if len(pages) == len(chunk):
+                continue
+            for entry, key, page in zip(chunk, keys, taken, strict=True):
+                if page:
+                    continue
+                name = entry.name
+                if key is None:
+                    if is_temp_name(name):
+                        self._sweep(where, entry, now)
+                    elif name == marker:
+                        met = True
+                elif place is not None and fanout_dirs(name) != place:
+                    skipped["misplaced"] = skipped.get("misplaced", 0) + 1  # not where its key's probes look
+                else:  # S3
+                    kind = entry.kind if entry.kind != "file" else "file of another user"
+                    skipped[kind] = skipped.get(kind, 0) + 1
         return met
 
     def _sweep(self, where: str, entry: DirEntry, now: float) -> None:
@@ -425,6 +445,16 @@ def _oldest_first(mtimes: array[float]) -> list[int]:
     keeps ties in the listing's order too.
     """
     return sorted(range(len(mtimes)), key=mtimes.__getitem__)
+
+
+def _gather(order: list[int]) -> Callable[[list[_T]], Sequence[_T]]:
+    """Return a function that answers the items of a list at the indices ``order``, in that order.
+
+    One C-level call per list (``itemgetter``), where a ``map`` of ``__getitem__`` makes a call per item.
+    """
+    if len(order) > 1:
+        return itemgetter(*order)  # a tuple, with two indices or more
+    return lambda items: [items[i] for i in order]
 
 
 def _skip_unlisted(path: str, exc: OSError) -> None:

@@ -122,7 +122,7 @@ def run_one(store: str, target: Any, configuration: Configuration, budget: Budge
     from spec.oracle import check
     from spec.oracle.__main__ import repro_name
     from spec.oracle._errors import OracleUsageError
-    from spec.oracle._threads import check_threads
+    from spec.oracle._run import check_threads
 
     start = time.perf_counter()
     try:

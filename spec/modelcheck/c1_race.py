@@ -3,7 +3,7 @@
 Each scenario runs two real threads on one store under the deterministic
 scheduler of :mod:`spec.modelcheck.interleavings`.  The marked points are every
 call into the fake filesystem (``FakeFileSystem.before``) and every
-acquisition of the store's lock (replaced by a :class:`ScheduledLock`), so
+acquisition of the store's lock (replaced by a :class:`ExploredLock`), so
 every way the probe's ``stat``/read, its epoch check and its teaching can
 interleave with the remover's belief drop and ``unlink`` is run, once each.
 
@@ -29,7 +29,7 @@ from ..machines.file_store import believed as believes
 from ..world.clock import FakeClock
 from ..world.filesystem import FakeFileSystem
 from .explorer import Configuration, Counterexample, Result
-from .interleavings import ScheduledLock, Scheduler, explore_schedules
+from .interleavings import ExploredLock, ExploringScheduler, explore_schedules
 
 __all__ = ["SCENARIOS", "Scenario", "accounting_scenario", "check_scenario", "results"]
 
@@ -61,7 +61,9 @@ def _schedule(store: Any, lock: Any) -> None:
         knowledge.lock = lock
 
 
-def _world(factory: Callable[..., Any], scheduler: Scheduler, removal: str) -> tuple[Any, FakeFileSystem]:
+def _world(
+    factory: Callable[..., Any], scheduler: ExploringScheduler, removal: str
+) -> tuple[Any, FakeFileSystem]:
     """A store holding KEY's file, tracked but not believed (its belief expired), on a scheduled lock."""
     clock = FakeClock(1000.0)
     fs = FakeFileSystem(clock)
@@ -74,7 +76,7 @@ def _world(factory: Callable[..., Any], scheduler: Scheduler, removal: str) -> t
     store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
     assert store.set(KEY, b"xy")
     clock.advance(1.0)  # the belief expires: the probes below must stat or read
-    lock = ScheduledLock(scheduler)
+    lock = ExploredLock(scheduler)
     _schedule(store, lock)  # the store's RLock, shared with its evictor, now a marked point
     fs.before = lambda op, path: scheduler.point(f"{op} {path.rsplit('/', 1)[-1]}")
     return store, fs
@@ -105,7 +107,7 @@ def _removal(store: Any, removal: str) -> Callable[[], None]:
 def check_scenario(factory: Callable[..., Any], scenario: Scenario) -> Result:
     """Every schedule of one scenario, as a model-check result (transitions = schedules run)."""
 
-    def run_once(scheduler: Scheduler) -> tuple[Any, str | None]:
+    def run_once(scheduler: ExploringScheduler) -> tuple[Any, str | None]:
         store, fs = _world(factory, scheduler, scenario.removal)
         errors = scheduler.run([_probe(store, scenario.probe), _removal(store, scenario.removal)])
         fs.before = None
@@ -155,12 +157,12 @@ def accounting_scenario(factory: Callable[..., Any], probe: str = "get") -> Resu
     untracked: docs/LINEARIZABILITY.md, finding 4.)
     """
 
-    def run_once(scheduler: Scheduler) -> tuple[Any, str | None]:
+    def run_once(scheduler: ExploringScheduler) -> tuple[Any, str | None]:
         clock = FakeClock(1000.0)
         fs = FakeFileSystem(clock)
         config = {"enable_metadata_cache": True, "metadata_ttl": -1, "max_size": 6, "eviction_ratio": 1.0}
         store = factory(DIRECTORY, namespace="_ns", extra_config=config, fs=fs, clock=clock)
-        lock = ScheduledLock(scheduler)
+        lock = ExploredLock(scheduler)
         _schedule(store, lock)
         fs.before = lambda op, path: scheduler.point(f"{op} {path.rsplit('/', 1)[-1]}")
 

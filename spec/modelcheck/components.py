@@ -9,11 +9,11 @@ from typing import Any
 
 from .explorer import Configuration
 
-__all__ = ["MODEL_CHECKED", "Component"]
+__all__ = ["MODEL_CHECKED", "ModelCheckedComponent"]
 
 
 @dataclass(frozen=True)
-class Component:
+class ModelCheckedComponent:
     """A component: its name, the clauses its check covers, and how to build its domains."""
 
     name: str  # and its module, spec.modelcheck.<name>, importing the production code it checks
@@ -31,13 +31,15 @@ class Component:
         return domain
 
 
-MODEL_CHECKED: dict[str, Component] = {
+MODEL_CHECKED: dict[str, ModelCheckedComponent] = {
     c.name: c
     for c in (
-        Component("metadata_cache", ("M2", "M3", "M4", "M5", "M6", "M6-lru", "M8", "M9"), 10),
-        Component("existence_cache", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"), 8),
-        Component("pool_beliefs", ("P1", "P2", "P3", "P4", "P5"), 12),
-        Component("file_store", ("F3", "F4", "F5", "F6", "F7", "F8", "V3", "V4", "V5", "V6", "C3", "B2"), 4),
-        Component("c1_race", ("C1",), 0, schedules=True),
+        ModelCheckedComponent("metadata_cache", ("M2", "M3", "M4", "M5", "M6", "M6-lru", "M8", "M9"), 10),
+        ModelCheckedComponent("existence_cache", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8"), 8),
+        ModelCheckedComponent("pool_beliefs", ("P1", "P2", "P3", "P4", "P5"), 12),
+        ModelCheckedComponent(
+            "file_store", ("F3", "F4", "F5", "F6", "F7", "F8", "V3", "V4", "V5", "V6", "C3", "B2"), 4
+        ),
+        ModelCheckedComponent("c1_race", ("C1",), 0, schedules=True),
     )
 }

@@ -2,156 +2,137 @@
 
 Stateless model checking in the style of CHESS: the threads under test are real
 threads, but only one runs at a time; it hands control back at *marked points*
-(:meth:`Scheduler.point`: every call into the fake filesystem and every acquisition
+(:meth:`ExploringScheduler.point`: every call into the fake filesystem and every acquisition
 of the store's lock), and a *schedule* (a list of choices) picks who runs next, so
 it fixes the whole interleaving and its replay reproduces the run exactly.
 
 :func:`explore_schedules` enumerates every schedule depth-first, queueing at each
 choice point every enabled thread not taken yet; without partial-order reduction,
 the count is the full tree of interleavings at the marked points.  A thread that
-would block on a :class:`ScheduledLock` (an ``RLock`` stand-in) held by another is
+would block on a :class:`ExploredLock` (an ``RLock`` stand-in) held by another is
 not enabled until it is released; no enabled thread but a blocked one is a deadlock.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ScheduleOutcome", "ScheduledLock", "Scheduler", "explore_schedules"]
+from ..oracle._scheduler import ScheduledLock, Scheduler, ThreadCallTimedOut, WorkerStopped
+
+__all__ = ["ExploredLock", "ExploringScheduler", "ScheduleOutcome", "explore_schedules"]
 
 TIMEOUT = 120.0  # seconds a scheduled run may take before it is declared hung (only a wedge: never load)
 
 
-class Scheduler:
-    """Runs the given bodies on threads, one at a time, switching only at marked points."""
+class ExploringScheduler:
+    """Runs the given bodies on threads, one at a time, switching only at marked points, following a
+    prefix of choices: the project's one scheduler (the oracle's, :class:`spec.oracle._scheduler.Scheduler`)
+    with a chooser that takes ``prefix``'s choice (then the lowest enabled thread) and records every real
+    choice (more than one thread enabled) with the threads it chose among."""
 
     def __init__(self, prefix: Sequence[int] = ()) -> None:
         self.prefix = list(prefix)
         self.choices: list[tuple[int, tuple[int, ...]]] = []  # (picked, enabled) at each real choice
         self.steps: list[str] = []  # "t<i>: <label>" for every resumption, for counterexamples
         self.deadlock = False
-        self._cv = threading.Condition()
-        self._label: dict[int, str] = {}  # every thread's, at its last marked point
-        self._blocked_on: dict[int, object] = {}
-        self._done: set[int] = set()
-        self._running: int | None = None
-        self._index: dict[int, int] = {}  # thread ident -> index
+        self._scheduler: Scheduler | None = None
 
-    def current(self) -> int | None:
-        """The index of the calling thread, or None for a thread not under the scheduler."""
-        return self._index.get(threading.get_ident())
+    def point(self, label: str = "") -> None:
+        """A marked point: the running thread lets the schedule decide who runs next (a no-op outside the
+        threads of :meth:`run`)."""
+        if self._scheduler is not None:
+            self._scheduler.point(label)
+
+    def released(self, lock: ScheduledLock) -> None:
+        """``lock`` is free: the threads blocked on it are enabled again."""
+        if self._scheduler is not None:
+            self._scheduler.wake_waiters(lock)
+
+    def _choose(self, ready: list[int], last: int | None, where: str) -> int:
+        """Pick the next thread among the enabled (under the scheduler's mutex)."""
+        assert self._scheduler is not None
+        pick = ready[0]
+        if len(ready) > 1:
+            k = len(self.choices)
+            pick = self.prefix[k] if k < len(self.prefix) else ready[0]
+            if pick not in ready:
+                raise RuntimeError(f"schedule {self.prefix} is not replayable at choice {k}: {tuple(ready)}")
+            self.choices.append((pick, tuple(ready)))
+        self.steps.append(f"t{pick}: {self._scheduler.parked[pick]}")
+        return pick
 
     def run(self, bodies: Sequence[Callable[[], None]]) -> list[BaseException]:
-        """Run ``bodies`` to completion under the schedule; the exceptions they raised."""
+        """Run ``bodies`` to completion under the schedule; the exceptions they raised (a failed check)."""
         errors: list[BaseException] = []
+        scheduler = self._scheduler = Scheduler(len(bodies), self._choose)
+
+        def main(index: int, body: Callable[[], None]) -> None:
+            scheduler.enter(index)
+            try:
+                scheduler.point("start")
+                body()
+            except AssertionError as exc:  # a check inside the body failed: reported with the schedule
+                errors.append(exc)
+            except WorkerStopped:
+                pass  # the run ended in a deadlock: this thread waited for a lock another holds
+            finally:
+                scheduler.finished(index)
+
         threads = [
-            threading.Thread(target=self._main, args=(i, body, errors)) for i, body in enumerate(bodies)
+            threading.Thread(target=main, args=(i, body), daemon=True) for i, body in enumerate(bodies)
         ]
-        with self._cv:
-            self._label = dict.fromkeys(range(len(bodies)), "start")
-        for t in threads:
-            t.start()
-        with self._cv:
-            self._cv.wait_for(lambda: len(self._index) == len(bodies), timeout=TIMEOUT)
-            self._choose()
-        for t in threads:
-            t.join(timeout=TIMEOUT)
-            if t.is_alive():
+        started = time.monotonic()
+
+        def deadline() -> None:
+            if time.monotonic() - started > TIMEOUT:
+                scheduler.abort()
+                raise RuntimeError(f"a scheduled thread hung; steps so far: {self.steps}")
+
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1.0)  # threads switch only when one blocks: one runs between two points
+        try:
+            for index, thread in enumerate(threads):
+                thread.start()
+                scheduler.idents[index] = thread.ident or -1
+            scheduler.run(deadline)
+        except ThreadCallTimedOut:  # every thread left waits for a lock another holds
+            self.deadlock = True
+            scheduler.abort()
+        finally:
+            sys.setswitchinterval(old)
+            self._scheduler = None
+        for thread in threads:
+            thread.join(timeout=TIMEOUT)
+            if thread.is_alive():
                 raise RuntimeError(f"a scheduled thread hung; steps so far: {self.steps}")
         return errors
 
-    def point(self, label: str = "") -> None:
-        """A marked point: the running thread lets the schedule decide who runs next."""
-        me = self.current()
-        if me is None:
-            return
-        with self._cv:
-            self._label[me] = label
-            self._choose()
-            self._cv.wait_for(lambda: self._running == me)
 
-    def block(self, resource: object, label: str) -> None:
-        """The running thread cannot go on until ``resource`` is released."""
-        me = self.current()
-        assert me is not None
-        with self._cv:
-            self._blocked_on[me], self._label[me] = resource, label
-            self._choose()
-            self._cv.wait_for(lambda: self._running == me)
+class ExploredLock(ScheduledLock):
+    """A re-entrant lock whose acquisitions are marked points; contention parks the thread under the
+    scheduler until the lock is free (the oracle's :class:`~spec.oracle._scheduler.ScheduledLock`)."""
 
-    def release(self, resource: object) -> None:
-        """``resource`` is free: the threads blocked on it are enabled again."""
-        with self._cv:
-            self._blocked_on = {i: r for i, r in self._blocked_on.items() if r is not resource}
+    waits = "waits for the lock"
 
-    def _main(self, me: int, body: Callable[[], None], errors: list[BaseException]) -> None:
-        with self._cv:
-            self._index[threading.get_ident()] = me
-            self._cv.notify_all()
-            self._cv.wait_for(lambda: self._running == me)
-        try:
-            body()
-        except AssertionError as exc:  # a check inside the body failed: reported with the schedule
-            errors.append(exc)
-        finally:
-            with self._cv:
-                self._done.add(me)
-                self._choose()
-
-    def _choose(self) -> None:
-        """Pick the next thread to run (condition held)."""
-        enabled = tuple(i for i in sorted(self._label) if i not in self._done and i not in self._blocked_on)
-        if not enabled:
-            self.deadlock = bool(self._blocked_on)
-            self._running = None
-        elif len(enabled) == 1:
-            self._running = enabled[0]
-        else:
-            k = len(self.choices)
-            pick = self.prefix[k] if k < len(self.prefix) else enabled[0]
-            if pick not in enabled:
-                raise RuntimeError(f"schedule {self.prefix} is not replayable at choice {k}: {enabled}")
-            self.choices.append((pick, enabled))
-            self._running = pick
-        if self._running is not None:
-            self.steps.append(f"t{self._running}: {self._label[self._running]}")
-        self._cv.notify_all()
-
-
-class ScheduledLock:
-    """A re-entrant lock whose acquisitions are marked points; contention blocks under the scheduler."""
-
-    def __init__(self, scheduler: Scheduler) -> None:
-        self._scheduler = scheduler
-        self._owner: int | None = None
-        self._count = 0
+    def __init__(self, scheduler: ExploringScheduler) -> None:
+        super().__init__(reentrant=True)
+        self._exploring = scheduler
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        me = self._scheduler.current()
-        if me is None:  # set-up or final checks on the main thread: no scheduled thread is running
-            me = -1
-        else:
-            self._scheduler.point("acquire lock")
-        while self._owner not in (None, me):
-            self._scheduler.block(self, "waits for the lock")
-        self._owner = me
-        self._count += 1
-        return True
+        self._exploring.point("acquire lock")
+        return super().acquire(blocking, timeout)
+
+    __enter__ = acquire
 
     def release(self) -> None:
-        self._count -= 1
-        if self._count == 0:
-            self._owner = None
-            self._scheduler.release(self)
-
-    def __enter__(self) -> bool:
-        return self.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
+        super().release()
+        if self.owner is None:  # the threads blocked on it are enabled again (each re-checks it)
+            self._exploring.released(self)
 
 
 @dataclass
@@ -165,7 +146,7 @@ class ScheduleOutcome:
 
 
 def explore_schedules(
-    run_once: Callable[[Scheduler], tuple[Any, str | None]], *, limit: int = 100_000
+    run_once: Callable[[ExploringScheduler], tuple[Any, str | None]], *, limit: int = 100_000
 ) -> ScheduleOutcome:
     """Run ``run_once`` under every schedule (depth-first); stop at the first violation.
 
@@ -177,7 +158,7 @@ def explore_schedules(
     pending: list[list[int]] = [[]]
     while pending and outcome.schedules < limit:
         prefix = pending.pop()
-        scheduler = Scheduler(prefix)
+        scheduler = ExploringScheduler(prefix)
         final, problem = run_once(scheduler)
         if scheduler.deadlock:
             problem = problem or "deadlock: every thread is blocked"

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .components import MODEL_CHECKED, Component
+from .components import MODEL_CHECKED, ModelCheckedComponent
 from .explorer import Progress, Result, explore
 
 __all__ = ["ComponentSummary", "check_component", "format_table"]
@@ -35,7 +35,11 @@ class ComponentSummary:
 
 
 def check_component(
-    component: Component, depth: int | None = None, *, wide: bool = False, progress: Progress | None = None
+    component: ModelCheckedComponent,
+    depth: int | None = None,
+    *,
+    wide: bool = False,
+    progress: Progress | None = None,
 ) -> ComponentSummary:
     """Explore every configuration of ``component`` up to ``depth`` (default: its CI bound)."""
     bound = component.default_depth if depth is None else depth
@@ -89,7 +93,7 @@ def format_table(summaries: list[ComponentSummary]) -> list[str]:
     return lines
 
 
-def components_named(names: list[str]) -> list[Component]:
+def components_named(names: list[str]) -> list[ModelCheckedComponent]:
     """The components asked for (all when none is named); an unknown name is a ValueError."""
     unknown = [n for n in names if n not in MODEL_CHECKED]
     if unknown:

@@ -81,15 +81,15 @@ from ._errors import OracleUsageError
 
 if TYPE_CHECKING:
     from ._bad_settings import construct
-    from ._run import OracleResult, check, load_target, machine_for
-    from ._threads import check_threads, replay_threads
+    from ._run import OracleResult, check, check_threads, load_target, machine_for
+    from ._threads import replay_threads
     from ._trace import TraceResult, check_trace
 
 # The runner needs Hypothesis; the tables, the adapter and ``--help``/``--describe`` do not, so it is
 # imported on first use (``from spec.oracle import check`` as before); so are --threads and the traces.
 _LAZY = {
-    **dict.fromkeys(("OracleResult", "check", "load_target", "machine_for"), "_run"),
-    **dict.fromkeys(("check_threads", "replay_threads"), "_threads"),
+    **dict.fromkeys(("OracleResult", "check", "check_threads", "load_target", "machine_for"), "_run"),
+    "replay_threads": "_threads",
     **dict.fromkeys(("TraceResult", "check_trace"), "_trace"),
     "construct": "_bad_settings",
 }

@@ -210,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     if _without_hypothesis():
         return 2
     from ._picture import write_history
-    from ._run import check
-    from ._threads import ThreadsResult, check_threads
+    from ._run import check, check_threads
+    from ._threads import ThreadsResult
 
     try:
         repro = _repro_target(args.repro) if args.repro else None

@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..machines._base import BadSetting, names_any, parameter_named, refusal
+from ..world.clock import CountingClock
 from ..world.filesystem import FakeFileSystem
 from ._components import Component
 from ._errors import OracleUsageError, one_line
+from ._prepared import prepared
 from ._result import Failure, failure_entry
 from ._session import Session, _signature_of
-from ._time import FakeClock
 from ._timeout import CallTimedOut
 
 __all__ = ["SettingsTried", "construct", "try_bad_settings"]
@@ -95,7 +96,7 @@ def _call(session: Session, settings: Mapping[str, Any]) -> tuple[Any, str, dict
     init.update({k: v for k, v in settings.items() if k not in _SUPPLIED})
     timed = "clock" in component.constructor
     if timed:
-        session.holder.clock = FakeClock(0.0)
+        session.holder.clock = CountingClock(0.0)
     init = session.fs_control.take(init)
     call = session.constructor_call(init, session.holder if timed else None)
     shown = {  # the fake filesystem and the probe's callbacks by their names
@@ -247,8 +248,6 @@ def construct(
     """Build ``target`` as the oracle builds it for ``component`` (the probe's arguments, with the fake
     clock and filesystem of a run), with ``settings`` (spec-level constructor arguments) in place of the
     probe's; what the target raises is raised.  The reproductions of B1's constructor failures call it."""
-    from ._run import prepared
-
     with prepared(component, target, adapter=adapter) as run:
         why = _unexpressed(run.session, settings)
         if why:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from ..world.clock import CountingClock
 from ._session import (
     _PLAIN,
     Outcome,
@@ -27,7 +28,6 @@ from ._session import (
     _resolve,
     _spec_call,
 )
-from ._time import FakeClock
 
 __all__ = ["consistent", "made_by"]
 
@@ -48,7 +48,7 @@ def consistent(session: Session, recording: Recording, replayed: Replay, make: C
     gives the target's recorded answer to every call of ``replayed`` that the replay compared (an earlier
     answer of a clause set aside is not, O2), the diverging last one included."""
     timed = recording.start is not None
-    clock = FakeClock(recording.start if recording.start is not None else 0.0)
+    clock = CountingClock(recording.start if recording.start is not None else 0.0)
     model = make(**recording.init, **session.declared, **({"clock": clock} if timed else {}))
     last = len(replayed.calls) - 1
     for index, (call, got) in enumerate(zip(replayed.calls, replayed.got, strict=True)):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..conformance.clauses import CLAUSES
 from ._session import Call, PerPoolRegistry, Recording, Replay, Session, _repr
-from ._time import FakeClock, control_time, time_modules
+from ._time import control_time, time_modules
 
 __all__ = [
     "call_notes",
@@ -25,6 +25,19 @@ __all__ = [
     "render_refusal_repro",
     "render_repro",
 ]
+
+# The clock a reproduction file defines for itself (the files are self-contained): the project's one fake
+# clock is spec.world.clock.CountingClock, which the oracle runs on; this is its text as the files print it.
+FAKE_CLOCK_SOURCE = '''class FakeClock:
+    """A clock that only moves when told to, and counts its readings (the reproduction files' copy)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        return self.now'''
 
 _TITLES = {clause.id: clause.title for clause in CLAUSES}
 
@@ -155,7 +168,7 @@ def render_refusal_repro(clause: str, call: str, target_path: str) -> str:
         *_opening(title, target_path, [], "import importlib\nimport os"),
         "",
         "",
-        *([inspect.getsource(FakeClock).rstrip(), "", ""] if "clock" in call else []),
+        *([FAKE_CLOCK_SOURCE, "", ""] if "clock" in call else []),
         f"def test_the_constructor_takes_what_{clause}_allows() -> None:",
         "    module, _, name = TARGET.partition(':')",
         "    target = importlib.import_module(module)",
@@ -197,9 +210,9 @@ def render_repro(
         "",
     ]
     patched = timed and session.time_control == "patched"
-    copied: list[Any] = [FakeClock] * timed + [control_time, time_modules] * patched
-    for source in copied + [PerPoolRegistry] * pool_class:
-        lines += ["", inspect.getsource(source).rstrip(), ""]
+    copied: list[Any] = [control_time, time_modules] * patched + [PerPoolRegistry] * pool_class
+    for source in [FAKE_CLOCK_SOURCE] * timed + [inspect.getsource(c).rstrip() for c in copied]:
+        lines += ["", source, ""]
     test_name = (
         f"test_{component.name.replace('-', '_')}_answers_as_the_spec_{'_'.join(clauses) or 'invariants'}"
     )

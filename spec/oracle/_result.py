@@ -13,23 +13,22 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from ..conformance.clauses import CLAUSE_ID
-from ..machines._base import Figures
 from ._components import Component
-from ._errors import OracleUsageError
-from ._session import ConstructorRefused, Session
 
 if TYPE_CHECKING:
-    from ._run import Prepared
+    from ._prepared import Prepared
 
 __all__ = [
     "Failure",
     "Found",
     "OracleResult",
+    "Subject",
     "build_result",
     "failure_entry",
     "fields_of",
     "grouped",
-    "report_fields",
+    "subject_of",
+    "unchecked_for_want",
 ]
 
 
@@ -246,10 +245,12 @@ def failure_entry(
 
 @dataclass
 class Found:
-    """What a mode's search hands the result: the figures it covered (``seconds`` included), and each
-    failure (as :func:`failure_entry` gives it) with the error the search saw, the first first."""
+    """What a mode hands the result, the same in every mode (the sequential search, ``--threads``, a
+    trace): the figures it covered, each failure (as :func:`failure_entry` gives it) with the error the
+    search saw, the first first, and what the mode judged and did not.  :func:`build_result` makes the
+    report of it; no mode makes its own."""
 
-    figures: Figures
+    figures: dict[str, Any]  # what the mode covered, as the report shows it (``seconds`` included)
     failures: list[Failure] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     # O8: clause -> why this mode did not check it (M7 in a sequential run: "sequential run; use --threads")
@@ -257,58 +258,115 @@ class Found:
     # O8: why the search ended before its budget was spent ("" when it was spent): every clause neither
     # failed nor left out is then not checked, for this reason
     stopped: str = ""
+    bad_inputs: list[str] = field(default_factory=list)  # B1: the bad inputs tried, each once at least
     # B1: the bad constructor settings the target's constructor form cannot take (label -> why)
     bad_inputs_not_tried: dict[str, str] = field(default_factory=dict)
+    # The clauses the mode's checks passed, for a mode that judges a few clauses (threads, a trace); None:
+    # the machine's search, which checks every clause of the component that is not failed, left out or
+    # under ``not_checked``.  With a list, ``excused`` says which of ``not_checked`` no run of this mode
+    # can check (``--strict`` does not count them).
+    judged: list[str] | None = None
+    excused: frozenset[str] = frozenset()
+    unknown: str = ""  # why there is no verdict (a search budget ran out): the report is UNKNOWN, exit 3
+    also: str = ""  # what the report's message adds to the first failure's (more parts of a trace)
+    report: type[OracleResult] = OracleResult  # the mode's report class (a threads history, a trace's parts)
+    details: dict[str, Any] = field(default_factory=dict)  # the fields that class adds
+    set_aside: frozenset[str] = frozenset()  # O2: the clauses and groups the search set aside after failing
+    # O6: the calls of the failing threads history, made one at a time, already diverge: the class is
+    # wrong sequentially, and the run's path asks the sequential search for the clause (_run.check_threads)
+    alone: bool = False
 
 
-def build_result(run: Prepared, found: Found, seed: int) -> OracleResult:
-    """The report of a run: O4's checks of what the target read, then the verdict and the clauses."""
-    session, component, totals = run.session, run.component, found.figures
-    first_error = found.errors[0] if found.errors else None
-    _verify_time(session, first_error, totals)
-    refusals_only = bool(found.failures) and all(f.clauses[:1] == ["B1"] for f in found.failures)
-    session.fs_control.verify(totals.examples, not refusals_only)  # O4, the filesystem half (_fs.py)
-    covered = totals.as_dict()
-    if session.fs_control.mode != "none":
-        covered["fs_calls"] = session.fs_control.calls()
-    if session.time_control != "none":
-        covered["clock_reads"] = session.holder.reads
-    fields_, unchecked = report_fields(session, found.failures)
-    result = OracleResult(
+@dataclass(frozen=True)
+class Subject:
+    """What a report is about and what its run controlled, in any mode: the component, the target (or the
+    trace), the groups and names left out with why (``Session.left_out``; those the search set aside after
+    their failure among them, ``Found.set_aside``), the declared choices (O3), how time and the filesystem
+    were controlled (O4), the adapter and the pinned settings; ``whose`` and ``groups`` as
+    :func:`fields_of` takes them."""
+
+    component: Component
+    target: str
+    left_out: Mapping[str, str]
+    declared: Mapping[str, str]
+    time_control: str
+    adapter: dict[str, Any]
+    fs_control: str | None = None
+    settings: dict[str, Any] | None = None
+    whose: str = "the target's"
+    groups: tuple[str, ...] = ()
+
+
+def subject_of(run: Prepared) -> Subject:
+    """The :class:`Subject` of a run over a target, as its session stands (after the search)."""
+    session = run.session
+    return Subject(
+        component=run.component,
         target=run.target_path,
-        verdict="FAIL" if found.failures else "PASS",
-        seed=seed,
-        figures=covered,
-        failure=first_error,
-        **fields_,
+        left_out=dict(session.left_out),
+        declared=dict(session.declared),
+        time_control=session.describe_time(),
+        adapter=session.adapter.as_dict(),
+        fs_control=None if session.fs_control.mode == "none" else session.fs_control.describe(),
+        settings=None if session.settings is None else dict(session.settings),
     )
-    # An inferred blame's other clauses are named by the failure: neither passed nor "not checked".
-    failed = {c for f in found.failures for c in (*f.clauses, *f.consistent_with)}
-    not_run = {c for why in session.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
-    result.not_checked = _not_checked(run, found, failed, not_run)
-    not_passed = failed | not_run | set(result.not_checked)
-    checked = component.checked_clauses(session.declared)  # O3: V3-bg in place of V3, where declared
-    result.passed_clauses = [c for c in checked if c not in not_passed]
-    result.bad_inputs = sorted(totals.bad_inputs)
+
+
+def build_result(subject: Subject, found: Found, seed: int) -> OracleResult:
+    """The report of a run, in every mode: the verdict, what the run controlled, the failures, and which
+    clauses passed, were not checked (O8) and count for ``--strict``."""
+    component = subject.component
+    fields_, unchecked = fields_of(
+        component,
+        subject.left_out,
+        found.failures,
+        time_control=subject.time_control,
+        adapter=subject.adapter,
+        declared=subject.declared,
+        fs_control=subject.fs_control,
+        whose=subject.whose,
+        groups=subject.groups,
+    )
+    verdict = "FAIL" if found.failures else "UNKNOWN" if found.unknown else "PASS"
+    result = found.report(
+        target=subject.target,
+        verdict=verdict,
+        seed=seed,
+        figures=dict(found.figures),
+        failure=found.errors[0] if found.errors else None,
+        settings=subject.settings,
+        **fields_,
+        **found.details,
+    )
+    if found.unknown and not found.failures:
+        result.message = found.unknown
+    result.message += found.also
+    if found.judged is None:  # the machine's search: every clause it checks, but those it did not
+        # An inferred blame's other clauses are named by the failure: neither passed nor "not checked".
+        failed = {c for f in found.failures for c in (*f.clauses, *f.consistent_with)}
+        not_run = {c for why in subject.left_out.values() for c in CLAUSE_ID.findall(why.split(":", 1)[0])}
+        result.not_checked = _not_checked(subject, found, failed, not_run)
+        not_passed = failed | not_run | set(result.not_checked)
+        checked = component.checked_clauses(subject.declared)  # O3: V3-bg in place of V3, where declared
+        result.passed_clauses = [c for c in checked if c not in not_passed]
+        excused = _excused(subject, found)
+    else:
+        result.not_checked = dict(found.not_checked)
+        result.passed_clauses = list(found.judged)
+        excused = set(found.excused)
+    result.bad_inputs = sorted(found.bad_inputs)
     result.bad_inputs_not_tried = dict(found.bad_inputs_not_tried)
-    result.strict_gaps = {**unchecked, **_strict_not_checked(run, found, result.not_checked)}
+    result.strict_gaps = {**unchecked, **{c: w for c, w in result.not_checked.items() if c not in excused}}
     return result
 
 
-def report_fields(session: Session, failures: list[Failure]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The fields of a report every mode fills alike, for a run over a target (:func:`fields_of` over
-    what its session controlled, declared, pinned and left out)."""
-    out, unchecked = fields_of(
-        session.component,
-        session.left_out,
-        failures,
-        time_control=session.describe_time(),
-        adapter=session.adapter.as_dict(),
-        declared=session.declared,
-        fs_control=None if session.fs_control.mode == "none" else session.fs_control.describe(),
-    )
-    out["settings"] = None if session.settings is None else dict(session.settings)
-    return out, unchecked
+def unchecked_for_want(
+    component: Component, left_out_all: Mapping[str, str], groups: Collection[str] = ()
+) -> dict[str, str]:
+    """The clauses not checked for want of a method or parameter of the target (clause -> why), as
+    :func:`fields_of` gives them (``groups`` as it takes them): what ``--strict`` counts in every mode."""
+    nothing: dict[str, Any] = {"time_control": "", "adapter": {}, "declared": {}, "fs_control": None}
+    return fields_of(component, left_out_all, [], groups=groups, **nothing)[1]
 
 
 def fields_of(
@@ -358,58 +416,34 @@ def fields_of(
     return out, unchecked
 
 
-def _not_checked(run: Prepared, found: Found, failed: set[str], left_out: set[str]) -> dict[str, str]:
+def _not_checked(subject: Subject, found: Found, failed: set[str], left_out: set[str]) -> dict[str, str]:
     """O8: the clauses a run did not check to their budget, each with why: what the mode cannot check,
     what needs the rules of a group set aside or left out, what the search did not reach."""
-    session, component = run.session, run.component
+    component = subject.component
     out = {c: why for c, why in found.not_checked.items() if c not in failed}
-    for group, why in session.left_out.items():
+    for group, why in subject.left_out.items():
         for clause in CLAUSE_ID.findall(why.split(":", 1)[0]):
-            aside = group in session.reported
+            aside = group in found.set_aside
             reason = f"after {clause} was set aside" if aside else f"while {clause} is left out"
             for needing in component.depends.get(clause, ()):
                 if needing not in failed | left_out:
                     out.setdefault(needing, reason)
     if found.stopped:
-        for clause in component.checked_clauses(session.declared):
+        for clause in component.checked_clauses(subject.declared):
             if clause not in failed | left_out:
                 out.setdefault(clause, found.stopped)
     return out
 
 
-def _strict_not_checked(run: Prepared, found: Found, not_checked: dict[str, str]) -> dict[str, str]:
-    """What of O8's ``not_checked`` ``--strict`` counts: all but the clauses no run of this mode can
+def _excused(subject: Subject, found: Found) -> set[str]:
+    """What of O8's ``not_checked`` ``--strict`` does not count: the clauses no run of this mode can
     check (``Found.not_checked``: M7 in a sequential run, which the oracle has no other mode for yet) and
     those that need a group the user left out on request (``--leave-out``: asked for, so not a gap)."""
-    session, component = run.session, run.component
+    component = subject.component
     requested = {
         clause
-        for group, why in session.left_out.items()
-        if group in component.groups and group not in session.reported
+        for group, why in subject.left_out.items()
+        if group in component.groups and group not in found.set_aside
         for clause in CLAUSE_ID.findall(why.split(":", 1)[0])
     }
-    excused = set(found.not_checked) | {d for c in requested for d in component.depends.get(c, ())}
-    return {c: why for c, why in not_checked.items() if c not in excused}
-
-
-def _verify_time(session: Session, failure: BaseException | None, totals: Figures) -> None:
-    """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
-    component whose target never read the clock the oracle passed or patched in, over a whole run, ran
-    on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
-    component, recording = session.component, session.recording
-    timeless = "clock" not in component.constructor or not component.replayable or totals.examples == 0
-    if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
-        return
-    if failure and recording and all(c.now == recording.start for c in recording.calls):
-        return  # a divergence before the clock ever moved: no answer in it depends on the time
-    how = (
-        f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
-        if session.time_control == "injected"
-        else "patched into its modules"
-    )
-    raise OracleUsageError(
-        f"the target never read the clock the oracle controls ({how}) in {totals.examples} examples: "
-        "it reads the time some other way (a default bound at import, a clock kept elsewhere), so a "
-        "verdict would be one on the real clock. Give it a clock parameter and map it with an adapter, e.g. "
-        '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
-    )
+    return set(found.not_checked) | {d for c in requested for d in component.depends.get(c, ())}

@@ -4,7 +4,8 @@ Hypothesis runs the project's own lock-step machine in chunks of examples, each 
 seed, until the budget (examples, seconds) is spent.  A failure is shrunk (by Hypothesis, then by the
 oracle: calls, or machine steps), explained (its clause, its counterexample, its reproduction) and its
 clause's group set aside, so that the search goes on for the others (O2).  What it found goes to
-``_result.build_result`` as a :class:`~spec.oracle._result.Found`.
+``_result.build_result`` as a :class:`~spec.oracle._result.Found`, once :func:`verify_control` has checked
+what the target read (O4).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, Phase, reject, settings
@@ -34,9 +35,9 @@ from ._session import ConstructorRefused, Recording, Replay, Session, _repr, min
 from ._timeout import CallTimedOut
 
 if TYPE_CHECKING:
-    from ._run import Prepared
+    from ._prepared import Prepared
 
-__all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential"]
+__all__ = ["SearchBudget", "clauses_of", "machine_class", "search_sequential", "verify_control"]
 
 CHUNK = 50  # examples per Hypothesis run (each with its own derived seed)
 PROGRESS_AFTER = 3.0  # seconds before the first progress line
@@ -139,6 +140,18 @@ class RunBudget:
 Step = tuple[str, dict[str, Any]]
 
 
+@dataclass
+class SearchState:
+    """What the sequential search learns as it runs, owned by it (the session is the target's, fixed once
+    prepared): the clauses and groups it reported failing (O2, O8: a later divergence of one of them ends
+    its example unreported; a group among them is set aside, not its rules), the clause of the machine
+    step a failing example ended in (when the machine says), and that example's machine steps (V, F)."""
+
+    reported: set[str] = field(default_factory=set)
+    step_clause: str = ""
+    steps: list[Step] = field(default_factory=list)
+
+
 _NOT_RULES = frozenset({"check_step", "abstract_state", "teardown"})
 
 
@@ -190,12 +203,13 @@ def _record_steps(
 
 
 def machine_class(
-    component: Component, session: Session, budget: RunBudget | None = None
+    component: Component, session: Session, budget: RunBudget | None = None, state: SearchState | None = None
 ) -> type[LockstepMachine]:
     """The component's own machine, subclassed over the session's factory and declared choices, minus the
     rules of left-out operations; ``budget`` is consulted at the start of every example (before the machine
     is built), and told when one fails: the examples Hypothesis runs to shrink it are not counted in the
-    figures.  While Hypothesis replays a failure, the machine's steps are recorded in ``session.steps``."""
+    figures.  While Hypothesis replays a failure, the machine's steps are recorded in ``state.steps``."""
+    state = SearchState() if state is None else state
     base = component.machine()
     if session.probe.form == "engine":  # O12: the engine's page names and its one-bool batch_set
         from ._engine import ENGINE_FOREIGN, ENGINE_NAMESPACE
@@ -206,7 +220,7 @@ def machine_class(
     rules = set(codes.values())
     # A group set aside after its failure whose rules other clauses need keeps them (O8): its divergences
     # are set aside instead, at teardown.
-    kept = session.reported & set(component.shared_rules)
+    kept = state.reported & set(component.shared_rules)
     hidden = {
         rule: None
         for group in session.left_out
@@ -231,11 +245,11 @@ def machine_class(
             # without the calls (the same draws, the same rules: every example replays as it ran).
             self.skip_bad_inputs = True
         if budget is not None and budget.shrinking and not component.replayable:
-            session.steps = []
-            stop.append(_record_steps(codes, session.steps, session.settings))
+            state.steps = []
+            stop.append(_record_steps(codes, state.steps, session.settings))
 
     def teardown(self: LockstepMachine) -> None:
-        session.step_clause = getattr(self, "clause", "")  # for a failure that names no clause
+        state.step_clause = getattr(self, "clause", "")  # for a failure that names no clause
         while stop:
             stop.pop()()
         if budget is not None and budget.shrinking:
@@ -244,8 +258,8 @@ def machine_class(
         diverged = None if isinstance(ending, HypothesisException) else ending
         diverged = diverged if isinstance(diverged, Exception) else None
         # Its clause, or the clause whose divergence the example let pass before (the machine's absorbed).
-        clauses = {_clause_of(diverged, session), self.absorbed} if diverged is not None else set()
-        known = bool(clauses & session.reported)
+        clauses = {_clause_of(diverged, state), self.absorbed} if diverged is not None else set()
+        known = bool(clauses & state.reported)
         if known:
             self._seen = Figures()  # an example Hypothesis does not count: it is rejected below
         try:
@@ -256,7 +270,7 @@ def machine_class(
         if known:  # O2, O8: a divergence of a clause already reported ends the example, unreported
             reject()
         if diverged is not None and budget is not None:
-            budget.last_failure = (diverged, session.recording, session.steps, session.step_clause)
+            budget.last_failure = (diverged, session.recording, state.steps, state.step_clause)
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
@@ -290,16 +304,17 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
     def so_far() -> Figures:  # totals and machine change as the search runs
         return _plus(totals, machine.figures)
 
-    found = Found(totals)
+    found = Found({})
+    state = SearchState()  # the search's own: what it reported, and a failing example's steps
     stop = ""  # why the search ended before its budget was spent
     # B1 of the constructor first (milliseconds, before the budget's clock starts): a run that stops at its
     # first failure stops there; otherwise B1 is set aside and the search looks for the others (O2).
     if "B1" in component.groups and "B1" not in session.left_out:
-        _try_bad_settings(run, found, totals)
+        _try_bad_settings(run, found, totals, state)
         if found.failures and not budget.every_clause:
             stop = "it stops at the first failure (B1; every_clause=False)"
     examples = RunBudget(budget.seconds, budget.progress, budget.clock, so_far, shrinks)
-    machine = machine_class(component, session, examples)
+    machine = machine_class(component, session, examples, state)
     done = 0
     while not stop and done < budget.max_examples and not examples.out_of_time(examples.elapsed()):
         failure: BaseException | None = None
@@ -333,21 +348,21 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
         except (Exception, _ShrunkEnough) as error:  # the machine's verdict: a divergence to report
             failure = error
             if examples.last_failure is not None:  # the example Hypothesis shrank it to
-                failure, session.recording, session.steps, session.step_clause = examples.last_failure
+                failure, session.recording, state.steps, state.step_clause = examples.last_failure
         finally:
             totals = _plus(totals, machine.figures)
             machine.figures = Figures()  # counted: so_far() must not add them twice
             done += chunk
         if isinstance(failure, CallTimedOut):
-            found.failures.append(_explain_timeout(session, failure))
+            found.failures.append(_explain_timeout(session, state, failure))
             found.errors.append(failure)
             stop = f"a call did not return within {failure.timeout:g} s"
             break
         if failure is not None:
             try:
-                explained = _explain(session, failure, run.target_path)
+                explained = _explain(session, state, failure, run.target_path)
             except CallTimedOut as late:  # the failure's replay did not return
-                found.failures.append(_explain_timeout(session, late))
+                found.failures.append(_explain_timeout(session, state, late))
                 found.errors.append(late)
                 stop = f"a call did not return within {late.timeout:g} s"
                 break
@@ -357,17 +372,19 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
                 break
             found.failures.append(explained)
             found.errors.append(failure)
-            session.reported.add(clause)
+            state.reported.add(clause)
             # O2: set the failing clause's group aside and go on looking for the others.
             aside = next((c for c in explained.clauses if c in component.groups), "")
             stop = _why_stop(budget, clause, aside, session, len(found.failures))
             if stop:
                 break
-            session.reported.add(aside)
+            state.reported.add(aside)
             session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
-            machine = machine_class(component, session, examples)
+            machine = machine_class(component, session, examples, state)
     totals.seconds = examples.elapsed()
-    found.figures = totals
+    found.figures = totals.as_dict()
+    found.bad_inputs = sorted(totals.bad_inputs)
+    found.set_aside = frozenset(state.reported)
     # O8: what this search could not check, and what did not get its budget.
     found.not_checked.update(dict.fromkeys(component.threads_clauses, "(sequential run; use --threads)"))
     if stop:
@@ -376,7 +393,7 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
     return found
 
 
-def _try_bad_settings(run: Prepared, found: Found, totals: Figures) -> None:
+def _try_bad_settings(run: Prepared, found: Found, totals: Figures, state: SearchState) -> None:
     """B1 of the constructor, before the search: each bad setting through the target's constructor form
     (spec/oracle/_bad_settings.py); a setting let through is B1's failure, and B1 is then set aside."""
     session = run.session
@@ -386,7 +403,7 @@ def _try_bad_settings(run: Prepared, found: Found, totals: Figures) -> None:
     if tried.failure is not None:
         found.failures.append(tried.failure)
         found.errors.append(AssertionError(tried.failure.message))
-        session.reported.add("B1")
+        state.reported.add("B1")
         session.left_out["B1"] = "B1: set aside after its failure, to look for the others"
 
 
@@ -409,7 +426,7 @@ def _plus(a: Figures, b: Figures) -> Figures:
     return Figures(a.examples + b.examples, a.checks + b.checks, states, bad_inputs=bad)
 
 
-def _explain_timeout(session: Session, late: CallTimedOut) -> Failure:
+def _explain_timeout(session: Session, state: SearchState, late: CallTimedOut) -> Failure:
     """O8: a call that did not return is a FAIL of the clause of the rule that made it: the machine's step
     clause where it names one, else the rule's (``Component.rule_clauses``, its group), else the
     constructor's; the counterexample is the example's calls up to it, the stacks every thread's."""
@@ -425,7 +442,7 @@ def _explain_timeout(session: Session, late: CallTimedOut) -> Failure:
         "",
     )
     group = next((clause for clause, rules in component.groups.items() if rule in rules), "")
-    clause = session.step_clause or component.rule_clauses.get(rule) or group
+    clause = state.step_clause or component.rule_clauses.get(rule) or group
     lines = [f"{late.call}  # did not return"]
     if recording is not None:
         timed = recording.start is not None
@@ -449,9 +466,9 @@ def _explain_refusal(refused: ConstructorRefused, target_path: str) -> Failure:
     return failure_entry([refused.clause], message, 1, [f"cache = {refused.call}"], repro)
 
 
-def _clause_of(failure: BaseException, session: Session) -> str:
+def _clause_of(failure: BaseException, state: SearchState) -> str:
     """The clause a failure is reported under: the first its message names, else the step's."""
-    return (clauses_of(str(failure)) or [session.step_clause])[0]
+    return (clauses_of(str(failure)) or [state.step_clause])[0]
 
 
 def clauses_of(message: str) -> list[str]:
@@ -488,15 +505,15 @@ def _minimize_steps(machine: type[LockstepMachine], steps: list[Step], failure: 
     return steps
 
 
-def _explain(session: Session, failure: BaseException, target_path: str) -> Failure:
+def _explain(session: Session, state: SearchState, failure: BaseException, target_path: str) -> Failure:
     """The clauses, the calls and the reproduction of a failure."""
     if isinstance(failure, ConstructorRefused):
         return _explain_refusal(failure, target_path)
     machine_message = f"{type(failure).__name__}: {failure}".strip()
     # A target's own exception names no clause: the step's, where the machine says which it checks.
-    clauses = clauses_of(str(failure)) or [c for c in [session.step_clause] if c]
+    clauses = clauses_of(str(failure)) or [c for c in [state.step_clause] if c]
     if not session.component.replayable:  # a machine acting on a world beside the target: its steps
-        steps = _minimize_steps(machine_class(session.component, session), session.steps, failure)
+        steps = _minimize_steps(machine_class(session.component, session, state=state), state.steps, failure)
         lines = [f"state.{name}({', '.join(f'{k}={_repr(v)}' for k, v in kw.items())})" for name, kw in steps]
         repro = _repro.render_program_repro(session, target_path, lines, machine_message, clauses)
         count = sum(name != "build" for name, _ in steps)
@@ -557,3 +574,41 @@ def _inferred_blame(
     own = {component.method_clauses[m][0] for m in methods if component.method_clauses.get(m)}
     others = (own | set(named)) - set(blamed)  # each operation's own clause, and what the machine said
     return blamed, sorted(others, key=lambda c: (order.get(c, len(order)), c))
+
+
+def verify_control(run: Prepared, found: Found) -> None:
+    """O4 of a sequential run, before its report: the target read the clock the oracle controls (the time
+    half) and only the filesystem it interposed (the filesystem half, ``_fs.py``); the figures then count
+    the target's filesystem calls and clock readings."""
+    session = run.session
+    examples = int(found.figures["examples"])
+    _verify_time(session, found.errors[0] if found.errors else None, examples)
+    refusals_only = bool(found.failures) and all(f.clauses[:1] == ["B1"] for f in found.failures)
+    session.fs_control.verify(examples, not refusals_only)
+    if session.fs_control.mode != "none":
+        found.figures["fs_calls"] = session.fs_control.calls()
+    if session.time_control != "none":
+        found.figures["clock_reads"] = session.holder.reads
+
+
+def _verify_time(session: Session, failure: BaseException | None, examples: int) -> None:
+    """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
+    component whose target never read the clock the oracle passed or patched in, over a whole run, ran
+    on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
+    component, recording = session.component, session.recording
+    timeless = "clock" not in component.constructor or not component.replayable or examples == 0
+    if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
+        return
+    if failure and recording and all(c.now == recording.start for c in recording.calls):
+        return  # a divergence before the clock ever moved: no answer in it depends on the time
+    how = (
+        f"passed as {session.adapter.keyword_of('__init__', 'clock')}="
+        if session.time_control == "injected"
+        else "patched into its modules"
+    )
+    raise OracleUsageError(
+        f"the target never read the clock the oracle controls ({how}) in {examples} examples: "
+        "it reads the time some other way (a default bound at import, a clock kept elsewhere), so a "
+        "verdict would be one on the real clock. Give it a clock parameter and map it with an adapter, e.g. "
+        '--adapter \'{"arguments": {"__init__": {"clock": "its_name"}}}\''
+    )

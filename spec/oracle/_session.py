@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import reject
 
 from ..machines._base import names_any, parameter_named
+from ..world.clock import CountingClock
 from ._adapter import Adapter, TargetCall
 from ._errors import OracleUsageError, one_line
 from ._fs import FsControl
 from ._probe import Probe, offered
-from ._time import ClockHolder, FakeClock, Interposition, bound_clocks, control_time, time_modules
+from ._time import ClockHolder, Interposition, bound_clocks, control_time, time_modules
 from ._timeout import CALL_TIMEOUT, CallGuard, CallTimedOut
 
 if TYPE_CHECKING:
@@ -145,16 +146,11 @@ class Session:
         self.adapter = adapter
         self.holder = ClockHolder()
         self.left_out: dict[str, str] = {}  # optional group -> why it is left out
-        # O2, O8: the clauses (and groups) this run has reported failing: a later divergence of one of
-        # them ends its example unreported instead of failing it again (it is set aside, not its rules).
-        self.reported: set[str] = set()
         # O3: the declared design choices, each at its default until declared otherwise
         self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
         # --settings: the file store's configuration pinned for every example and history (None: drawn)
         self.settings: dict[str, Any] | None = None
         self.recording: Recording | None = None
-        self.step_clause = ""  # the clause of the machine step a failure ended (when the machine says)
-        self.steps: list[tuple[str, dict[str, Any]]] = []  # a failing example's machine steps (V, F)
         self.per_pool_class = False
         self._accepts = self._accepted_parameters()
         self.time_control = "none"  # or "injected" (passed to the constructor), or "patched" into modules
@@ -204,7 +200,7 @@ class Session:
         undo = self.patch()
         try:
             probe = {k: v for k, v in self.component.probe_arguments().items() if k not in self.left_out}
-            obj = self.build(probe, FakeClock(0.0) if "clock" in self.component.constructor else None)
+            obj = self.build(probe, CountingClock(0.0) if "clock" in self.component.constructor else None)
             child = obj
             if self.component.child is not None:
                 child = getattr(obj, self.component.child)("probe")
@@ -614,7 +610,7 @@ def replay(session: Session, recording: Recording, calls: Sequence[Call]) -> Rep
     set aside (O2), which the machine let pass: it is not compared in the reproduction."""
     component = session.component
     timed = recording.start is not None
-    clock = FakeClock(recording.start if recording.start is not None else 0.0)
+    clock = CountingClock(recording.start if recording.start is not None else 0.0)
     undo = session.patch()
     try:
         target = TargetProxy(session, session.build(recording.init, clock if timed else None), (), None)

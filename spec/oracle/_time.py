@@ -1,6 +1,6 @@
 """Time under the oracle's control: inject the fake clock, or patch the target module's ``time``.
 
-A target whose constructor takes a clock gets the machine's FakeClock.  A target
+A target whose constructor takes a clock gets the run's clock (``world.clock.CountingClock``).  A target
 that reads ``time.monotonic()`` / ``time.time()`` itself gets, for the duration
 of the run, a stand-in for the ``time`` module (and for any of its functions
 imported by name) in the globals of every module that may read the clock for it
@@ -8,8 +8,9 @@ imported by name) in the globals of every module that may read the clock for it
 instance's MRO, the standard library left out).  The global ``time`` module is
 never touched, so Hypothesis and the rest of the process keep the real clock.
 
-``control_time``, ``time_modules`` and ``FakeClock`` are copied verbatim into
-generated reproduction files (they are self-contained on purpose).
+``control_time`` and ``time_modules`` are copied verbatim into generated
+reproduction files (they are self-contained on purpose), with a clock of their own
+(``_repro.FAKE_CLOCK_SOURCE``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from ._errors import OracleUsageError
 __all__ = [
     "MISSING",
     "ClockHolder",
-    "FakeClock",
     "Interpose",
     "Interposition",
     "bound_clocks",
@@ -33,18 +33,6 @@ __all__ = [
     "restore",
     "time_modules",
 ]
-
-
-class FakeClock:
-    """A clock that only moves when told to, and counts its readings (the reproduction files' copy)."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-        self.reads = 0
-
-    def __call__(self) -> float:
-        self.reads += 1
-        return self.now
 
 
 def control_time(module: ModuleType, read: Callable[[], float]) -> dict[str, Any]:

@@ -40,7 +40,15 @@ from ..models.pool_beliefs import PooledExistenceCacheSpec
 from ._adapter import Adapter
 from ._budgets import DEFAULT_MAX_STEPS
 from ._components import COMPONENTS
-from ._result import Failure, OracleResult, failure_entry, fields_of
+from ._result import (
+    Failure,
+    Found,
+    OracleResult,
+    Subject,
+    build_result,
+    failure_entry,
+    unchecked_for_want,
+)
 from ._trace_format import TRACE_COMPONENTS, Trace, TraceFormatError, parse_trace
 
 __all__ = ["DEFAULT_MAX_STEPS", "MINIMIZE_CHECKS", "TraceResult", "check_trace"]
@@ -598,37 +606,26 @@ def check_trace(
         failures.append(failure)
         if not shown[0]:
             shown = (unexplained, needed, part.operations)
-    fields_, unchecked = fields_of(
-        COMPONENTS[component],
-        _left_out(trace),
-        failures,
-        time_control=_time_control(trace),
-        adapter=Adapter().as_dict(),
-        declared=_declared(trace),
-        fs_control=None,
-        whose="the trace's",
-        groups=trace.leave_out,
-    )
-    verdict = "FAIL" if failing else "UNKNOWN" if unknown else "PASS"
-    result = TraceResult(
-        target=f"trace {path}", verdict=verdict, seed=0, figures={}, parts=len(parts), **fields_
-    )
-    result.unexplained, result.needed, result.context = shown
+    left_out = _left_out(trace)
+    unchecked = unchecked_for_want(COMPONENTS[component], left_out, trace.leave_out)  # as the report has them
+    failed = {c for f in failures for c in f.clauses}
+    passed, not_checked, gaps = _coverage(trace, parts, failed, unchecked)
+    details: dict[str, Any] = {"parts": len(parts)}
+    details["unexplained"], details["needed"], details["context"] = shown
+    also = unknown_why = ""
     if len(failing) > MINIMIZED_FAILURES:
         rest = ", ".join(repr(p.key) for p in failing[MINIMIZED_FAILURES:][:10])
-        result.message += f"; {len(failing) - MINIMIZED_FAILURES} more part(s) unexplained too: {rest}"
+        also = f"; {len(failing) - MINIMIZED_FAILURES} more part(s) unexplained too: {rest}"
     elif unknown and not failing:
         worst = max(unknown, key=lambda p: len(p.operations))
-        result.message = (
+        unknown_why = (
             f"UNKNOWN: the search budget ({max_steps} steps per part, --max-steps) ran out on"
             f" {len(unknown)} of {len(parts)} part(s); the largest, {len(worst.operations)} calls"
             f"{'' if worst.key is None else f' on {worst.key!r}'}, after {worst.verdict.steps} steps and"
             f" {worst.verdict.configurations} configurations; the other parts were explained"
         )
-        result.context = worst.operations
-    failed = {c for f in failures for c in f.clauses}
-    result.passed_clauses, result.not_checked, result.strict_gaps = _coverage(trace, parts, failed, unchecked)
-    result.figures = {
+        details["context"] = worst.operations
+    figures = {
         "examples": 1,
         "calls": len(trace.operations),
         "threads": len({op.thread for op in trace.operations}),
@@ -637,6 +634,29 @@ def check_trace(
         "distinct_states": sum(p.verdict.configurations for p in parts),
         "seconds": round(time.perf_counter() - started, 3),
     }
+    found = Found(
+        figures,
+        failures,
+        not_checked=not_checked,
+        judged=passed,
+        excused=frozenset(c for c in not_checked if c not in gaps),
+        unknown=unknown_why,
+        also=also,
+        report=TraceResult,
+        details=details,
+    )
+    subject = Subject(
+        component=COMPONENTS[component],
+        target=f"trace {path}",
+        left_out=left_out,
+        declared=_declared(trace),
+        time_control=_time_control(trace),
+        adapter=Adapter().as_dict(),
+        whose="the trace's",
+        groups=tuple(trace.leave_out),
+    )
+    result = build_result(subject, found, seed=0)
+    assert isinstance(result, TraceResult)
     return result
 
 

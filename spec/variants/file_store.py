@@ -140,11 +140,16 @@ class ExistsAlwaysStats(HiCacheFile):
 class _AnyBinNaming(FileNaming):
     """F1 broken: every ``.bin`` file is one of ours."""
 
-    def key_of(self, name: str) -> str | None:
-        if not name.endswith(".bin") or name.startswith("."):
-            return None
+    def keys_of(self, names: list[str]) -> list[str | None]:
         suffix = self.namespace + ".bin"
-        return name[: -len(suffix)] if name.endswith(suffix) else name[:-4]
+        return [
+            None
+            if not name.endswith(".bin") or name.startswith(".")
+            else name[: -len(suffix)]
+            if name.endswith(suffix)
+            else name[:-4]
+            for name in names
+        ]
 
 
 class ScansOtherNamespaces(HiCacheFile):
@@ -159,11 +164,10 @@ class _PlainSuffixNaming(FileNaming):
     def name(self, key: str) -> str:
         return key + self.namespace + ".bin"
 
-    def key_of(self, name: str) -> str | None:
+    def keys_of(self, names: list[str]) -> list[str | None]:
         suffix = self.namespace + ".bin"
-        if len(name) > len(suffix) and name.endswith(suffix) and name[0] != ".":
-            return name[: -len(suffix)]
-        return None
+        ours = [len(name) > len(suffix) and name.endswith(suffix) and name[0] != "." for name in names]
+        return [name[: -len(suffix)] if own else None for name, own in zip(names, ours, strict=True)]
 
 
 class PlainSuffixNaming(HiCacheFile):

@@ -27,11 +27,11 @@ __all__ = [
     "CoveredTouchesInFlightPages",
     "InflightAsASet",
     "PoolBeliefsAnswersOnly",
+    "PoolTrimmedInLen",
     "RegistryClearSkipsInflight",
     "SharedBeliefsRegistry",
     "TextbookPoolBeliefs",
     "TrackCountsDistinctPagesOnly",
-    "TrimmedInLen",
     "UntrackGoesBelowZero",
 ]
 
@@ -136,7 +136,7 @@ class ClearKeepsInflight(TextbookPoolBeliefs):
         self.beliefs.clear()
 
 
-class TrimmedInLen(PoolBeliefsAnswersOnly):
+class PoolTrimmedInLen(PoolBeliefsAnswersOnly):
     """P2: the bound is enforced lazily, by ``__len__`` (no ``snapshot``): until someone asks the size the
     pool believes more pages than it may.  Asking ``len()`` after every step would hide it (O1)."""
 
@@ -153,7 +153,7 @@ class TrimmedInLen(PoolBeliefsAnswersOnly):
 
 
 WRONG: dict[str, tuple[type, str]] = {
-    "TrimmedInLen": (TrimmedInLen, "P2"),
+    "TrimmedInLen": (PoolTrimmedInLen, "P2"),
     "InflightAsASet": (InflightAsASet, "P3"),
     "CoveredStopsAtInflight": (CoveredStopsAtInflight, "P4"),
     "ClearKeepsInflight": (ClearKeepsInflight, "P5"),

@@ -8,7 +8,7 @@ import pytest
 
 from hicache.file_store import HiCacheFile
 from spec.modelcheck.c1_race import SCENARIOS, Scenario, accounting_scenario, check_scenario
-from spec.modelcheck.interleavings import ScheduledLock, Scheduler, explore_schedules
+from spec.modelcheck.interleavings import ExploredLock, ExploringScheduler, explore_schedules
 from spec.variants.file_store import NoC1Guard
 
 pytestmark = pytest.mark.threads
@@ -20,7 +20,7 @@ EVERY_SCHEDULE = pytest.mark.slow("every schedule of the real store in a scenari
 HEAVY = {"set vs evict", "get vs evict"}
 
 
-def _segments(scheduler: Scheduler) -> tuple[tuple[str, ...], None]:
+def _segments(scheduler: ExploringScheduler) -> tuple[tuple[str, ...], None]:
     log: list[str] = []
 
     def body(i: int) -> Callable[[], None]:
@@ -48,9 +48,9 @@ def test_two_threads_with_two_marked_points_each_have_exactly_twenty_schedules()
 
 @pytest.mark.clauses("C1")
 def test_a_scheduled_lock_excludes_the_other_thread_at_every_marked_point_inside_it() -> None:
-    def run_once(scheduler: Scheduler) -> tuple[tuple[str, ...], None]:
+    def run_once(scheduler: ExploringScheduler) -> tuple[tuple[str, ...], None]:
         log: list[str] = []
-        lock = ScheduledLock(scheduler)
+        lock = ExploredLock(scheduler)
 
         def body(i: int) -> Callable[[], None]:
             def run() -> None:

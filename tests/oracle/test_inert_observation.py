@@ -137,7 +137,9 @@ FAILING = [
         id="existence-snapshot",
         marks=FOUND_LATE,
     ),
-    pytest.param("pool-beliefs", _registry(oracle_p.TrimmedInLen), True, id="pool-beliefs", marks=FOUND_LATE),
+    pytest.param(
+        "pool-beliefs", _registry(oracle_p.PoolTrimmedInLen), True, id="pool-beliefs", marks=FOUND_LATE
+    ),
     pytest.param(
         "pool-beliefs", _registry(oracle_p.CoveredStopsAtInflight), True, id="pool-snapshot", marks=FOUND_LATE
     ),

@@ -137,11 +137,11 @@ def _race_a_native_call(native_calls_progress: bool) -> tuple[list[int], list[st
     """Two workers under one Scheduler: worker 0 stands in a C call (a real ``Event.wait``) that this thread
     ends only once the scheduler has decided: it has handed over to worker 1, or it has looked at worker 0
     many times without handing over.  The picks made by then, and what the workers did, in order."""
-    from spec.oracle import _threads
+    from spec.oracle import _scheduler
 
     order: list[str] = []
     release, decided = threading.Event(), threading.Event()
-    scheduler = _threads.Scheduler(
+    scheduler = _scheduler.Scheduler(
         2, lambda ready, last, where: ready[0], native_calls_progress=native_calls_progress
     )
     settled = scheduler._settled
@@ -151,14 +151,14 @@ def _race_a_native_call(native_calls_progress: bool) -> tuple[list[int], list[st
         nonlocal looks
         picked = len(scheduler.schedule.picks)
         looks += picked == 1  # looks at worker 0 in its call (the first pick is always worker 0)
-        if picked > 1 or looks >= 4 * _threads.STILL_LOOKS:
+        if picked > 1 or looks >= 4 * _scheduler.STILL_LOOKS:
             decided.set()
         return settled(seen)
 
     scheduler._settled = counting  # type: ignore[method-assign,assignment]
 
     def worker(index: int) -> None:
-        _threads._local.index, _threads._local.scheduler = index, scheduler
+        scheduler.enter(index)
         scheduler.point("call")
         if index == 0:
             release.wait()  # a native call under way (torch, numpy's write): the interpreter lock let go

@@ -81,11 +81,13 @@ def module_of(path: str) -> str:
 
 
 @functools.cache  # the tests below parse the same tree again, with one module changed
-def imported(path: str, source: str) -> tuple[tuple[int, str], ...]:
-    """(line, dotted name) of every import in the module at ``path``; ``from a import b`` names ``a.b``
-    (a module or a name in ``a``: either way it lies in ``a``'s room or in a room inside it)."""
+def read_module(path: str, source: str) -> tuple[tuple[tuple[int, str], ...], tuple[tuple[str, int], ...]]:
+    """One walk of the module at ``path``: (line, dotted name) of every import in it (``from a import b``
+    names ``a.b``: a module or a name in ``a``, either way in ``a``'s room or in a room inside it), and
+    (name, line) of every class it defines, nested ones too (``test_spec_structure.py`` reads those)."""
     package = module_of(path) if path.endswith("__init__.py") else module_of(path).rpartition(".")[0]
     names: list[tuple[int, str]] = []
+    classes: list[tuple[str, int]] = []
     for node in ast.walk(ast.parse(source, path)):
         if isinstance(node, ast.Import):
             names.extend((node.lineno, alias.name) for alias in node.names)
@@ -97,7 +99,14 @@ def imported(path: str, source: str) -> tuple[tuple[int, str], ...]:
             names.extend(
                 (node.lineno, base if alias.name == "*" else f"{base}.{alias.name}") for alias in node.names
             )
-    return tuple(names)
+        elif isinstance(node, ast.ClassDef):
+            classes.append((node.name, node.lineno))
+    return tuple(names), tuple(classes)
+
+
+def imported(path: str, source: str) -> tuple[tuple[int, str], ...]:
+    """(line, dotted name) of every import in the module at ``path`` (:func:`read_module`)."""
+    return read_module(path, source)[0]
 
 
 def import_violations(sources: Mapping[str, str]) -> list[str]:
