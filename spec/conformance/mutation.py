@@ -269,10 +269,6 @@ EQUIVALENT: dict[str, str] = {
     # (each diff read again: the same mutation of the same line), and the new units' own.
     _FK + "on_disk__mutmut_3": _TOUCH_NONE,
     **{_FK + f"read__mutmut_{n}": _UNUSED_MARKS for n in (23, 24)},  # _read 25, 26 before the split
-    _FL_NAMING + "key_of__mutmut_3": (
-        "part = None: the common name's fast path is skipped, and key_of_name, which decides every name"
-        " alone, gives the same key"
-    ),
     **{
         _FL_LAYOUT + f"leaves__mutmut_{n}": (
             "a ready mark of 2 instead of 1: the marks are only ever tested for truth (prepare's"
@@ -314,13 +310,6 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (23, 25, 33)
     },
-    _FL_LAYOUT + "pages__mutmut_17": (
-        "unlisted.append(None) for the path: clear reads only how many subdirectories could not be listed"
-        " (len), never which"
-    ),
-    _FL_LAYOUT + "pages__mutmut_20": (
-        "leaves(mark_ready=None) for False: only tested for truth, and None is falsy like False"
-    ),
     # _write_once 26 and 42 before the split (issue 32).
     _FS_CLASS + "_write_once__mutmut_29": (
         "writing = None once the temp file is written: only tested for truth (writing and ENOSPC), and"
