@@ -42,7 +42,7 @@ __all__ = ["main"]
 # The package's name: "spec" in the repository, "hicache_spec" installed (run as __main__ too).
 _PACKAGE = (__package__ or __name__).partition(".")[0]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: spec/conformance/verify.py
 OUT = ROOT / ".verify"
 MUTATION_SCORE = ROOT / "docs" / "mutation-score.json"  # written by `make mutation`
 

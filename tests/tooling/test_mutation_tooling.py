@@ -48,3 +48,14 @@ def test_annotate_remarks_survivors_and_recomputes_the_totals(
     assert (a["equivalent"], b["equivalent"], record["equivalent"]) == (1, 0, 1)
     assert (record["killed"], record["total"], record["score_without_equivalent"]) == (13, 16, 86.7)
     assert "13/16 killed" in capsys.readouterr().out
+
+
+def test_the_tools_that_write_into_the_checkout_find_its_root() -> None:
+    # verify writes .verify/ and reads docs/mutation-score.json, mutation copies the checkout: both from
+    # their ROOT, which moved one level when they went into spec/conformance/
+    from spec.conformance import mutation, verify
+
+    for tool in (verify, mutation):
+        assert (tool.ROOT / "pyproject.toml").is_file(), tool.__name__
+        assert (tool.ROOT / "spec" / "conformance").is_dir(), tool.__name__
+    assert verify.MUTATION_SCORE.is_file()
