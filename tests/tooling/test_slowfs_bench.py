@@ -113,6 +113,7 @@ def test_the_02_ms_figure_is_printed_beside_the_bound_its_run_measured_and_no_ta
 
 
 @pytest.mark.clauses("F6")
+@pytest.mark.slow("the real slow-filesystem benchmark end to end: its latencies are simulated by sleeping")
 def test_make_slowfs_prints_the_bound_beside_the_02_ms_figure(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
