@@ -55,7 +55,7 @@ _DATABASE = DirectoryBasedExampleDatabase(_DB) if _DB else None
 
 settings.register_profile(
     "dev",
-    max_examples=100,
+    max_examples=60,
     stateful_step_count=40,
     deadline=None,
     derandomize=_DATABASE is None,

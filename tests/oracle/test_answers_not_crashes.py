@@ -24,7 +24,7 @@ from spec.oracle.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETS = "tests.oracle._o5_targets"
-SMALL = ["--max-examples", "300", "--steps", "15"]
+SMALL = ["--max-examples", "100", "--steps", "15"]
 
 
 @pytest.mark.clauses("O5", "E1")
