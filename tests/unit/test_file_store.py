@@ -882,7 +882,7 @@ def test_a_second_live_store_on_a_namespace_is_warned_about_word_for_word(
     ids=["plain", "metadata cache", "background scan", "fanout with a cap"],
 )
 def test_a_dropped_store_lets_its_namespace_go_at_once_with_no_collection(
-    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, config: dict[str, object]
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, config: dict[str, Any]
 ) -> None:
     # With the store in a cycle, the second store would be warned about a store that no one holds.
     first = store(fs, clock, **config)
