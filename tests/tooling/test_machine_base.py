@@ -68,6 +68,7 @@ def test_a_seeded_run_draws_the_same_after_the_process_loads_a_module(tmp_path: 
     )
 
 
+@pytest.mark.slow("shows the guard's check can fail: a machine run twice around loading a module of literals")
 def test_without_the_guard_the_same_runs_differ(tmp_path: Path) -> None:
     """The check above can fail: Hypothesis alone draws some of the new module's literals."""
     before, after = _draws_before_and_after_loading(
