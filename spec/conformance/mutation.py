@@ -35,6 +35,7 @@ __all__ = ["EQUIVALENT", "SELECTIONS", "main"]
 ROOT = Path(__file__).resolve().parents[2]  # spec/conformance/mutation.py -> the checkout
 SCRATCH = ROOT / "build" / "mutation"
 SCORE = ROOT / "docs" / "mutation-score.json"
+TIMEOUT_MULTIPLIER = 3.0  # see _configure
 
 _MC = [
     "tests/unit/test_metadata_cache.py",
@@ -372,6 +373,11 @@ def _configure(target: Path, module: str, tests: list[str]) -> None:
             'also_copy = ["spec/"]\n'
             f"pytest_add_cli_args_test_selection = [{quoted}]\n"
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
+            # mutmut's CPU limit per mutant is (estimated test time + 1 s) x multiplier x 2.  Its default
+            # multiplier, 15, lets a mutant that loops forever (a batch walk whose index never moves) burn
+            # about six minutes of CPU before it counts as detected; 3 gives it six times its tests' own
+            # time, which no merely slower mutant (a fast path turned off) comes near.
+            f"timeout_multiplier = {TIMEOUT_MULTIPLIER}\n"
         )
 
 
