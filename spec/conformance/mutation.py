@@ -64,7 +64,6 @@ _FILE_STORE = [
     "tests/unit/test_file_startup.py",
     "tests/unit/test_file_store.py",
     "tests/unit/test_file_naming.py",
-    "tests/unit/test_file_scan_batches.py",  # the scan's chunk forms (keys_of, are_pages, _gather)
     "tests/unit/test_metadata_cache_batches.py",
     "tests/stateful/test_file_store_machine.py",
     "tests/stateful/test_background_scan.py",

@@ -7,8 +7,11 @@ import logging
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hicache import HiCacheFile
+from hicache.file_layout import FileNaming, key_of_name
 from spec.world.clock import FakeClock
 from spec.world.filesystem import FakeFileSystem
 from tests.unit._store import DIR, NS, OTHER, calls, calls_during, store
@@ -425,3 +428,44 @@ def test_a_subdirectory_removed_by_hand_is_made_again_and_the_write_retried_once
     assert done and s.get("c") == b"w" and fs.listing(f"{DIR}/ae/c3").keys() == {"c_m.bin"}
     assert spent.get("mkdir") == 2, spent
     s.check_invariants()
+
+
+# -- F1: the start-up scan's batch form: keys_of is key_of of each name ------------
+
+
+NAMES = [
+    "3fa9.bin",  # a plain key, namespace ""
+    "3fa9_r1.bin",  # of namespace _r1
+    "a%5Fb.bin",  # an escaped key
+    "a%zz.bin",  # a stray %: not a name a store writes
+    ".0123456789ab.tmp",  # a temp file
+    ".hidden.bin",  # a dot file
+    ".bin",  # no key part
+    "_r1.bin",  # namespace _r1, no key part
+    "x.y.bin",  # a dot inside the key
+    "3fa9.bin.tmp",
+    "3fa9",
+]
+name_parts = st.sampled_from(["3fa9", "a", "_", "%", "%25", "%5F", ".", "_r1", "x", ""])
+names = st.lists(name_parts, max_size=5).map("".join).map(lambda stem: stem + ".bin") | st.text(max_size=8)
+
+
+@pytest.mark.clauses("F1")
+@pytest.mark.parametrize("namespace", ["", "_r1", "_b_a"])
+def test_keys_of_is_key_of_name_of_each_name_plain_or_not(namespace: str) -> None:
+    naming = FileNaming(namespace)
+    plain = [f"{i:x}{namespace}.bin" for i in range(1, 50)]
+    assert (
+        naming.keys_of(plain)
+        == [key_of_name(name, namespace) for name in plain]
+        == [f"{i:x}" for i in range(1, 50)]
+    )
+    for mixed in (NAMES, plain + NAMES, NAMES + plain, []):
+        assert list(naming.keys_of(mixed)) == [key_of_name(name, namespace) for name in mixed]
+    assert [naming.key_of(name) for name in NAMES] == [key_of_name(name, namespace) for name in NAMES]
+
+
+@pytest.mark.clauses("F1")
+@given(st.lists(names, max_size=6), st.sampled_from(["", "_r1"]))
+def test_keys_of_any_names_is_key_of_name_of_each(batch: list[str], namespace: str) -> None:
+    assert list(FileNaming(namespace).keys_of(batch)) == [key_of_name(name, namespace) for name in batch]

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hicache import HiCacheFile
-from hicache.file_startup import FileStartup, _oldest_first
+from hicache.file_startup import _CHUNK, FileStartup, _gather, _oldest_first
 from hicache.file_store import escape_key
 from hicache.fs import DirEntry
 from spec.machines.file_store import believed
@@ -582,3 +582,29 @@ def test_a_fanout_scan_adopts_no_page_that_does_not_hash_where_it_lies_and_sweep
     scan_to_the_end(s)
     assert keys(s) == ["a"] and s.evictor.total == 1
     assert set(fs.listing(f"{DIR}/39/5c")) == {"a_m.bin", "d_m.bin"}
+
+
+# -- F8: a listing read a chunk at a time ----------------------------------------------
+
+
+@pytest.mark.clauses("F8")
+@pytest.mark.parametrize("order", [[], [0], [2, 0, 1]])
+def test_gather_answers_the_items_at_the_indices_in_order(order: list[int]) -> None:
+    assert list(_gather(order)(["a", "b", "c"])) == [["a", "b", "c"][i] for i in order]
+
+
+@pytest.mark.clauses("F8", "S3", "F1")
+def test_a_listing_over_several_chunks_is_scanned_as_one(fs: FakeFileSystem, clock: FakeClock) -> None:
+    pages = 2 * _CHUNK + 7
+    for i in range(pages):
+        fs.put(f"/cache/{i:05x}.bin", b"v" * (1 + i % 3), mtime=50.0 - i)  # listed newest first
+        fs.put(f"/cache/{i:05x}_other.bin", b"o")  # another namespace's, in every chunk
+    fs.put("/cache/foreign.bin", b"f", uid=fs.uid + 1)  # S3: not a page of this user's
+    fs.plant("/cache/link.bin", "symlink")
+    fs.put("/cache/.0123456789ab.tmp", b"t", mtime=-1e6)  # an old temp file: removed
+    store = HiCacheFile("/cache", extra_config={"max_size": 10 * pages}, fs=fs, clock=clock)
+    assert len(store.evictor) == pages
+    assert store.evictor.total == sum(1 + i % 3 for i in range(pages))
+    oldest = [entry[0] for entry in store.evictor.snapshot()[:3]]
+    assert oldest == [f"{i:05x}" for i in (pages - 1, pages - 2, pages - 3)]  # oldest mtime first
+    assert ".0123456789ab.tmp" not in fs.listing("/cache")

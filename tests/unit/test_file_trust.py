@@ -13,6 +13,8 @@ import pytest
 
 from hicache import HiCacheFile
 from hicache.file_config import load_file_config
+from hicache.file_trust import FileTrust
+from hicache.fs import DirEntry
 from spec.machines.file_store import believed
 from spec.world.clock import FakeClock
 from spec.world.filesystem import FakeFileSystem
@@ -370,3 +372,22 @@ def test_start_up_trusts_a_fanout_subdirectory_by_owner_group_and_mode_and_names
         assert warnings_said(caplog) == [
             f"file store: fanout subdirectory {subdir!r} {problem}: its pages are skipped"
         ]
+
+
+# -- S3: the start-up scan's batch form: are_pages is is_page of each node ----------
+
+
+@pytest.mark.clauses("S3")
+@pytest.mark.parametrize("group", [None, 4242])
+def test_are_pages_is_is_page_of_each_node(group: int | None) -> None:
+    trust = FileTrust(FakeFileSystem(), group)
+    me, other = trust.euid, trust.euid + 1
+    nodes = [
+        DirEntry(f"{kind}-{uid}-{gid}", 1, 0.0, kind, uid, gid)
+        for kind in ("file", "dir", "symlink", "fifo")
+        for uid in (me, other)
+        for gid in (0, 4242)
+    ]
+    assert trust.are_pages(nodes) == [trust.is_page(node) for node in nodes]
+    assert sum(trust.are_pages(nodes)) == (2 if group is None else 3)
+    assert trust.are_pages([]) == []
