@@ -352,10 +352,9 @@ class FakeFileSystem:
             with self._lock:
                 payload = bytes(data)
                 if self._crash_in == 0 and not self.crashed:
-                    self._create(path, payload[: len(payload) // 2])  # died mid-write
-                self._step("write", path, create_partial=payload)
-                self._create(path, b"")
-                self.files[path].mode = mode
+                    self._create(path, payload[: len(payload) // 2], mode)  # died mid-write
+                self._step("write", path, create_partial=(payload, mode))
+                self._create(path, b"", mode)
                 free = max(self.disk_size - sum(len(f.data) for f in self.files.values()), 0)
                 if len(payload) > free:  # an empty file always fits: it takes no blocks
                     self.files[path].data = payload[:free]
@@ -570,7 +569,7 @@ class FakeFileSystem:
         if self.after is not None and not self.crashed:
             self.after(op, path)
 
-    def _step(self, op: str, path: str, create_partial: bytes | None = None) -> None:
+    def _step(self, op: str, path: str, create_partial: tuple[bytes, int] | None = None) -> None:
         """Count the call, then crash or fail it if the test asked for that (lock held)."""
         if self.crashed:
             raise Crash(f"{op} {path} after the crash")
@@ -582,8 +581,9 @@ class FakeFileSystem:
         self.calls[op] += 1
         code = self.faults.take(op)
         if code is not None:
-            if create_partial is not None:
-                self._create(path, create_partial[: len(create_partial) // 2])
+            if create_partial is not None:  # made with its mode before the write failed, as os.open does
+                payload, mode = create_partial
+                self._create(path, payload[: len(payload) // 2], mode)
             raise _error(code, path)
 
     def _opened(self, path: str, limit: int | None, accept: Accept | None) -> FakeFile:
@@ -611,8 +611,8 @@ class FakeFileSystem:
         if posixpath.dirname(path) not in self.dirs:
             raise _error(errno_codes.ENOENT, path)
 
-    def _create(self, path: str, data: bytes) -> None:
+    def _create(self, path: str, data: bytes, mode: int) -> None:
         if path in self.files or path in self.dirs:
             raise _error(errno_codes.EEXIST, path)
         self._parent(path)
-        self.files[path] = FakeFile(data, self.clock(), uid=self.uid, gid=self.gid)
+        self.files[path] = FakeFile(data, self.clock(), uid=self.uid, gid=self.gid, mode=mode)

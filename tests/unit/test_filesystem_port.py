@@ -297,6 +297,30 @@ def test_os_write_new_closes_its_descriptor_when_the_write_fails(
     assert (tmp_path / "a.bin").exists()  # the partial file stays for the caller to remove (port contract)
 
 
+@pytest.mark.clauses("S2", "F1-fanout")
+@pytest.mark.parametrize("mode", [0o600, 0o660])
+def test_a_write_that_fails_leaves_its_partial_file_with_exactly_the_mode_asked(
+    port: tuple[FileSystem, str], monkeypatch: pytest.MonkeyPatch, mode: int
+) -> None:
+    """The file is made with its mode before a byte is written (``os.open``, ``fchmod``): a write that fails
+    leaves a partial file of that mode (the fake once left 0600 whatever was asked, so a shared group's
+    fanout marker that could not be written looked private)."""
+    fs, d = port
+    if isinstance(fs, FakeFileSystem):
+        fs.fail("write", errno.EIO)
+    else:
+
+        def failing_write(fd: int, data: memoryview) -> int:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "write", failing_write)
+    with pytest.raises(OSError) as caught:
+        fs.write_new(f"{d}/a.bin", memoryview(b"data"), mode)
+    monkeypatch.undo()
+    assert caught.value.errno == errno.EIO
+    assert fs.stat(f"{d}/a.bin").mode == mode
+
+
 @pytest.mark.clauses("S2")
 @pytest.mark.parametrize("umask", [0o000, 0o022, 0o077])
 @pytest.mark.parametrize("mode", [0o600, 0o660])
