@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, MutableSet, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, MutableSet, Sequence
 from itertools import chain, compress, islice, repeat
 from operator import and_, is_not, itemgetter
 from typing import TypeVar
@@ -157,8 +157,7 @@ class FileStartup:
             self._refuse_a_fanout_marker()
             top = iter(fs.scandir(directory))
             first = next(top, None)  # the listing has begun: opened, its first entry read
-            entries = top if first is None else chain((first,), top)
-            listings = iter(((directory, entries, None),))
+            listings = _flat_listings(directory, first, top)
         with self._lock:
             self.evictor.adopt_many(())  # the publication every page the scan adopts is held with (F4)
             self._gone = set()
@@ -275,14 +274,11 @@ class FileStartup:
                 return
             self._scanning = None
             self._gone = None
+        # A scan stopped midway lets go of its directories now (flat: ``_flat_listings``; fanout: the walk of
+        # the subdirectories, whose open listing it drops), not whenever the scan object is collected.
         closing = getattr(scan.listings, "close", None)
         if closing is not None:
-            closing()  # a listing stopped midway lets go of its directory now
-        listing = scan.listing
-        if listing is not None:
-            closing = getattr(listing[1], "close", None)
-            if closing is not None:
-                closing()
+            closing()
         self._warn_skipped(scan.skipped)
         self.started.set()
 
@@ -455,6 +451,22 @@ def _gather(order: list[int]) -> Callable[[list[_T]], Sequence[_T]]:
     if len(order) > 1:
         return itemgetter(*order)  # a tuple, with two indices or more
     return lambda items: [items[i] for i in order]
+
+
+def _flat_listings(
+    directory: str, first: DirEntry | None, top: Iterator[DirEntry]
+) -> Generator[tuple[str, Iterator[DirEntry], None], None, None]:
+    """Yield the flat directory's one listing, begun (``first`` read already); then close ``top`` (F8-bg).
+
+    The entries are read through a ``chain`` (no step per entry), which has no ``close`` of its own: this
+    generator closes the listing when the scan moves past it or ends before (``_end`` closes it).
+    """
+    try:
+        yield directory, top if first is None else chain((first,), top), None
+    finally:
+        closing = getattr(top, "close", None)
+        if closing is not None:
+            closing()
 
 
 def _skip_unlisted(path: str, exc: OSError) -> None:

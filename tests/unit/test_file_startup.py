@@ -608,3 +608,128 @@ def test_a_listing_over_several_chunks_is_scanned_as_one(fs: FakeFileSystem, clo
     oldest = [entry[0] for entry in store.evictor.snapshot()[:3]]
     assert oldest == [f"{i:05x}" for i in (pages - 1, pages - 2, pages - 3)]  # oldest mtime first
     assert ".0123456789ab.tmp" not in fs.listing("/cache")
+
+
+# -- the listings let go of, the thread stopped and joined, the marker's mode ------------------------
+
+
+class _Lazy:
+    """A filesystem whose listings are generators, as ``OSFileSystem.scandir``'s: the directory is opened
+    at the first entry read, and held until the listing is exhausted or closed.  ``closed`` records each
+    listing closed before its end, with whether ``store``'s start-up was complete by then."""
+
+    def __init__(self, fs: FakeFileSystem) -> None:
+        self._fs = fs
+        self.store: HiCacheFile | None = None
+        self.closed: list[tuple[str, bool]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fs, name)
+
+    def scandir(self, where: str) -> Iterator[DirEntry]:
+        try:
+            yield from self._fs.scandir(where)
+        except GeneratorExit:
+            self.closed.append((where, self.store is not None and self.store.wait_started(0)))
+            raise
+
+
+@pytest.mark.clauses("F8-bg", "F8")
+def test_a_listing_that_fails_at_its_first_entry_raises_in_the_constructor(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    # The OS port opens the directory at the first entry read: the constructor reads one to begin it.
+    fs.mkdir(DIR)
+    fs.fail("scandir", errno.EACCES)
+    lazy: Any = _Lazy(fs)
+    with pytest.raises(PermissionError):
+        Stepped(DIR, namespace=NS, extra_config=BACKGROUND, fs=lazy, clock=clock)
+
+
+@pytest.mark.clauses("F8-bg", "F1-fanout")
+@pytest.mark.parametrize("layout", ["flat", "fanout"])
+def test_a_scan_stopped_midway_lets_go_of_its_listing_before_start_up_is_complete(
+    fs: FakeFileSystem, clock: FakeClock, layout: str
+) -> None:
+    if layout == "fanout":
+        writer = store(fs, clock, layout="fanout")
+        for i in range(8):  # 8 leaves: the walk is inside a first-level subdirectory after a batch of 3
+            assert writer.set(f"p{i}", b"v")
+        del writer
+    else:
+        pages(fs, 9)
+    lazy: Any = _Lazy(fs)
+    s = Stepped(DIR, namespace=NS, extra_config={**BACKGROUND, "layout": layout}, fs=lazy, clock=clock)
+    lazy.store = s
+    assert s._scan_step() and lazy.closed == []
+    s.close()
+    assert s.wait_started(0) and len(keys(s)) == 3
+    [(where, complete)] = lazy.closed  # the one listing open: the directory's, or a first-level one's
+    assert not complete, "let go of only when the scan object was collected"
+    assert where == DIR if layout == "flat" else where.startswith(f"{DIR}/") and where.count("/") == 2
+
+
+@pytest.mark.clauses("F8-bg", "C3")
+def test_close_while_the_thread_reads_the_listing_stops_it_after_that_batch_and_joins_it(
+    fs: FakeFileSystem, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The overlap is made by construction: the listing holds the thread at its fourth entry (in its second
+    batch of two) until ``close`` is joining it."""
+    pages(fs, 6)
+    reached, go = threading.Event(), threading.Event()
+
+    class Holding(_Lazy):
+        def scandir(self, where: str) -> Iterator[DirEntry]:
+            for i, entry in enumerate(super().scandir(where)):
+                if i == 3:
+                    reached.set()
+                    go.wait(timeout=60)  # only so that a broken close cannot hang the run
+                yield entry
+
+    class TwoAtATime(HiCacheFile):
+        _scan_batch = 2
+
+    holding: Any = Holding(fs)
+    s = TwoAtATime(DIR, namespace=NS, extra_config=BACKGROUND, fs=holding, clock=clock)
+    try:
+        assert reached.wait(timeout=60)
+        [thread] = [t for t in threading.enumerate() if t.name == f"hicache-scan{NS}"]
+        assert thread.daemon and thread.is_alive() and not s.wait_started(0)
+        join = thread.join
+
+        def joining(timeout: float | None = None) -> None:
+            go.set()  # close has asked the scan to stop: the thread may read on
+            join(timeout)
+
+        monkeypatch.setattr(thread, "join", joining)
+        s.close()
+        assert go.is_set() and not thread.is_alive(), "close returned without joining the thread"
+    finally:
+        go.set()
+    assert s.wait_started(0)
+    assert keys(s) == ["k2", "k3", "k0", "k1"]  # the batch under way finished, none after it
+    assert not s._scan_step() and keys(s) == ["k2", "k3", "k0", "k1"]
+    assert s.get("k5") == b"xx"  # found by a probe
+    s.check_invariants()
+
+
+@pytest.mark.clauses("F1-fanout", "S1", "S2")
+@pytest.mark.parametrize(("group", "mode"), [(None, 0o600), (0, 0o660)])
+def test_the_fanout_marker_has_the_mode_of_the_stores_files(
+    fs: FakeFileSystem, clock: FakeClock, group: int | None, mode: int
+) -> None:
+    shared: dict[str, Any] = {} if group is None else {"shared_group": group}
+    store(fs, clock, layout="fanout", **shared)
+    assert fs.stat(f"{DIR}/.hicache{NS}.fanout").mode == mode  # with a shared group, its members read it
+
+
+@pytest.mark.clauses("F1-fanout")
+def test_a_node_of_any_kind_at_the_markers_name_is_the_marker_and_is_not_made_again(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    fs.mkdir(DIR)
+    fs.plant(f"{DIR}/.hicache{NS}.fanout", "dir")
+    _, spent = calls_during(fs, lambda: store(fs, clock, layout="fanout"))
+    assert "write" not in spent, spent
+    with pytest.raises(ValueError, match="layout"):
+        store(fs, clock)  # a flat store refuses the namespace all the same
