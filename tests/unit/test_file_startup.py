@@ -11,7 +11,7 @@ import array
 import errno
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hicache import HiCacheFile
+from hicache.file_layout import FileNaming
 from hicache.file_startup import _CHUNK, FileStartup, _gather, _oldest_first
 from hicache.file_store import escape_key
 from hicache.fs import DirEntry
@@ -733,3 +734,22 @@ def test_a_node_of_any_kind_at_the_markers_name_is_the_marker_and_is_not_made_ag
     assert "write" not in spent, spent
     with pytest.raises(ValueError, match="layout"):
         store(fs, clock)  # a flat store refuses the namespace all the same
+
+
+@pytest.mark.clauses("F8")
+def test_the_listing_is_read_a_chunk_at_a_time_never_held_whole(fs: FakeFileSystem, clock: FakeClock) -> None:
+    asked: list[int] = []
+
+    class Counting(FileNaming):
+        def keys_of(self, names: list[str]) -> Sequence[str | None]:
+            asked.append(len(names))
+            return super().keys_of(names)
+
+    class Chunked(HiCacheFile):
+        naming_class = Counting
+
+    fs.mkdir(DIR)
+    for i in range(2 * _CHUNK + 7):
+        fs.put(f"{DIR}/{i:05x}.bin", b"v")
+    assert len(Chunked(DIR, fs=fs, clock=clock).evictor) == 2 * _CHUNK + 7
+    assert asked == [_CHUNK, _CHUNK, 7]  # docs/SEMANTICS.md "F8 at scale": no copy of the listing is held
