@@ -753,3 +753,26 @@ def test_the_listing_is_read_a_chunk_at_a_time_never_held_whole(fs: FakeFileSyst
         fs.put(f"{DIR}/{i:05x}.bin", b"v")
     assert len(Chunked(DIR, fs=fs, clock=clock).evictor) == 2 * _CHUNK + 7
     assert asked == [_CHUNK, _CHUNK, 7]  # docs/SEMANTICS.md "F8 at scale": no copy of the listing is held
+
+
+@pytest.mark.clauses("F1-fanout", "F8", "F8-bg", "S3", "B2")
+@pytest.mark.parametrize("background", [False, True])
+def test_misplaced_pages_and_strange_nodes_in_their_right_place_are_counted_apart_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture, background: bool
+) -> None:
+    writer = store(fs, clock, layout="fanout")
+    assert writer.set("a", b"v")  # 39/5c
+    del writer
+    fs.put(f"{DIR}/39/5c/d_m.bin", b"misplaced")  # d's page hashes to 6b/64
+    fs.put(f"{DIR}/39/5c/e_m.bin", b"misplaced")  # e's to cd/13
+    fs.mkdir(f"{DIR}/c9/1d")
+    fs.plant(f"{DIR}/c9/1d/s_m.bin", "symlink")  # where s's probes look, but not a page (S3)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "hicache.file_store"):
+        s = stepped(fs, clock, layout="fanout") if background else store(fs, clock, layout="fanout")
+        scan_to_the_end(s)
+    assert keys(s) == ["a"]
+    assert _said(caplog) == [
+        "file store: 2 misplaced node(s) named like pages of namespace '_m' in '/cache': not pages, skipped",
+        "file store: 1 symlink node(s) named like pages of namespace '_m' in '/cache': not pages, skipped",
+    ]
