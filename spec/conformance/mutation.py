@@ -303,6 +303,25 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (40, 41, 42, 60)
     },
+    # The whole run of file_startup.py at 7534cb5 (2026-12-04): its own equivalents besides the flags above.
+    _FST + "xǁFileStartupǁ_scan__mutmut_7": (
+        "met = None instead of False: the answer is only tested for truth (start's elif; step ignores it)"
+    ),
+    **{
+        _FST + f"xǁFileStartupǁ_scan__mutmut_{n}": (
+            "zip(names, keys, strict=True) relaxed: keys_of answers a key per name, and a naming variant that"
+            " answered too few would fail the zip of the chunk's nodes, keys and flags just below (strict)"
+            " with the same ValueError"
+        )
+        for n in (47, 50, 51)
+    },
+    **{
+        _FST + f"xǁFileStartupǁstart__mutmut_{n}": (
+            "zip(keys, sizes, strict=True) relaxed: both are gathered in one order from the parallel lists of"
+            " the pages found, one entry each per page"
+        )
+        for n in (33, 36, 37)
+    },
     **{
         _FK + f"read_whole__mutmut_{n}": (
             "observe(found=None or True, removals=None) for a missing file: observe forgets a missing file"

@@ -11,7 +11,8 @@ import array
 import errno
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 import pytest
@@ -19,9 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hicache import HiCacheFile
+from hicache.file_evictor import LRUFileEvictor
 from hicache.file_layout import FileNaming
 from hicache.file_startup import _CHUNK, FileStartup, _gather, _oldest_first
 from hicache.file_store import escape_key
+from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry
 from spec.machines.file_store import believed
 from spec.models.file_names import pages as listed_pages
@@ -589,9 +592,11 @@ def test_a_fanout_scan_adopts_no_page_that_does_not_hash_where_it_lies_and_sweep
 
 
 @pytest.mark.clauses("F8")
-@pytest.mark.parametrize("order", [[], [0], [2, 0, 1]])
+@pytest.mark.parametrize("order", [[], [0], [1, 0], [2, 0, 1]])
 def test_gather_answers_the_items_at_the_indices_in_order(order: list[int]) -> None:
     assert list(_gather(order)(["a", "b", "c"])) == [["a", "b", "c"][i] for i in order]
+    # From two indices on, one C-level call per list (F8 at scale): an itemgetter, not a step per item.
+    assert isinstance(_gather(order), itemgetter) == (len(order) >= 2)
 
 
 @pytest.mark.clauses("F8", "S3", "F1")
@@ -776,3 +781,41 @@ def test_misplaced_pages_and_strange_nodes_in_their_right_place_are_counted_apar
         "file store: 2 misplaced node(s) named like pages of namespace '_m' in '/cache': not pages, skipped",
         "file store: 1 symlink node(s) named like pages of namespace '_m' in '/cache': not pages, skipped",
     ]
+
+
+@pytest.mark.clauses("F8", "C3")
+def test_start_up_hands_the_evictor_the_total_so_it_adopts_the_listing_at_once(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    # LRUFileEvictor.adopt_many: given the total of distinct keys, an empty evictor adopts them in one C call.
+    totals: list[int | None] = []
+
+    class Recording(LRUFileEvictor):
+        def adopt_many(self, found: Iterable[tuple[str, int]], total: int | None = None) -> None:
+            totals.append(total)
+            super().adopt_many(found, total)
+
+    class Store(HiCacheFile):
+        evictor_class = Recording
+
+    pages(fs, 4, size=3)
+    s = Store(DIR, namespace=NS, fs=fs, clock=clock)
+    assert totals == [12] and s.evictor.total == 12 and len(keys(s)) == 4
+
+
+@pytest.mark.clauses("F8", "S3")
+def test_a_trust_that_answers_too_few_page_flags_fails_start_up_and_skips_no_node_silently(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    # A variant's bug (trust_class): the nodes past its answer would go unexamined; the scan refuses it.
+    class Short(FileTrust):
+        def are_pages(self, nodes: list[DirEntry]) -> list[bool]:
+            return super().are_pages(nodes)[:-1]
+
+    class Store(HiCacheFile):
+        trust_class = Short
+
+    pages(fs, 2)
+    fs.plant(path("s"), "symlink")  # a chunk that is not all pages: each node not a page is looked at
+    with pytest.raises(ValueError, match="shorter"):
+        Store(DIR, namespace=NS, fs=fs, clock=clock)
