@@ -908,7 +908,7 @@ def test_an_evictor_kept_beyond_its_store_still_reads_and_says_why_it_cannot_act
     evictor = first.evictor
     del first
     assert evictor.total == 1 and [entry.key for entry in evictor.snapshot()] == ["k"]
-    with pytest.raises(ReferenceError, match="the file store this evictor served is gone"):
+    with pytest.raises(ReferenceError, match=r"^the file store this evictor served is gone$"):
         evictor.touch("untracked")  # adopting a file needs the store's name for it
 
 
@@ -1129,3 +1129,51 @@ def test_a_second_live_store_on_a_namespace_is_warned_about_and_a_gone_one_is_no
         del first, second
         store(fs, clock)
         assert "another live store" not in caplog.text
+
+
+@pytest.mark.clauses("B1", "F5")
+def test_batch_keys_and_values_that_are_not_iterable_are_named_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    s: Any = store(fs, clock)
+    before = calls(fs)
+    for call, args in ((s.batch_get, (5,)), (s.batch_exists, (5,)), (s.batch_set, (5, []))):
+        with pytest.raises(TypeError) as refused:
+            call(*args)
+        assert str(refused.value) == "keys must be an iterable, got int 5"
+    with pytest.raises(TypeError) as refused:
+        s.batch_set(["a"], None)
+    assert str(refused.value) == "values must be an iterable, got NoneType None"
+    assert calls(fs) == before  # before any I/O
+
+
+@pytest.mark.clauses("F7", "F8-bg", "C3")
+def test_a_page_another_process_removes_while_clear_removes_it_is_not_adopted_by_the_scan(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    class Racing:
+        """The other process removes k4 just before this store's unlink of it (which then finds it gone)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(fs, name)
+
+        def unlink(self, where: str) -> None:
+            if where == path("k4"):
+                fs.remove(where)
+            fs.unlink(where)
+
+    class Stepped(HiCacheFile):
+        _scan_thread = False
+        _scan_batch = 3
+
+    fs.mkdir(DIR)
+    for i in range(6):
+        fs.put(path(f"k{i}"), b"xx", mtime=float(i))
+    racing: Any = Racing()
+    s = Stepped(DIR, namespace=NS, extra_config={"startup_scan": "background"}, fs=racing, clock=clock)
+    assert s._scan_step() and order(s) == ["k0", "k1", "k2"]
+    assert s.clear() and fs.listing(DIR) == {}
+    while s._scan_step():  # the listing, older than the clear, still names k3, k4 and k5
+        pass
+    assert order(s) == [] and s.evictor.total == 0
+    s.check_invariants()
