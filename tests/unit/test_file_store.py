@@ -1177,3 +1177,14 @@ def test_a_page_another_process_removes_while_clear_removes_it_is_not_adopted_by
         pass
     assert order(s) == [] and s.evictor.total == 0
     s.check_invariants()
+
+
+@pytest.mark.clauses("B1", "F10")
+def test_a_naming_that_is_not_an_engine_naming_is_named_word_for_word(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    naming: Any = "engine"
+    with pytest.raises(TypeError) as refused:
+        HiCacheFile(DIR, naming=naming, fs=fs, clock=clock)
+    assert str(refused.value) == "naming must be an EngineNaming or None, got str"
+    assert sum(fs.calls.values()) == 0  # before any I/O
