@@ -238,6 +238,9 @@ EQUIVALENT: dict[str, str] = {
     _FS + "x__as_bytes__mutmut_18": _SIGNED_BYTES,
     _FS + "x__as_writable__mutmut_10": _FAST_PATH,
     _FS + "x__as_writable__mutmut_14": _FAST_PATH,
+    # The whole run of file_store.py at 89e1263 (2026-12-04).
+    _FS + "x__listed__mutmut_1": _FAST_PATH,
+    _FS_CLASS + "_set__mutmut_56": _COMMIT_SIZE,
     # _set 62 and 64 before the split (issue 32): the commit moved into FileKnowledge.settle.
     _FK + "settle__mutmut_7": _COMMIT_SIZE,
     _FK + "settle__mutmut_9": _COMMIT_SIZE,
