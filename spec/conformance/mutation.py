@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]  # spec/conformance/mutation.py -> th
 SCRATCH = ROOT / "build" / "mutation"
 SCORE = ROOT / "docs" / "mutation-score.json"
 TIMEOUT_MULTIPLIER = 3.0  # see _configure
+TIMEOUT_CONSTANT = 10.0
 
 _MC = [
     "tests/unit/test_metadata_cache.py",
@@ -372,11 +373,13 @@ def _configure(target: Path, module: str, tests: list[str]) -> None:
             'also_copy = ["spec/"]\n'
             f"pytest_add_cli_args_test_selection = [{quoted}]\n"
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
-            # mutmut's CPU limit per mutant is (estimated test time + 1 s) x multiplier x 2.  Its default
-            # multiplier, 15, lets a mutant that loops forever (a batch walk whose index never moves) burn
-            # about six minutes of CPU before it counts as detected; 3 gives it six times its tests' own
-            # time, which no merely slower mutant (a fast path turned off) comes near.
+            # mutmut's CPU limit per mutant is (estimated test time + constant) x multiplier x 2.  Its
+            # defaults (1 s, 15) let a mutant that loops forever (a batch walk whose index never moves) burn
+            # about six minutes of CPU before it counts as detected; (time + 10 s) x 6 stops it in about two,
+            # and leaves a mutant that is merely slower (a fast path turned off, a pytest process started on
+            # a loaded machine) far from the limit: a timeout counts as a kill, so it must never be a guess.
             f"timeout_multiplier = {TIMEOUT_MULTIPLIER}\n"
+            f"timeout_constant = {TIMEOUT_CONSTANT}\n"
         )
 
 
