@@ -48,12 +48,14 @@ logger = logging.getLogger("hicache.file_store")  # the store's log: its collabo
 NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
 NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_key)
 _ESCAPED = re.compile(r"%(25|5F)")
-_ALTSEP = os.altsep
 _FS_ENCODING = sys.getfilesystemencoding()
 _TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
 # F1-fanout: the names of the fanout subdirectories of each level
 _HEX_BYTE = [f"{i:02x}" for i in range(256)]
 _HEX_INDEX = {name: i for i, name in enumerate(_HEX_BYTE)}
+# F1-fanout: a ready mark per subdirectory, [top] for the 256 of the first level, [256 + top * 256 + sub]
+# for those under them
+_READY_MARKS = 256 + 256 * 256
 
 
 def escape_key(key: str) -> str:
@@ -77,10 +79,8 @@ def key_of_name(name: str, namespace: str) -> str | None:
     """
     if not name.endswith(".bin") or name.startswith("."):
         return None
-    stem = name[:-4]
-    mark = stem.find(NAMESPACE_MARK)
-    part, own = (stem, "") if mark < 0 else (stem[:mark], stem[mark:])
-    if own != namespace or not part:
+    part, mark, rest = name[:-4].partition(NAMESPACE_MARK)  # the first "_" starts the namespace
+    if mark + rest != namespace or not part:
         return None
     if "%" not in part:
         return part  # nothing escaped (and no "_": the first one starts the namespace)
@@ -147,7 +147,8 @@ class FileNaming:
         """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
-        if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
+        # "/" is also os.altsep wherever there is one (None on POSIX, "/" on Windows)
+        if not key or key[0] == "." or "/" in key or "\0" in key:
             raise ValueError(
                 "key must be a non-empty str without a path separator or NUL, not starting"
                 f" with '.', got {key!r:.100}"
@@ -175,7 +176,7 @@ class FileNaming:
     def plainly_valid(self, keys: list[str]) -> bool:
         """Tell whether every key passes ``check``, shown on the keys joined (False: unknown).
 
-        True only when all are str, none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no
+        True only when all are str, none empty, ASCII, no ``/``, NUL or ``.`` at all (so no
         leading dot), and short enough that no escaped name can exceed NAME_MAX.  Each test is one C-level
         pass (single characters are searched with memchr).  On False the caller checks each key.
         """
@@ -189,7 +190,6 @@ class FileNaming:
             and "/" not in joined
             and "\0" not in joined
             and "." not in joined
-            and (_ALTSEP is None or _ALTSEP not in joined)
             and (not keys or max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX)
         )
 
@@ -244,9 +244,9 @@ class FileLayout:
         self.trust = trust
         self.marker = os.path.join(directory, f".hicache{naming.namespace}.fanout")
         self._prefix = os.path.join(directory, "")
-        # F1-fanout: the fanout subdirectories made or found and checked: [top] for the 256 of the first
-        # level, [256 + top * 256 + sub] for those under them.
-        self._ready = bytearray(256 + 256 * 256) if fanout else bytearray()
+        # F1-fanout: the fanout subdirectories made or found and checked (_READY_MARKS).
+        # Made for a flat store too (it never reads them): 64 KiB, once per store.
+        self._ready = bytearray(_READY_MARKS)
 
     def path(self, key: str) -> str:
         """Return the path of a checked ``key``'s file."""
@@ -296,13 +296,13 @@ class FileLayout:
                 problem = trust.subdir_problem(st)
                 if problem is not None:
                     raise PermissionError(errno.EPERM, f"fanout subdirectory {problem}: not used", directory)
-                self._ready[slot] = 1
+                self._ready[slot] = True
 
     def forget_ready(self, where: str) -> None:
         """Forget that the subdirectories of ``where`` are there (it went): ``prepare`` makes them again."""
         parent = os.path.dirname(where)
         top = _HEX_INDEX[os.path.basename(parent)]
-        self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(where)]] = 0
+        self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(where)]] = False
 
     def leaves(
         self,
@@ -327,7 +327,7 @@ class FileLayout:
             path1 = os.path.join(directory, level1.name)
             index1 = _HEX_INDEX[level1.name]
             if mark_ready:
-                ready[index1] = 1
+                ready[index1] = True
             try:
                 for level2 in fs.scandir(path1):
                     if level2.kind != "dir" or level2.name not in _HEX_INDEX:
@@ -336,7 +336,7 @@ class FileLayout:
                         continue
                     path2 = os.path.join(path1, level2.name)
                     if mark_ready:
-                        ready[256 + index1 * 256 + _HEX_INDEX[level2.name]] = 1
+                        ready[256 + index1 * 256 + _HEX_INDEX[level2.name]] = True
                     yield path2, list(fs.scandir(path2)), (level1.name, level2.name)
             except OSError as exc:
                 unlisted(path1, exc)
