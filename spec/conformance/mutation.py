@@ -111,6 +111,9 @@ SELECTIONS: dict[str, list[str]] = {
     # one selection for the five units (mutmut runs, per mutant, only the tests that reach its function).
     **{module: _FILE_STORE for module in _FILE_STORE_UNITS},
     "hicache/fs.py": ["tests/unit/test_filesystem_port.py"],
+    # EngineNaming (F10): its own tests, and the engine's backend in-process (pages either store wrote read
+    # back in the other; skipped without torch and the engine wheel).  No other test of the store uses it.
+    "hicache/file_naming.py": ["tests/unit/test_file_naming.py", "tests/integration/test_engine_backend.py"],
     # The walks both existence caches share: the tests of both.
     "hicache/_lru_walks.py": [
         "tests/unit/test_existence_cache.py",
