@@ -210,9 +210,9 @@ class FileNaming:
         overrides this method (``key_of`` follows).
         """
         suffix = self._suffix
-        cut = -len(suffix)
+        stem = slice(-len(suffix))
         if all(map(str.endswith, names, repeat(suffix))):
-            parts = [name[:cut] for name in names]
+            parts = [name[stem] for name in names]
             joined = "".join(parts)
             if all(parts) and "_" not in joined and "%" not in joined and "." not in joined:
                 return parts  # nothing escaped, no other namespace (the first "_" is ours), no dot file
@@ -363,8 +363,8 @@ class FileLayout:
         top = self.fs.scandir(directory)
         if not self.fanout:
             listing = list(top)
-            keys = keys_of([e.name for e in listing])
-            return [(directory, e, k) for e, k in zip(listing, keys, strict=True) if k is not None], 0
+            keys = keys_of([e.name for e in listing])  # one per entry, in order
+            return [(directory, listing[i], k) for i, k in enumerate(keys) if k is not None], 0
         unlisted: list[str] = []
 
         def skip(path: str, exc: OSError) -> None:
@@ -372,9 +372,9 @@ class FileLayout:
             unlisted.append(path)
 
         found = [
-            (where, e, k)
+            (where, entries[i], k)
             for where, entries, place in self.leaves(top, mark_ready=False, unlisted=skip)
-            for e, k in zip(entries, keys_of([e.name for e in entries]), strict=True)
-            if k is not None and fanout_dirs(e.name) == place
+            for i, k in enumerate(keys_of([e.name for e in entries]))
+            if k is not None and fanout_dirs(entries[i].name) == place
         ]
         return found, len(unlisted)

@@ -360,6 +360,18 @@ def test_a_flat_store_refuses_a_fanout_namespace_word_for_word(fs: FakeFileSyste
     )
 
 
+@pytest.mark.clauses("F1-fanout", "F6")
+def test_a_first_level_subdirectory_start_up_walked_is_ready_for_a_new_leaf_under_it(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    writer = store(fs, clock, **FANOUT)
+    assert writer.set("c", b"v")  # ae/c3
+    del writer
+    s = store(fs, clock, **FANOUT)
+    done, spent = calls_during(fs, lambda: s.set("k64", b"w"))  # ae/40: only the leaf is new
+    assert done and spent.get("mkdir") == 1, spent
+
+
 @pytest.mark.clauses("F1-fanout", "F7")
 def test_clear_leaves_a_page_that_does_not_hash_where_it_lies_and_readies_no_subdirectory(
     fs: FakeFileSystem, clock: FakeClock, caplog: pytest.LogCaptureFixture
