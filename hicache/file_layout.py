@@ -173,25 +173,34 @@ class FileNaming:
                 f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
             )
 
-    def plainly_valid(self, keys: list[str]) -> bool:
-        """Tell whether every key passes ``check``, shown on the keys joined (False: unknown).
+    def check_all(self, keys: list[str]) -> None:
+        """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
 
-        True only when all are str, none empty, ASCII, no ``/``, NUL or ``.`` at all (so no
-        leading dot), and short enough that no escaped name can exceed NAME_MAX.  Each test is one C-level
-        pass (single characters are searched with memchr).  On False the caller checks each key.
+        Plain: all str, none empty, ASCII, no ``/``, NUL, ``.``, ``_`` or ``%`` at all (so no leading dot
+        and nothing escaped): each name is then the key and the suffix, and only a key longer than the
+        rest of NAME_MAX can be refused.  Each test is one C-level pass (single characters are searched
+        with memchr) over the keys joined.  Otherwise each key is checked in turn.
         """
         try:
             joined = "".join(keys)
         except TypeError:
-            return False  # a key that is not a str: check names it
-        return (
-            all(keys)
-            and joined.isascii()
-            and "/" not in joined
-            and "\0" not in joined
-            and "." not in joined
-            and (not keys or max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX)
-        )
+            pass  # a key that is not a str: check names it, in its turn
+        else:
+            if (
+                all(keys)
+                and joined.isascii()
+                and "/" not in joined
+                and "\0" not in joined
+                and "." not in joined
+                and NAMESPACE_MARK not in joined
+                and "%" not in joined
+            ):
+                limit = NAME_MAX - self._suffix_bytes
+                if keys and max(map(len, keys)) > limit:
+                    self.check(next(key for key in keys if len(key) > limit))  # raises
+                return
+        for key in keys:
+            self.check(key)
 
     def key_of(self, name: str) -> str | None:
         """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.
@@ -257,15 +266,8 @@ class FileLayout:
         return self._prefix + name
 
     def check_keys(self, keys: list[str]) -> None:
-        """Apply the naming's ``check`` to every key, the first bad one raising.
-
-        Decided at once on the joined keys when they are plainly valid (the common case), key by key
-        otherwise.
-        """
-        naming = self.naming
-        if not naming.plainly_valid(keys):
-            for key in keys:
-                naming.check(key)
+        """Apply the naming's ``check`` to every key, the first bad one raising (its ``check_all``)."""
+        self.naming.check_all(keys)
 
     def fanout_marker_met(self) -> ValueError:
         """Return the error that refuses, in a flat store, a namespace written with ``fanout`` (F1-fanout)."""
@@ -308,8 +310,8 @@ class FileLayout:
         self,
         top: Iterable[DirEntry],
         *,
-        mark_ready: bool,
         unlisted: Callable[[str, OSError], None],
+        mark_ready: bool = False,
     ) -> Iterator[tuple[str, list[DirEntry], tuple[str, str]]]:
         """Yield every trusted second-level subdirectory under those of ``top`` (F1-fanout), walked once.
 
@@ -373,7 +375,7 @@ class FileLayout:
 
         found = [
             (where, entries[i], k)
-            for where, entries, place in self.leaves(top, mark_ready=False, unlisted=skip)
+            for where, entries, place in self.leaves(top, unlisted=skip)
             for i, k in enumerate(keys_of([e.name for e in entries]))
             if k is not None and fanout_dirs(entries[i].name) == place
         ]

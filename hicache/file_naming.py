@@ -137,24 +137,32 @@ class EngineNaming:
         except UnicodeEncodeError:
             raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
 
-    def plainly_valid(self, keys: list[str]) -> bool:
-        """Tell whether every key passes ``check``, decided on the keys joined; False says nothing.
+    def check_all(self, keys: list[str]) -> None:
+        """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
 
-        One C-level pass per test; on False, check each key.
+        Plain: all str, none empty, ASCII, no ``.``, ``_``, ``/`` or NUL at all (page hashes): only a key
+        longer than the rest of NAME_MAX can then be refused.  One C-level pass per test over the keys
+        joined; otherwise each key is checked in turn.
         """
         try:
             joined = "".join(keys)
         except TypeError:
-            return False
-        return (
-            all(keys)
-            and joined.isascii()
-            and "." not in joined
-            and "_" not in joined
-            and "/" not in joined
-            and "\0" not in joined
-            and (not keys or max(map(len, keys)) + self._bytes <= _NAME_MAX)
-        )
+            pass  # a key that is not a str: check names it, in its turn
+        else:
+            if (
+                all(keys)
+                and joined.isascii()
+                and "." not in joined
+                and "_" not in joined
+                and "/" not in joined
+                and "\0" not in joined
+            ):
+                limit = _NAME_MAX - self._bytes
+                if keys and max(map(len, keys)) > limit:
+                    self.check(next(key for key in keys if len(key) > limit))  # raises
+                return
+        for key in keys:
+            self.check(key)
 
     def key_of(self, name: str) -> str | None:
         """Return the key of the file ``name`` when it is a file this naming owns, else None (F1)."""

@@ -120,16 +120,53 @@ def test_bad_naming_arguments_are_refused_naming_the_parameter(fs: FakeFileSyste
         HiCacheFile(DIR, fs=fs, clock=clock, naming="engine")  # type: ignore[arg-type]
 
 
-@pytest.mark.clauses("F10", "F2")
-def test_the_batch_shortcut_agrees_with_the_key_by_key_check() -> None:
-    """``plainly_valid`` may only say True when ``check`` passes every key (it can fail: a key with "_")."""
+def _outcome(call: Any, *args: Any) -> tuple[type[Exception], str] | None:
+    try:
+        call(*args)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return None
+
+
+def _first_refusal(check: Any, keys: list[Any]) -> tuple[type[Exception], str] | None:
+    """What ``check`` of each key in turn says first: the error of the first bad key, or None."""
+    for key in keys:
+        said = _outcome(check, key)
+        if said is not None:
+            return said
+    return None
+
+
+@pytest.mark.clauses("F10", "F2", "F5", "B1")
+def test_a_batch_is_refused_exactly_as_its_first_bad_key_alone() -> None:
+    """``check_all`` (a batch's check, decided at once on plain keys) says what ``check`` of each key in
+    turn says first: nothing for good keys, else the first bad key's error, word for word."""
     name = naming()
-    batches = [["3fa9", "beef"], ["3fa9", "a_b"], ["3fa9.swa"], ["x" * 240], [""], []]
+    good = ["3fa9", "beef", "x" * 245]
+    batches: list[list[Any]] = [
+        good,
+        [],
+        ["3fa9.swa", "é"],
+        [*good, "x" * 246],
+        ["x" * 246, "y" * 300],
+        ["x" * 245, "y" * 246, "z" * 300],
+        ["3fa9", "a_b"],
+        ["3fa9", ""],
+        ["3fa9", "a/b"],
+        ["3fa9", "a\0b"],
+        ["3fa9", "a.unknown"],
+        ["x" * 300, "a.unknown"],
+        ["3fa9", 5],
+        ["a_b", 5],
+        ["\udcc3", "3fa9"],
+    ]
     for keys in batches:
-        if name.plainly_valid(keys):
-            for key in keys:
-                name.check(key)
-    assert name.plainly_valid(["3fa9", "beef"]) and not name.plainly_valid(["3fa9", "a_b"])
+        assert _outcome(name.check_all, keys) == _first_refusal(name.check, keys), keys
+    assert _outcome(name.check_all, good) is None
+    assert _outcome(name.check_all, [*good, "x" * 246]) == (
+        ValueError,
+        f"key makes a file name of 256 bytes (limit 255), got {'x' * 246!r:.100}",
+    )
 
 
 def _refused(exc: type[Exception], message: str, call: Any, *args: Any, **kwargs: Any) -> None:
@@ -239,18 +276,6 @@ def test_the_name_limit_is_met_exactly_for_plain_pool_and_encoded_keys() -> None
                 "x" + key,
             )
     assert len(os.fsencode(mla.name("x" * 239 + ".mamba"))) == 255
-
-
-@pytest.mark.clauses("F10", "F2", "B1")
-def test_a_batch_is_refused_as_its_first_bad_key_and_an_empty_one_holds() -> None:
-    """The batch shortcut (``plainly_valid``) only says True when every key would pass ``check``; a store's
-    batch then refuses exactly as the key's own check."""
-    name = naming()
-    ok = ["3fa9", "beef", "x" * 245]
-    assert name.plainly_valid(ok) and name.plainly_valid([])
-    for bad in ("", "a_b", "a.swa", "a/b", "a\0b", "é", "x" * 246):
-        assert not name.plainly_valid([*ok, bad])
-    assert not name.plainly_valid(["3fa9", 5])  # type: ignore[list-item]
 
 
 @pytest.mark.clauses("F10", "F2", "B1")
