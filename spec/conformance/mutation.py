@@ -201,6 +201,7 @@ _FL = "hicache.file_layout."
 _FL_NAMING = _FL + "xǁFileNamingǁ"
 _FL_LAYOUT = _FL + "xǁFileLayoutǁ"
 _FK = "hicache.file_knowledge.xǁFileKnowledgeǁ"
+_FN = "hicache.file_naming.xǁEngineNamingǁ"
 _FST = "hicache.file_startup."
 EQUIVALENT: dict[str, str] = {
     # _believe and as_chain moved from existence_cache.py to _lru_walks.py (one home for the LRU walks):
@@ -262,6 +263,13 @@ EQUIVALENT: dict[str, str] = {
         " test sends every listing to key_of_name, which decides alone; only speed changes"
     ),
     _FL_NAMING + "keys_of__mutmut_16": _JOINED_XXXX,
+    # EngineNaming (F10), its first run (51a11c1).
+    _FN + "check__mutmut_7": (
+        "type(None) is str: the plain-key path is never taken, and _size, which every other key takes,"
+        " holds the same keys and gives the same size for them; only speed changes"
+    ),
+    _FN + "check_all__mutmut_2": _BATCH_SLOW_PATH,
+    _FN + "check_all__mutmut_3": _JOINED_XXXX,
     _FL_LAYOUT + "pages__mutmut_21": (
         "unlisted.append(None) for the path: pages answers only how many subdirectories it could not list"
         " (the path was logged just before), and clear reads that count only for its truth"
