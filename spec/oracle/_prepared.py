@@ -63,6 +63,7 @@ def prepare(
     declare: Mapping[str, str] | None = None,
     call_timeout: float | None = CALL_TIMEOUT,
     settings: Mapping[str, Any] | None = None,
+    leave_out: Sequence[str] = (),
 ) -> tuple[Component, Session, str]:
     if call_timeout is not None and (isinstance(call_timeout, bool) or not call_timeout > 0):
         raise OracleUsageError(f"call_timeout must be > 0 seconds, got {call_timeout!r}")
@@ -82,9 +83,15 @@ def prepare(
     target_obj = spec_component.wrapped(target_obj)  # the project's own evictor behind SEMANTICS V's factory
     adapter, target_obj = _engine_form(spec_component, adapter, target_obj)
     # probes the target: OracleUsageError if unusable
-    session = Session(spec_component, target_obj, adapter, call_timeout)
-    session.declare(declare or {})
-    session.settings = pinned_settings
+    session = Session(
+        spec_component,
+        target_obj,
+        adapter,
+        call_timeout,
+        declare=declare,
+        leave_out=leave_out,
+        settings=pinned_settings,
+    )
     return spec_component, session, target_path
 
 
@@ -135,13 +142,8 @@ def prepared(
         cleanup.callback(logging.disable, logging.root.manager.disable)
         logging.disable(logging.ERROR)  # the engine's store logs each failed write at ERROR (O12)
         spec_component, session, target_path = prepare(
-            component, target, adapter, declare, call_timeout, settings
+            component, target, adapter, declare, call_timeout, settings, leave_out
         )
         cleanup.callback(session.guard.close)
-        for group in leave_out:
-            if group not in spec_component.groups:
-                known = ", ".join(sorted(spec_component.groups)) or "none"
-                raise OracleUsageError(f"--leave-out {group}: not a group of {component} (groups: {known})")
-            session.left_out[group] = f"{group}: left out on request (--leave-out)"
         cleanup.callback(session.patch())
         yield Prepared(spec_component, session, target_path)

@@ -272,6 +272,7 @@ class Found:
     report: type[OracleResult] = OracleResult  # the mode's report class (a threads history, a trace's parts)
     details: dict[str, Any] = field(default_factory=dict)  # the fields that class adds
     set_aside: frozenset[str] = frozenset()  # O2: the clauses and groups the search set aside after failing
+    left_out: dict[str, str] = field(default_factory=dict)  # O2: the groups of those, with why (the report's)
     # O6: the calls of the failing threads history, made one at a time, already diverge: the class is
     # wrong sequentially, and the run's path asks the sequential search for the clause (_run.check_threads)
     alone: bool = False
@@ -280,8 +281,8 @@ class Found:
 @dataclass(frozen=True)
 class Subject:
     """What a report is about and what its run controlled, in any mode: the component, the target (or the
-    trace), the groups and names left out with why (``Session.left_out``; those the search set aside after
-    their failure among them, ``Found.set_aside``), the declared choices (O3), how time and the filesystem
+    trace), the groups and names left out with why (``Session.left_out``, then those the search set aside
+    after their failure, ``Found.left_out``), the declared choices (O3), how time and the filesystem
     were controlled (O4), the adapter and the pinned settings; ``whose`` and ``groups`` as
     :func:`fields_of` takes them."""
 
@@ -297,13 +298,13 @@ class Subject:
     groups: tuple[str, ...] = ()
 
 
-def subject_of(run: Prepared) -> Subject:
-    """The :class:`Subject` of a run over a target, as its session stands (after the search)."""
+def subject_of(run: Prepared, found: Found) -> Subject:
+    """The :class:`Subject` of a run over a target: its session, and what its search ``found`` set aside."""
     session = run.session
     return Subject(
         component=run.component,
         target=run.target_path,
-        left_out=dict(session.left_out),
+        left_out={**session.left_out, **found.left_out},
         declared=dict(session.declared),
         time_control=session.describe_time(),
         adapter=session.adapter.as_dict(),

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..linearizability.checker import MAX_STEPS
 from ..machines._base import LockstepMachine
-from . import _sequential, _threads
+from . import _threads
 from ._adapter import Adapter
 from ._budgets import HISTORIES
 from ._errors import OracleUsageError
@@ -106,9 +106,8 @@ def check(
         call_timeout=call_timeout,
         settings=settings,
     ) as run:
-        found = search_sequential(run, budget)
-        _sequential.verify_control(run, found)
-        return build_result(subject_of(run), found, seed)
+        found = search_sequential(run, budget)  # its last step checks O4 (_sequential.verify_control)
+        return build_result(subject_of(run, found), found, seed)
 
 
 def check_threads(
@@ -139,10 +138,11 @@ def check_threads(
         found = search_threads(run, budget)
         if not found.alone:
             _threads.verify_control(run, found)
-            return build_result(subject_of(run), found, seed)
+            return build_result(subject_of(run, found), found, seed)
     # O6, decided here alone: calls that diverge one at a time are the class's own failure, not a race.
-    # The sequential search names its clause on a target prepared afresh; the threads failure, blaming
-    # the diverging call's clause, is reported only when that search finds none.
+    # The sequential search names its clause on a target prepared afresh, so that the figures it reports
+    # (clock readings, filesystem calls: O4) are its own, not the histories' too; the threads failure,
+    # blaming the diverging call's clause, is reported only when that search finds none.
     sequential = check(
         component,
         target,
@@ -162,4 +162,4 @@ def check_threads(
         )
         return sequential
     _threads.verify_control(run, found)
-    return build_result(subject_of(run), found, seed)
+    return build_result(subject_of(run, found), found, seed)

@@ -150,6 +150,19 @@ class SearchState:
     reported: set[str] = field(default_factory=set)
     step_clause: str = ""
     steps: list[Step] = field(default_factory=list)
+    # O2: the groups set aside after their failure, with why (their rules and examples are skipped from
+    # then on), and the recording of the example being run (``Session.factory_for`` writes it)
+    set_aside: dict[str, str] = field(default_factory=dict)
+    recording: Recording | None = None
+
+    def set_group_aside(self, group: str) -> None:
+        """O2: ``group`` failed; the search goes on without its rules to look for the other clauses."""
+        self.reported.add(group)
+        self.set_aside[group] = f"{group}: set aside after its failure, to look for the others"
+
+    def skipped(self, session: Session) -> frozenset[str]:
+        """What the machine does not call: what ``session`` leaves out and what this search set aside."""
+        return frozenset({*session.left_out, *self.set_aside})
 
 
 _NOT_RULES = frozenset({"check_step", "abstract_state", "teardown"})
@@ -223,7 +236,7 @@ def machine_class(
     kept = state.reported & set(component.shared_rules)
     hidden = {
         rule: None
-        for group in session.left_out
+        for group in state.skipped(session)
         if group not in kept
         for rule in (*component.rules_for.get(group, {group} & rules), *component.groups.get(group, ()))
     }
@@ -238,7 +251,8 @@ def machine_class(
         if session.fs_control.mode == "interposed":
             interposed.append(session.patch())
         base.__init__(self)
-        if session.counting():  # M8: counters that never move are a failure, not a cache without them
+        # M8: counters that never move are a failure, not a cache without them
+        if session.counting(state.set_aside):
             self.counting = True  # type: ignore[attr-defined]
         if budget is not None and _shrinking_another_clause(budget, session):
             # B1's bad inputs are no part of the failure under shrinking: its examples take the step
@@ -270,7 +284,7 @@ def machine_class(
         if known:  # O2, O8: a divergence of a clause already reported ends the example, unreported
             reject()
         if diverged is not None and budget is not None:
-            budget.last_failure = (diverged, session.recording, state.steps, state.step_clause)
+            budget.last_failure = (diverged, state.recording, state.steps, state.step_clause)
             budget.complete = component.replayable or budget.shrinking
             budget.shrinking = True
 
@@ -278,11 +292,12 @@ def machine_class(
         **hidden,
         "__init__": __init__,
         "teardown": teardown,
-        "set_aside": frozenset(session.left_out),
+        "set_aside": state.skipped(session),
     }
     if session.settings is not None:  # --settings: FileStoreMachine.pinned overrides what build draws
         members["pinned"] = dict(session.settings)
-    return type(f"Oracle{base.__name__}", (base.over(session.factory, **session.declared),), members)
+    over = base.over(session.factory_for(state), **session.declared)
+    return type(f"Oracle{base.__name__}", (over,), members)
 
 
 def _shrinking_another_clause(budget: RunBudget, session: Session) -> bool:
@@ -348,7 +363,7 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
         except (Exception, _ShrunkEnough) as error:  # the machine's verdict: a divergence to report
             failure = error
             if examples.last_failure is not None:  # the example Hypothesis shrank it to
-                failure, session.recording, state.steps, state.step_clause = examples.last_failure
+                failure, state.recording, state.steps, state.step_clause = examples.last_failure
         finally:
             totals = _plus(totals, machine.figures)
             machine.figures = Figures()  # counted: so_far() must not add them twice
@@ -375,21 +390,22 @@ def search_sequential(run: Prepared, budget: SearchBudget) -> Found:
             state.reported.add(clause)
             # O2: set the failing clause's group aside and go on looking for the others.
             aside = next((c for c in explained.clauses if c in component.groups), "")
-            stop = _why_stop(budget, clause, aside, session, len(found.failures))
+            stop = _why_stop(budget, clause, aside, state.skipped(session), len(found.failures))
             if stop:
                 break
-            state.reported.add(aside)
-            session.left_out[aside] = f"{aside}: set aside after its failure, to look for the others"
+            state.set_group_aside(aside)
             machine = machine_class(component, session, examples, state)
     totals.seconds = examples.elapsed()
     found.figures = totals.as_dict()
     found.bad_inputs = sorted(totals.bad_inputs)
     found.set_aside = frozenset(state.reported)
+    found.left_out = dict(state.set_aside)
     # O8: what this search could not check, and what did not get its budget.
     found.not_checked.update(dict.fromkeys(component.threads_clauses, "(sequential run; use --threads)"))
     if stop:
         ran = f"{totals.examples} of {budget.max_examples} examples"
         found.stopped = f"(the search stopped after {ran}: {stop})"
+    verify_control(run, found, state.recording)
     return found
 
 
@@ -403,18 +419,17 @@ def _try_bad_settings(run: Prepared, found: Found, totals: Figures, state: Searc
     if tried.failure is not None:
         found.failures.append(tried.failure)
         found.errors.append(AssertionError(tried.failure.message))
-        state.reported.add("B1")
-        session.left_out["B1"] = "B1: set aside after its failure, to look for the others"
+        state.set_group_aside("B1")
 
 
-def _why_stop(budget: SearchBudget, clause: str, aside: str, session: Session, failures: int) -> str:
+def _why_stop(budget: SearchBudget, clause: str, aside: str, skipped: frozenset[str], failures: int) -> str:
     """Why the search ends at ``clause``'s failure (O8: the clauses not yet failed are then not checked),
     or "" when it goes on with ``aside`` set aside (O2)."""
     if not budget.every_clause:
         return f"it stops at the first failure ({clause}; every_clause=False)"
     if not aside:
         return f"{clause} failed, and no group of its rules can be set aside to look for the others"
-    if aside in session.left_out:
+    if aside in skipped:
         return f"{clause} failed, though its group {aside} was already set aside"
     if failures >= MAX_FAILURES:
         return f"{failures} clauses failed, the most one run reports"
@@ -430,7 +445,7 @@ def _explain_timeout(session: Session, state: SearchState, late: CallTimedOut) -
     """O8: a call that did not return is a FAIL of the clause of the rule that made it: the machine's step
     clause where it names one, else the rule's (``Component.rule_clauses``, its group), else the
     constructor's; the counterexample is the example's calls up to it, the stacks every thread's."""
-    component, recording = session.component, session.recording
+    component, recording = session.component, state.recording
     rule = next(
         (
             frame.f_code.co_name
@@ -518,7 +533,7 @@ def _explain(session: Session, state: SearchState, failure: BaseException, targe
         repro = _repro.render_program_repro(session, target_path, lines, machine_message, clauses)
         count = sum(name != "build" for name, _ in steps)
         return failure_entry(clauses, machine_message, count, lines, repro)
-    recording = session.recording
+    recording = state.recording
     if recording is None:
         message = f"the machine failed before building the target: {machine_message}"
         return failure_entry(clauses, message, 0, [], "")
@@ -576,13 +591,14 @@ def _inferred_blame(
     return blamed, sorted(others, key=lambda c: (order.get(c, len(order)), c))
 
 
-def verify_control(run: Prepared, found: Found) -> None:
+def verify_control(run: Prepared, found: Found, last: Recording | None) -> None:
     """O4 of a sequential run, before its report: the target read the clock the oracle controls (the time
     half) and only the filesystem it interposed (the filesystem half, ``_fs.py``); the figures then count
-    the target's filesystem calls and clock readings."""
+    the target's filesystem calls and clock readings.  ``last``: the recording of the search's last
+    example (a failure's, when it failed)."""
     session = run.session
     examples = int(found.figures["examples"])
-    _verify_time(session, found.errors[0] if found.errors else None, examples)
+    _verify_time(session, last, found.errors[0] if found.errors else None, examples)
     refusals_only = bool(found.failures) and all(f.clauses[:1] == ["B1"] for f in found.failures)
     session.fs_control.verify(examples, not refusals_only)
     if session.fs_control.mode != "none":
@@ -591,11 +607,13 @@ def verify_control(run: Prepared, found: Found) -> None:
         found.figures["clock_reads"] = session.holder.reads
 
 
-def _verify_time(session: Session, failure: BaseException | None, examples: int) -> None:
+def _verify_time(
+    session: Session, recording: Recording | None, failure: BaseException | None, examples: int
+) -> None:
     """O4: the report says the target ran on the fake clock only if it read it.  A time-dependent
     component whose target never read the clock the oracle passed or patched in, over a whole run, ran
     on another clock (a default bound at import, a clock kept in a class attribute): a usage error."""
-    component, recording = session.component, session.recording
+    component = session.component
     timeless = "clock" not in component.constructor or not component.replayable or examples == 0
     if timeless or session.holder.reads or isinstance(failure, ConstructorRefused):
         return

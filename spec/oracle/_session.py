@@ -12,12 +12,13 @@ diverges.  The reproduction file is written from it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hypothesis import reject
 
@@ -34,16 +35,22 @@ if TYPE_CHECKING:
     from ._components import Component
 
 __all__ = [
+    "UNGUARDED",
     "Call",
     "ConstructorRefused",
     "OneShot",
     "PerPoolRegistry",
     "Recording",
     "Replay",
+    "Searching",
     "Session",
     "minimize",
     "replay",
 ]
+
+# The threads mode's: its workers call the target themselves, under the scheduler's deadline (O8), where
+# a session's guard would make every call from its one worker thread.
+UNGUARDED = CallGuard(None)
 
 _PLAIN = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
 
@@ -128,8 +135,19 @@ class PerPoolRegistry:
             beliefs.clear_inflight()
 
 
+class Searching(Protocol):
+    """What a search owns and a session's factory reads and writes (``_sequential.SearchState``): the
+    groups it set aside after their failure (O2: their examples and rules are skipped), and the recording
+    of the example being run."""
+
+    set_aside: dict[str, str]
+    recording: Recording | None
+
+
 class Session:
-    """One target under one adapter: builds instances for the machines and for replays."""
+    """One target under one adapter, fixed once built: what the probe found (O10), the run's configuration
+    (declared choices, groups left out on request, pinned settings) and the means to build and call the
+    target for the machines and for replays.  What a search learns as it runs is its own (``Searching``)."""
 
     def __init__(
         self,
@@ -137,6 +155,10 @@ class Session:
         target: Callable[..., Any],
         adapter: Adapter,
         call_timeout: float | None = CALL_TIMEOUT,
+        *,
+        declare: Mapping[str, str] | None = None,
+        leave_out: Sequence[str] = (),
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         self.component = component
         # O8: every call to the target, its constructor included, returns within the call timeout or ends
@@ -145,13 +167,14 @@ class Session:
         self.target = target
         self.adapter = adapter
         self.holder = ClockHolder()
-        self.left_out: dict[str, str] = {}  # optional group -> why it is left out
+        # optional group -> why it is left out: what the target lacks (the probe), then what was asked for;
+        # read-only once built (a search's set-aside groups are its own)
+        self.left_out: Mapping[str, str] = {}
         # O3: the declared design choices, each at its default until declared otherwise
-        self.declared: dict[str, str] = {name: values[0] for name, values in component.choices.items()}
+        self.declared: Mapping[str, str] = {name: values[0] for name, values in component.choices.items()}
         # --settings: the file store's configuration pinned for every example and history (None: drawn)
-        self.settings: dict[str, Any] | None = None
-        self.recording: Recording | None = None
-        self.per_pool_class = False
+        self.settings: dict[str, Any] | None = None if settings is None else dict(settings)
+        self.per_pool_class = False  # found by the probe's build
         self._accepts = self._accepted_parameters()
         self.time_control = "none"  # or "injected" (passed to the constructor), or "patched" into modules
         if "clock" in component.constructor:
@@ -174,11 +197,22 @@ class Session:
             self.counters_on = signature is not None and any(
                 p.name == keyword or p.kind is p.VAR_KEYWORD for p in signature.parameters.values()
             )
+        self.declared = MappingProxyType({**self.declared, **self._declared(declare or {})})
+        lacks = dict(self.left_out)
+        for group in leave_out:
+            if group not in component.groups:
+                known = ", ".join(sorted(component.groups)) or "none"
+                raise OracleUsageError(
+                    f"--leave-out {group}: not a group of {component.name} (groups: {known})"
+                )
+            lacks[group] = f"{group}: left out on request (--leave-out)"
+        self.left_out = MappingProxyType(lacks)
 
-    def counting(self) -> bool:
-        """M8: the target has the counters' method and its group is not left out: they must count."""
+    def counting(self, set_aside: Collection[str] = ()) -> bool:
+        """M8: the target has the counters' method and its group is neither left out nor ``set_aside``:
+        they must count."""
         counters = self.component.counters
-        return counters is not None and not {counters[0], counters[1]} & set(self.left_out)
+        return counters is not None and not {counters[0], counters[1]} & {*self.left_out, *set_aside}
 
     # -- set-up --------------------------------------------------------------
 
@@ -196,7 +230,8 @@ class Session:
     def _probe(self) -> None:
         """Build one instance to learn which optional groups the target has."""
         optional = self.component.optional_parameters.items()
-        self.left_out.update({parameter: why for parameter, why in optional if not self.accepts(parameter)})
+        lacks = {parameter: why for parameter, why in optional if not self.accepts(parameter)}
+        self.left_out = lacks
         undo = self.patch()
         try:
             probe = {k: v for k, v in self.component.probe_arguments().items() if k not in self.left_out}
@@ -229,11 +264,11 @@ class Session:
 
         for method, why in self.component.optional_methods.items():
             if method in self.adapter.omit or not _has(holder(method), self.adapter.name_of(method)):
-                self.left_out[method] = why
+                lacks[method] = why
         if child is not obj and pooled is None:  # a registry handing out pools: its own methods too
             for method, why in self.component.registry_methods.items():
-                if method not in self.left_out and not _has(obj, self.adapter.name_of(method)):
-                    self.left_out[f"registry {method}"] = why
+                if method not in lacks and not _has(obj, self.adapter.name_of(method)):
+                    lacks[f"registry {method}"] = why
         declared = {m for methods in self.component.declared_methods.values() for m in methods}
         self.missing = {
             m for m in declared if m in self.adapter.omit or not _has(holder(m), self.adapter.name_of(m))
@@ -241,9 +276,9 @@ class Session:
         if self.adapter.form == "engine":  # O12: what the engine's interface lacks is left out and listed
             from ._engine import LACKS
 
-            self.left_out.update(LACKS)
+            lacks.update(LACKS)
         for method in self.component.required:
-            if method in self.left_out:
+            if method in lacks:
                 continue
             if not _has(holder(method), self.adapter.name_of(method)):
                 raise OracleUsageError(
@@ -258,7 +293,7 @@ class Session:
         self.probe = Probe(
             accepts=None if self._accepts is None else frozenset(self._accepts),
             offers=offers,
-            lacks=MappingProxyType(dict(self.left_out)),
+            lacks=MappingProxyType(dict(lacks)),
             missing=frozenset(self.missing),
             time_control=self.time_control,
             form=self.adapter.form,
@@ -306,22 +341,29 @@ class Session:
 
     # -- building ------------------------------------------------------------
 
-    def factory(self, *args: Any, **kwargs: Any) -> TargetProxy:
-        """The factory handed to the machine: binds spec arguments, builds the target, records."""
-        bound = dict(zip(self.component.constructor, args, strict=False))
-        bound.update(kwargs)
-        # A group the target lacks (a parameter) or that is set aside: only examples without its parameter.
+    def factory_for(self, search: Searching) -> Callable[..., TargetProxy]:
+        """The factory handed to ``search``'s machine: binds spec arguments, builds the target and records
+        the example in ``search.recording``; what is left out or ``search`` set aside is skipped."""
+        skipped = ChainMap(search.set_aside, dict(self.left_out))  # the search's groups as they stand
         groups = {p: p for p in self.component.optional_parameters} | dict(self.component.group_parameters)
-        if any(group in self.left_out and bound.get(p) is not None for group, p in groups.items()):
-            reject()
-        clock = bound.pop("clock", None)
-        init = {k: v for k, v in bound.items() if not (k in self.left_out and v is None)}
-        self.recording = Recording(init, clock() if clock is not None else None)
-        try:
-            obj = self.build(init, clock)
-        except Exception as error:  # a refused argument the spec allows: the report's FAIL, not a crash
-            raise ConstructorRefused(self, init, error) from None
-        return TargetProxy(self, obj, (), self.recording)
+
+        def factory(*args: Any, **kwargs: Any) -> TargetProxy:
+            bound = dict(zip(self.component.constructor, args, strict=False))
+            bound.update(kwargs)
+            # A group the target lacks (a parameter) or that is set aside: only examples without its
+            # parameter.
+            if any(group in skipped and bound.get(p) is not None for group, p in groups.items()):
+                reject()
+            clock = bound.pop("clock", None)
+            init = {k: v for k, v in bound.items() if not (k in skipped and v is None)}
+            recording = search.recording = Recording(init, clock() if clock is not None else None)
+            try:
+                obj = self.build(init, clock)
+            except Exception as error:  # a refused argument the spec allows: the report's FAIL, not a crash
+                raise ConstructorRefused(self, init, error) from None
+            return TargetProxy(self, obj, (), recording, skipped=skipped)
+
+        return factory
 
     def constructor_call(self, init: Mapping[str, Any], clock: Any) -> Any:
         bound = dict(init)
@@ -331,8 +373,11 @@ class Session:
             bound[self.component.counters[2]] = True  # M8: counters on
         return self.adapter.translate("__init__", bound, self.component.constructor[:1])
 
-    def build(self, init: Mapping[str, Any], clock: Callable[[], float] | None) -> Any:
-        """A fresh target for the spec constructor arguments ``init``."""
+    def build(
+        self, init: Mapping[str, Any], clock: Callable[[], float] | None, guard: CallGuard | None = None
+    ) -> Any:
+        """A fresh target for the spec constructor arguments ``init``, built under ``guard`` (the session's
+        call guard when None; the threads mode passes :data:`UNGUARDED`)."""
         if clock is not None:
             self.holder.clock = clock
         # O10: a parameter the constructor does not take is not passed at its spec default (None: a
@@ -341,7 +386,7 @@ class Session:
         init = self.fs_control.take(init)
         call = self.constructor_call(init, self.holder if clock is not None else None)
         text = self.constructor_text(init, clock is not None)
-        obj = self.guard.run(lambda: self.target(*call.args, **call.kwargs), text)
+        obj = (guard or self.guard).run(lambda: self.target(*call.args, **call.kwargs), text)
         child = self.component.child
         if child is not None and not hasattr(obj, self.adapter.name_of(child)):
             # A per-pool class: the oracle keeps one instance per pool name (P1).
@@ -349,8 +394,8 @@ class Session:
             return PerPoolRegistry(lambda: self.target(*call.args, **call.kwargs))
         return obj
 
-    def declare(self, choices: Mapping[str, str]) -> None:
-        """O3: follow the target's declared design choices (OracleUsageError for an unknown one)."""
+    def _declared(self, choices: Mapping[str, str]) -> dict[str, str]:
+        """O3: the target's declared design choices, checked (OracleUsageError for an unknown one)."""
         for name, value in choices.items():
             allowed = self.component.choices.get(name)
             if allowed is None:
@@ -368,7 +413,7 @@ class Session:
                     f"(spec: {method}), which the machine calls as a step; map it with an adapter, e.g. "
                     f'--adapter \'{{"methods": {{"{method}": "its_name"}}}}\''
                 )
-            self.declared[name] = value
+        return dict(choices)
 
     def projection(self, method: str) -> Any:
         """How ``method``'s answer is compared under the declared choices (a Projection, or None)."""
@@ -463,12 +508,23 @@ class TargetProxy:
     """What the machine sees: the target behind the adapter, every call recorded."""
 
     def __init__(
-        self, session: Session, obj: Any, receiver: tuple[Step, ...], recording: Recording | None
+        self,
+        session: Session,
+        obj: Any,
+        receiver: tuple[Step, ...],
+        recording: Recording | None,
+        *,
+        skipped: Mapping[str, str] | None = None,
+        guard: CallGuard | None = None,
     ) -> None:
+        """``skipped``: the names the machine must not call (the session's ``left_out`` when None; a
+        search's view adds what it set aside); ``guard``: the calls' (the session's when None)."""
         self._session = session
         self._obj = obj
         self._receiver = receiver
         self._recording = recording
+        self._skipped = session.left_out if skipped is None else skipped
+        self._guard = session.guard if guard is None else guard
         self._children: dict[str, TargetProxy] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -476,8 +532,8 @@ class TargetProxy:
             raise AttributeError(name)
         session = self._session
         counters = session.component.counters
-        hidden = counters is not None and name == counters[1] and counters[0] in session.left_out
-        if name in session.left_out or hidden:  # not checked: the machine skips what the target lacks
+        hidden = counters is not None and name == counters[1] and counters[0] in self._skipped
+        if name in self._skipped or hidden:  # not checked: the machine skips what the target lacks
             raise AttributeError(f"{name} is left out for this target")
         if not (session.adapter.form == "per-pool" and name in session.component.pooled):
             value = getattr(self._obj, session.adapter.name_of(name))
@@ -491,7 +547,7 @@ class TargetProxy:
     def _in_one_call(self, calls: Callable[[], object], text: str) -> object:
         """Run ``calls`` (several calls of the target, B1's bad inputs) as one call of the guard: the calls
         inside run on its worker directly, under one timeout (O8), each still recorded."""
-        return self._session.guard.run(calls, text)
+        return self._guard.run(calls, text)
 
     def _parameter_names(self, method: str, position: int) -> tuple[str, ...]:
         """B1: the target's own name for the spec parameter at ``position`` of ``method`` (the one a message
@@ -526,13 +582,16 @@ class TargetProxy:
             _check_signature(session, method, function, target)
             return function(*map(live, target.args), **{k: live(v) for k, v in target.kwargs.items()})
 
-        result: Any = session.guard.run(call, _call_text(target))
+        result: Any = self._guard.run(call, _call_text(target))
         if isinstance(result, _PLAIN):
             return result
         key = f"{method}{bound!r}"
         child = self._children.get(key)
         if child is None or child._obj is not result:  # the same object answers with the same proxy (P1)
-            child = TargetProxy(session, result, (*self._receiver, (method, bound)), self._recording)
+            receiver = (*self._receiver, (method, bound))
+            child = TargetProxy(
+                session, result, receiver, self._recording, skipped=self._skipped, guard=self._guard
+            )
             self._children[key] = child
         return child
 

@@ -48,11 +48,10 @@ from ._scheduler import (
     lowest_parked,
     random_chooser,
 )
-from ._session import Session, TargetProxy
+from ._session import UNGUARDED, Session, TargetProxy
 from ._time import restore, time_modules
 from ._timeout import (  # the sequential runs' call guard's
     CALL_TIMEOUT,
-    CallGuard,
     current_frames,
     stop_thread,
 )
@@ -93,7 +92,7 @@ def lock_modules(session: Session, world: World) -> list[ModuleType]:
     config = world.configs(session)[0]
     clock = FakeClock(START)
     timed = "clock" in session.component.constructor
-    obj = session.build(world.init(config, clock), clock if timed else None)
+    obj = session.build(world.init(config, clock), clock if timed else None, UNGUARDED)
     found = [*time_modules(session.target), *time_modules(obj)]
     layer = [obj]
     for _ in range(2):
@@ -163,11 +162,13 @@ def run_history(
             restore(module, replaced)
 
     try:
-        obj = session.build(init, read if has_clock else None)
+        obj = session.build(init, read if has_clock else None, UNGUARDED)
     except BaseException:
         unpatch()
         raise
-    target = TargetProxy(session, obj, (), None)
+    # The workers call the target themselves, under the scheduler's deadline (O8): no session's guard,
+    # whose one worker thread would make every call.
+    target = TargetProxy(session, obj, (), None, guard=UNGUARDED)
 
     perform = world.performer(session)
 
@@ -548,13 +549,6 @@ def _unexplained(found: FailingHistory) -> set[int]:
     return {i for i, op in enumerate(history) if op.ret is None or isinstance(op.result, Raised)}
 
 
-def _unguarded(session: Session) -> None:
-    """The workers call the target themselves: the sequential runs' call guard (one worker thread that
-    makes every call, under the call timeout) would make them all from one thread.  Under threads the
-    scheduler keeps the call timeout (``run_history``'s deadline)."""
-    session.guard = CallGuard(None)
-
-
 @dataclass(frozen=True)
 class ThreadsBudget:
     """How long a threads search runs: ``histories`` histories of ``threads`` real threads, each judged
@@ -591,7 +585,6 @@ def search_threads(run: Prepared, budget: ThreadsBudget) -> Found:
     component, session, target_path = run.component, run.session, run.target_path
     world = worlds()[component.name]
     steps, timeout = budget.max_steps, budget.call_timeout
-    _unguarded(session)
     failing, figures = search(
         session,
         world,
@@ -700,7 +693,6 @@ def replay_threads(
     world = worlds()[component]
     with prepared(component, target, adapter=adapter, declare=declare) as ready:
         session = ready.session
-        _unguarded(session)
         plain = [[(str(n), tuple(a)) for n, a in s] for s in scripts]
         history = run_history(
             session, world, dict(config), plain, lowest_parked, replay=schedule, call_timeout=call_timeout

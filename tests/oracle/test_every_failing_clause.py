@@ -57,3 +57,25 @@ def test_two_mistakes_are_two_failures_each_with_its_own_counterexample() -> Non
     for failure in result.failures:
         assert 1 <= failure["calls"] <= 4 and failure["repro"], result.summary()
     assert "M2" not in result.passed_clauses and "M5" not in result.passed_clauses
+
+
+@pytest.mark.clauses("O2", "B1")
+def test_a_search_sets_groups_aside_in_its_own_state_and_leaves_the_session_as_prepared() -> None:
+    """The groups a search sets aside after their failure are the search's (``Found.left_out``): the
+    prepared session is read-only and unchanged, so a second search over it finds the same failure,
+    not a run with B1 already set aside."""
+    from spec.oracle._run import prepared
+    from spec.oracle._sequential import SearchBudget, search_sequential
+
+    budget = SearchBudget(seed=0, max_examples=40, steps=15)
+    with prepared("existence-cache", f"{TARGETS}:KeepPagesUnchecked") as run:
+        before = dict(run.session.left_out)
+        first = search_sequential(run, budget)
+        assert dict(run.session.left_out) == before and "B1" not in before
+        with pytest.raises(TypeError):
+            run.session.left_out["B1"] = "written from outside"  # type: ignore[index]
+        second = search_sequential(run, budget)
+    assert (
+        first.left_out == second.left_out == {"B1": "B1: set aside after its failure, to look for the others"}
+    )
+    assert [f.clauses for f in first.failures] == [f.clauses for f in second.failures] == [["B1"]]
