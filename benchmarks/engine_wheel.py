@@ -18,7 +18,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["MODULE_NAME", "WheelUnavailable", "cache_dir", "load_engine_evictor", "unload", "wheel"]
+__all__ = [
+    "MODULE_NAME",
+    "WheelUnavailable",
+    "cache_dir",
+    "load_engine_evictor",
+    "registry_wheel",
+    "unload",
+    "wheel",
+]
 
 MODULE_NAME = "hicache_oracle_engine_lru_file_evictor"  # the engine module, loaded under a name of ours
 _STUBS = ("sglang", "sglang.srt", "sglang.srt.environ", "sglang.srt.utils", "sglang.srt.utils.common")
@@ -35,24 +43,30 @@ def cache_dir() -> Path:
 
 def wheel(cache: Path | None = None) -> Path:
     """The cached sglang wheel, downloaded first if there is none (``WheelUnavailable`` when it cannot be)."""
-    cache = cache_dir() if cache is None else cache
-    found = sorted(cache.glob("sglang-*.whl"))
+    return registry_wheel("sglang", "sglang", cache_dir() if cache is None else cache)
+
+
+def registry_wheel(project: str, requirement: str, cache: Path) -> Path:
+    """The newest wheel of ``project`` in ``cache``, downloaded first (``pip download requirement --no-deps``)
+    if there is none; ``WheelUnavailable`` saying why when it cannot be."""
+    pattern = f"{project.replace('-', '_')}-*.whl"
+    found = sorted(cache.glob(pattern))
     if found:
         return found[-1]
     cache.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "sglang", "--no-deps", "-d", str(cache), "-q"]
+    command = [sys.executable, "-m", "pip", "download", requirement, "--no-deps", "-d", str(cache), "-q"]
     try:
         subprocess.run(command, check=True, capture_output=True, text=True, timeout=600)
     except subprocess.CalledProcessError as error:
         tail = " ".join((error.stderr or error.stdout or "").split()[-30:])
         raise WheelUnavailable(
-            f"cannot download the sglang wheel from the package registry: {tail}"
+            f"cannot download the {project} wheel from the package registry: {tail}"
         ) from None
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise WheelUnavailable(f"cannot run pip download sglang: {error}") from None
-    found = sorted(cache.glob("sglang-*.whl"))
+        raise WheelUnavailable(f"cannot run pip download {requirement}: {error}") from None
+    found = sorted(cache.glob(pattern))
     if not found:
-        raise WheelUnavailable(f"pip download sglang left no wheel in {cache}")
+        raise WheelUnavailable(f"pip download {requirement} left no wheel in {cache}")
     return found[-1]
 
 

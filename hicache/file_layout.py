@@ -48,12 +48,14 @@ logger = logging.getLogger("hicache.file_store")  # the store's log: its collabo
 NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
 NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_key)
 _ESCAPED = re.compile(r"%(25|5F)")
-_ALTSEP = os.altsep
 _FS_ENCODING = sys.getfilesystemencoding()
 _TEMP_NAME = re.compile(r"\.[0-9a-f]{12}\.tmp")
 # F1-fanout: the names of the fanout subdirectories of each level
 _HEX_BYTE = [f"{i:02x}" for i in range(256)]
 _HEX_INDEX = {name: i for i, name in enumerate(_HEX_BYTE)}
+# F1-fanout: a ready mark per subdirectory, [top] for the 256 of the first level, [256 + top * 256 + sub]
+# for those under them
+_READY_MARKS = 256 + 256 * 256
 
 
 def escape_key(key: str) -> str:
@@ -77,10 +79,8 @@ def key_of_name(name: str, namespace: str) -> str | None:
     """
     if not name.endswith(".bin") or name.startswith("."):
         return None
-    stem = name[:-4]
-    mark = stem.find(NAMESPACE_MARK)
-    part, own = (stem, "") if mark < 0 else (stem[:mark], stem[mark:])
-    if own != namespace or not part:
+    part, mark, rest = name[:-4].partition(NAMESPACE_MARK)  # the first "_" starts the namespace
+    if mark + rest != namespace or not part:
         return None
     if "%" not in part:
         return part  # nothing escaped (and no "_": the first one starts the namespace)
@@ -147,7 +147,8 @@ class FileNaming:
         """F2, S5: non-empty str, no separator, NUL or leading dot, strictly encodable, name <= NAME_MAX."""
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
-        if not key or key[0] == "." or "/" in key or "\0" in key or (_ALTSEP is not None and _ALTSEP in key):
+        # "/" is also os.altsep wherever there is one (None on POSIX, "/" on Windows)
+        if not key or key[0] == "." or "/" in key or "\0" in key:
             raise ValueError(
                 "key must be a non-empty str without a path separator or NUL, not starting"
                 f" with '.', got {key!r:.100}"
@@ -172,26 +173,34 @@ class FileNaming:
                 f"key makes a file name of {name_bytes} bytes (limit {NAME_MAX}), got {key!r:.100}"
             )
 
-    def plainly_valid(self, keys: list[str]) -> bool:
-        """Tell whether every key passes ``check``, shown on the keys joined (False: unknown).
+    def check_all(self, keys: list[str]) -> None:
+        """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
 
-        True only when all are str, none empty, ASCII, no ``/``, NUL, altsep or ``.`` at all (so no
-        leading dot), and short enough that no escaped name can exceed NAME_MAX.  Each test is one C-level
-        pass (single characters are searched with memchr).  On False the caller checks each key.
+        Plain: all str, none empty, ASCII, no ``/``, NUL, ``.``, ``_`` or ``%`` at all (so no leading dot
+        and nothing escaped): each name is then the key and the suffix, and only a key longer than the
+        rest of NAME_MAX can be refused.  Each test is one C-level pass (single characters are searched
+        with memchr) over the keys joined.  Otherwise each key is checked in turn.
         """
         try:
             joined = "".join(keys)
         except TypeError:
-            return False  # a key that is not a str: check names it
-        return (
-            all(keys)
-            and joined.isascii()
-            and "/" not in joined
-            and "\0" not in joined
-            and "." not in joined
-            and (_ALTSEP is None or _ALTSEP not in joined)
-            and (not keys or max(map(len, keys)) * 3 + self._suffix_bytes <= NAME_MAX)
-        )
+            pass  # a key that is not a str: check names it, in its turn
+        else:
+            if (
+                all(keys)
+                and joined.isascii()
+                and "/" not in joined
+                and "\0" not in joined
+                and "." not in joined
+                and NAMESPACE_MARK not in joined
+                and "%" not in joined
+            ):
+                limit = NAME_MAX - self._suffix_bytes
+                if keys and max(map(len, keys)) > limit:
+                    self.check(next(key for key in keys if len(key) > limit))  # raises
+                return
+        for key in keys:
+            self.check(key)
 
     def key_of(self, name: str) -> str | None:
         """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.
@@ -210,9 +219,9 @@ class FileNaming:
         overrides this method (``key_of`` follows).
         """
         suffix = self._suffix
-        cut = -len(suffix)
+        stem = slice(-len(suffix))
         if all(map(str.endswith, names, repeat(suffix))):
-            parts = [name[:cut] for name in names]
+            parts = [name[stem] for name in names]
             joined = "".join(parts)
             if all(parts) and "_" not in joined and "%" not in joined and "." not in joined:
                 return parts  # nothing escaped, no other namespace (the first "_" is ours), no dot file
@@ -244,9 +253,9 @@ class FileLayout:
         self.trust = trust
         self.marker = os.path.join(directory, f".hicache{naming.namespace}.fanout")
         self._prefix = os.path.join(directory, "")
-        # F1-fanout: the fanout subdirectories made or found and checked: [top] for the 256 of the first
-        # level, [256 + top * 256 + sub] for those under them.
-        self._ready = bytearray(256 + 256 * 256) if fanout else bytearray()
+        # F1-fanout: the fanout subdirectories made or found and checked (_READY_MARKS).
+        # Made for a flat store too (it never reads them): 64 KiB, once per store.
+        self._ready = bytearray(_READY_MARKS)
 
     def path(self, key: str) -> str:
         """Return the path of a checked ``key``'s file."""
@@ -257,15 +266,8 @@ class FileLayout:
         return self._prefix + name
 
     def check_keys(self, keys: list[str]) -> None:
-        """Apply the naming's ``check`` to every key, the first bad one raising.
-
-        Decided at once on the joined keys when they are plainly valid (the common case), key by key
-        otherwise.
-        """
-        naming = self.naming
-        if not naming.plainly_valid(keys):
-            for key in keys:
-                naming.check(key)
+        """Apply the naming's ``check`` to every key, the first bad one raising (its ``check_all``)."""
+        self.naming.check_all(keys)
 
     def fanout_marker_met(self) -> ValueError:
         """Return the error that refuses, in a flat store, a namespace written with ``fanout`` (F1-fanout)."""
@@ -296,20 +298,20 @@ class FileLayout:
                 problem = trust.subdir_problem(st)
                 if problem is not None:
                     raise PermissionError(errno.EPERM, f"fanout subdirectory {problem}: not used", directory)
-                self._ready[slot] = 1
+                self._ready[slot] = True
 
     def forget_ready(self, where: str) -> None:
         """Forget that the subdirectories of ``where`` are there (it went): ``prepare`` makes them again."""
         parent = os.path.dirname(where)
         top = _HEX_INDEX[os.path.basename(parent)]
-        self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(where)]] = 0
+        self._ready[top] = self._ready[256 + top * 256 + _HEX_INDEX[os.path.basename(where)]] = False
 
     def leaves(
         self,
         top: Iterable[DirEntry],
         *,
-        mark_ready: bool,
         unlisted: Callable[[str, OSError], None],
+        mark_ready: bool = False,
     ) -> Iterator[tuple[str, list[DirEntry], tuple[str, str]]]:
         """Yield every trusted second-level subdirectory under those of ``top`` (F1-fanout), walked once.
 
@@ -327,7 +329,7 @@ class FileLayout:
             path1 = os.path.join(directory, level1.name)
             index1 = _HEX_INDEX[level1.name]
             if mark_ready:
-                ready[index1] = 1
+                ready[index1] = True
             try:
                 for level2 in fs.scandir(path1):
                     if level2.kind != "dir" or level2.name not in _HEX_INDEX:
@@ -336,7 +338,7 @@ class FileLayout:
                         continue
                     path2 = os.path.join(path1, level2.name)
                     if mark_ready:
-                        ready[256 + index1 * 256 + _HEX_INDEX[level2.name]] = 1
+                        ready[256 + index1 * 256 + _HEX_INDEX[level2.name]] = True
                     yield path2, list(fs.scandir(path2)), (level1.name, level2.name)
             except OSError as exc:
                 unlisted(path1, exc)
@@ -363,8 +365,8 @@ class FileLayout:
         top = self.fs.scandir(directory)
         if not self.fanout:
             listing = list(top)
-            keys = keys_of([e.name for e in listing])
-            return [(directory, e, k) for e, k in zip(listing, keys, strict=True) if k is not None], 0
+            keys = keys_of([e.name for e in listing])  # one per entry, in order
+            return [(directory, listing[i], k) for i, k in enumerate(keys) if k is not None], 0
         unlisted: list[str] = []
 
         def skip(path: str, exc: OSError) -> None:
@@ -372,9 +374,9 @@ class FileLayout:
             unlisted.append(path)
 
         found = [
-            (where, e, k)
-            for where, entries, place in self.leaves(top, mark_ready=False, unlisted=skip)
-            for e, k in zip(entries, keys_of([e.name for e in entries]), strict=True)
-            if k is not None and fanout_dirs(e.name) == place
+            (where, entries[i], k)
+            for where, entries, place in self.leaves(top, unlisted=skip)
+            for i, k in enumerate(keys_of([e.name for e in entries]))
+            if k is not None and fanout_dirs(entries[i].name) == place
         ]
         return found, len(unlisted)

@@ -16,7 +16,6 @@ Complexity: every method O(len(key)).  Thread model: immutable after constructio
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable, Sequence
 
@@ -24,8 +23,7 @@ __all__ = ["EngineNaming"]
 
 _NAME_MAX = 255  # bytes in one file name (F2)
 _FS_ENCODING = sys.getfilesystemencoding()
-_SEPARATORS = tuple(s for s in ("/", os.altsep, "\0") if s)
-_ALTSEP = os.altsep
+_SEPARATORS = ("/", "\0")  # and os.altsep, which is None (POSIX) or "/" (Windows)
 
 
 def _suffix_of(name: str, value: object) -> str:
@@ -110,15 +108,20 @@ class EngineNaming:
         if (
             type(key) is str
             and key.isascii()
-            and len(key) + self._bytes <= _NAME_MAX
             and "_" not in key
             and "." not in key
             and "/" not in key
             and "\0" not in key
             and key
-            and _ALTSEP is None
         ):
-            return  # a plain page hash, the common case: each test one C-level pass
+            size = len(key) + self._bytes  # a plain page hash, the common case: each test one C-level pass
+        else:
+            size = self._size(key)
+        if size > _NAME_MAX:
+            raise ValueError(f"key makes a file name of {size} bytes (limit {_NAME_MAX}), got {key!r:.100}")
+
+    def _size(self, key: object) -> int:
+        """Return the bytes of the file name of any ``key``, raising as ``check`` does (its size aside)."""
         if not isinstance(key, str):
             raise TypeError(f"key must be a str, got {type(key).__name__} {key!r}")
         page, dot, pool = key.partition(".")
@@ -129,35 +132,37 @@ class EngineNaming:
             )
         if dot and pool not in self._pools:
             raise ValueError(f"key ends in a pool this store does not know ({pool!r:.40}), got {key!r:.100}")
-        if key.isascii():
-            if len(key) + self._bytes <= _NAME_MAX:
-                return
-            size = len(key) + self._bytes
-        else:
-            try:
-                size = len(key.encode(_FS_ENCODING)) + self._bytes  # strict: no lone surrogate (S5)
-            except UnicodeEncodeError:
-                raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
-        if size > _NAME_MAX:
-            raise ValueError(f"key makes a file name of {size} bytes (limit {_NAME_MAX}), got {key!r:.100}")
+        try:
+            return len(key.encode(_FS_ENCODING)) + self._bytes  # strict: no lone surrogate (S5)
+        except UnicodeEncodeError:
+            raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
 
-    def plainly_valid(self, keys: list[str]) -> bool:
-        """Tell whether every key passes ``check``, decided on the keys joined; False says nothing.
+    def check_all(self, keys: list[str]) -> None:
+        """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
 
-        One C-level pass per test; on False, check each key.
+        Plain: all str, none empty, ASCII, no ``.``, ``_``, ``/`` or NUL at all (page hashes): only a key
+        longer than the rest of NAME_MAX can then be refused.  One C-level pass per test over the keys
+        joined; otherwise each key is checked in turn.
         """
         try:
             joined = "".join(keys)
         except TypeError:
-            return False
-        return (
-            all(keys)
-            and joined.isascii()
-            and "." not in joined
-            and "_" not in joined
-            and not any(s in joined for s in _SEPARATORS)
-            and (not keys or max(map(len, keys)) + self._bytes <= _NAME_MAX)
-        )
+            pass  # a key that is not a str: check names it, in its turn
+        else:
+            if (
+                all(keys)
+                and joined.isascii()
+                and "." not in joined
+                and "_" not in joined
+                and "/" not in joined
+                and "\0" not in joined
+            ):
+                limit = _NAME_MAX - self._bytes
+                if keys and max(map(len, keys)) > limit:
+                    self.check(next(key for key in keys if len(key) > limit))  # raises
+                return
+        for key in keys:
+            self.check(key)
 
     def key_of(self, name: str) -> str | None:
         """Return the key of the file ``name`` when it is a file this naming owns, else None (F1)."""

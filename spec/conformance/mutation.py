@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]  # spec/conformance/mutation.py -> th
 SCRATCH = ROOT / "build" / "mutation"
 SCORE = ROOT / "docs" / "mutation-score.json"
 TIMEOUT_MULTIPLIER = 3.0  # see _configure
+TIMEOUT_CONSTANT = 10.0
 
 _MC = [
     "tests/unit/test_metadata_cache.py",
@@ -111,6 +112,10 @@ SELECTIONS: dict[str, list[str]] = {
     # one selection for the five units (mutmut runs, per mutant, only the tests that reach its function).
     **{module: _FILE_STORE for module in _FILE_STORE_UNITS},
     "hicache/fs.py": ["tests/unit/test_filesystem_port.py"],
+    # EngineNaming (F10): its own tests, the only ones that use it in-process.  The engine backend's tests
+    # (tests/integration) reach it through hicache_sglang and benchmarks/engine_wheel.py, which the scratch
+    # copy (hicache, spec, tests) does not hold.
+    "hicache/file_naming.py": ["tests/unit/test_file_naming.py"],
     # The walks both existence caches share: the tests of both.
     "hicache/_lru_walks.py": [
         "tests/unit/test_existence_cache.py",
@@ -156,11 +161,6 @@ _FAST_PATH = (
 )
 _FS = "hicache.file_store."
 _FS_CLASS = _FS + "xǁHiCacheFileǁ"
-_NS_MARK_AT_0 = (
-    "mark < 0 -> <= 0 / < 1: a stem starting with the mark has an empty key part (None either way); with"
-    " the mutant the whole stem is the key part, which in the default namespace starts with '_' and so is"
-    " never an escaped key ('_' is always escaped), and in any other namespace leaves no namespace part"
-)
 _ALTSEP = (
     "a mutant of the os.altsep test: os.altsep is None on POSIX (it is '/' on Windows only), so the test"
     " is False with or without the mutation here; the '/' and NUL tests before it are killed"
@@ -170,14 +170,13 @@ _STRICTER_PRECHECK = (
     " bytes per character, or >= instead of >): more keys take the exact check, which decides alone;"
     " only speed changes.  The looser mutants are killed by the boundary-key tests"
 )
-_STRICTER_FAST_PATH = (
-    "the batch's plainly-valid bound made stricter (4 bytes per character, or < NAME_MAX): more batches"
-    " take the key-by-key check, which decides alone; only speed changes.  The looser one is killed by"
-    " the too-long-key batch test"
-)
 _BATCH_SLOW_PATH = (
-    "the batch's keys never plainly valid (join of None raises TypeError, answered False): every key"
-    " then goes through _check_key, which decides alone; only speed changes"
+    "join(None) raises TypeError, taken for a key that is not a str: every key then goes through check,"
+    " which decides alone; only speed changes"
+)
+_JOINED_XXXX = (
+    "the keys (or name parts) joined with 'XXXX' between them: every test on the joined string (isascii,"
+    " no '/', NUL, '.', '_' or '%') answers the same with ASCII letters added"
 )
 _UNUSED_MARKS = (
     "a removals or publications mark of 1 answered for a read that ran out of memory: with missing"
@@ -203,6 +202,7 @@ _FL = "hicache.file_layout."
 _FL_NAMING = _FL + "xǁFileNamingǁ"
 _FL_LAYOUT = _FL + "xǁFileLayoutǁ"
 _FK = "hicache.file_knowledge.xǁFileKnowledgeǁ"
+_FN = "hicache.file_naming.xǁEngineNamingǁ"
 _FST = "hicache.file_startup."
 EQUIVALENT: dict[str, str] = {
     # _believe and as_chain moved from existence_cache.py to _lru_walks.py (one home for the LRU walks):
@@ -230,8 +230,6 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (24, 27, 28)  # 13, 16, 17 before the split (issue 32)
     },
-    _FL + "x_key_of_name__mutmut_18": _NS_MARK_AT_0,
-    _FL + "x_key_of_name__mutmut_19": _NS_MARK_AT_0,
     _FS + "x__as_bytes__mutmut_8": _FAST_PATH,
     _FS + "x__as_bytes__mutmut_12": _FAST_PATH,
     _FS + "x__as_bytes__mutmut_13": _SIGNED_BYTES,
@@ -247,8 +245,8 @@ EQUIVALENT: dict[str, str] = {
     # __init__ 25 and _check_key 18, 25, 26 before the split (issue 32): the namespace's test moved into
     # _arguments, the key's into FileNaming.check.
     _FS + "x__arguments__mutmut_31": _ALTSEP,
-    _FL_NAMING + "check__mutmut_18": _ALTSEP,
-    **{_FL_NAMING + f"check__mutmut_{n}": _STRICTER_PRECHECK for n in (25, 26)},
+    # check 18 (the os.altsep test) went: "/" is os.altsep wherever there is one.  25, 26 are 21, 22 now.
+    **{_FL_NAMING + f"check__mutmut_{n}": _STRICTER_PRECHECK for n in (21, 22)},
     _OS + "read_file__mutmut_15": _ONE_MORE_READ,
     _OS + "read_into__mutmut_16": _ONE_MORE_READ,
     _OS + "scandir__mutmut_3": "stat(follow_symlinks=None): only tested for truth, None is falsy like False",
@@ -260,34 +258,30 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (30, 31, 32)  # 32, 33, 34 before the split (issue 32)
     },
-    _FL_LAYOUT + "check_keys__mutmut_3": _BATCH_SLOW_PATH,
-    _FL_NAMING + "plainly_valid__mutmut_2": _BATCH_SLOW_PATH,
-    _FL_NAMING + "plainly_valid__mutmut_3": (
-        "the keys joined with 'XXXX' between them: every test on the joined string (isascii, no '/', NUL,"
-        " '.' or altsep) answers the same with ASCII letters added"
+    # The batch check (check_all, once plainly_valid and check_keys' fallback): only its join is left.
+    _FL_NAMING + "check_all__mutmut_2": _BATCH_SLOW_PATH,
+    _FL_NAMING + "check_all__mutmut_3": _JOINED_XXXX,
+    # The start-up scan's chunked naming (keys_of, e6c0009).
+    _FL_NAMING + "keys_of__mutmut_3": (
+        "slice(None) for the suffix's cut: each part is then the whole name, which ends in '.bin', so the '.'"
+        " test sends every listing to key_of_name, which decides alone; only speed changes"
     ),
-    _FL_NAMING + "plainly_valid__mutmut_20": _ALTSEP,
-    **{_FL_NAMING + f"plainly_valid__mutmut_{n}": _STRICTER_FAST_PATH for n in (30, 31)},
+    _FL_NAMING + "keys_of__mutmut_16": _JOINED_XXXX,
+    # EngineNaming (F10), its first run (51a11c1).
+    _FN + "check__mutmut_7": (
+        "type(None) is str: the plain-key path is never taken, and _size, which every other key takes,"
+        " holds the same keys and gives the same size for them; only speed changes"
+    ),
+    _FN + "check_all__mutmut_2": _BATCH_SLOW_PATH,
+    _FN + "check_all__mutmut_3": _JOINED_XXXX,
+    _FL_LAYOUT + "pages__mutmut_21": (
+        "unlisted.append(None) for the path: pages answers only how many subdirectories it could not list"
+        " (the path was logged just before), and clear reads that count only for its truth"
+    ),
     # The split of HiCacheFile into units (issue 32): the survivors above that moved, under their new names
     # (each diff read again: the same mutation of the same line), and the new units' own.
     _FK + "on_disk__mutmut_3": _TOUCH_NONE,
     **{_FK + f"read__mutmut_{n}": _UNUSED_MARKS for n in (23, 24)},  # _read 25, 26 before the split
-    **{
-        _FL_LAYOUT + f"leaves__mutmut_{n}": (
-            "a ready mark of 2 instead of 1: the marks are only ever tested for truth (prepare's"
-            " `if self._ready[...]`), and forget_ready sets 0"
-        )
-        for n in (21, 46)
-    },
-    **{
-        _FL_LAYOUT + f"__init____mutmut_{n}": (
-            "the ready marks' bytearray made for a flat store too, or a few bytes longer: prepare and"
-            " forget_ready never index it in a flat store, and every index of a fanout one is below the"
-            " original length, so only memory changes"
-        )
-        for n in (19, 22, 24, 25)
-    },
-    _FL_LAYOUT + "prepare__mutmut_32": "a ready mark of 2 instead of 1: the marks are only tested for truth",
     **{
         _FST + name: "False -> None: only ever tested for truth, and None is falsy like False"
         for name in (
@@ -394,11 +388,13 @@ def _configure(target: Path, module: str, tests: list[str]) -> None:
             'also_copy = ["spec/"]\n'
             f"pytest_add_cli_args_test_selection = [{quoted}]\n"
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q"]\n'
-            # mutmut's CPU limit per mutant is (estimated test time + 1 s) x multiplier x 2.  Its default
-            # multiplier, 15, lets a mutant that loops forever (a batch walk whose index never moves) burn
-            # about six minutes of CPU before it counts as detected; 3 gives it six times its tests' own
-            # time, which no merely slower mutant (a fast path turned off) comes near.
+            # mutmut's CPU limit per mutant is (estimated test time + constant) x multiplier x 2.  Its
+            # defaults (1 s, 15) let a mutant that loops forever (a batch walk whose index never moves) burn
+            # about six minutes of CPU before it counts as detected; (time + 10 s) x 6 stops it in about two,
+            # and leaves a mutant that is merely slower (a fast path turned off, a pytest process started on
+            # a loaded machine) far from the limit: a timeout counts as a kill, so it must never be a guess.
             f"timeout_multiplier = {TIMEOUT_MULTIPLIER}\n"
+            f"timeout_constant = {TIMEOUT_CONSTANT}\n"
         )
 
 

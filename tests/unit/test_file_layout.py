@@ -181,6 +181,50 @@ def test_a_batch_with_a_key_whose_escaped_name_is_too_long_is_refused_like_a_sin
         getattr(s, op)(["a", too_long])
 
 
+def _outcome(call: Any, *args: Any) -> tuple[type[Exception], str] | None:
+    try:
+        call(*args)
+    except (TypeError, ValueError) as exc:
+        return type(exc), str(exc)
+    return None
+
+
+@pytest.mark.clauses("F2", "S5", "F5", "B1")
+def test_a_batch_is_refused_exactly_as_its_first_bad_key_alone() -> None:
+    """``check_all`` (a batch's check, decided at once on plain keys) says what ``check`` of each key in
+    turn says first: nothing for good keys, else the first bad key's error, word for word."""
+    naming = FileNaming(NS)  # "_m.bin": 6 bytes, so a plain key of 249 characters fits exactly
+    batches: list[list[Any]] = [
+        ["a", "b" * 249],
+        [],
+        ["a.b", "a_b", "a%b", "é"],
+        ["a", "b" * 250],
+        ["b" * 249, "c" * 250, "d" * 300],
+        ["_" * 83, "%" * 83],
+        ["a", "_" * 84],
+        ["a", "%" * 84],
+        ["a", ".x"],
+        ["a", ""],
+        ["a", "a/b"],
+        ["a", "a\0b"],
+        ["a", 7],
+        [".x", 7],
+        ["a", "é" * 125],
+        ["a", "\ud800"],
+    ]
+    for keys in batches:
+        first = next((said for key in keys if (said := _outcome(naming.check, key))), None)
+        assert _outcome(naming.check_all, keys) == first, keys
+    assert _outcome(naming.check_all, ["b" * 249, "c" * 250, "d" * 300]) == (
+        ValueError,
+        f"key makes a file name of 256 bytes (limit 255), got {'c' * 250!r:.100}",
+    )
+    assert _outcome(naming.check_all, ["a", "_" * 84]) == (
+        ValueError,
+        f"key makes a file name of 258 bytes (limit 255), got {'_' * 84!r:.100}",
+    )
+
+
 # -- B1: every refused argument names the parameter and what was passed ------------------------
 
 
@@ -358,6 +402,18 @@ def test_a_flat_store_refuses_a_fanout_namespace_word_for_word(fs: FakeFileSyste
         " HICACHE_FILE_LAYOUT): open it with layout='fanout', or remove the marker once no page of the"
         " namespace is left in its subdirectories"
     )
+
+
+@pytest.mark.clauses("F1-fanout", "F6")
+def test_a_first_level_subdirectory_start_up_walked_is_ready_for_a_new_leaf_under_it(
+    fs: FakeFileSystem, clock: FakeClock
+) -> None:
+    writer = store(fs, clock, **FANOUT)
+    assert writer.set("c", b"v")  # ae/c3
+    del writer
+    s = store(fs, clock, **FANOUT)
+    done, spent = calls_during(fs, lambda: s.set("k64", b"w"))  # ae/40: only the leaf is new
+    assert done and spent.get("mkdir") == 1, spent
 
 
 @pytest.mark.clauses("F1-fanout", "F7")
