@@ -228,7 +228,7 @@ EQUIVALENT: dict[str, str] = {
             "zip(..., strict=True) -> strict=None/False/absent: batch_set compared the two lengths and raised"
             " just before, so the zip never sees unequal lengths"
         )
-        for n in (24, 27, 28)  # 13, 16, 17 before the split (issue 32)
+        for n in (24, 27, 28)  # 13, 16, 17 before the split of HiCacheFile into units
     },
     _FS + "x__as_bytes__mutmut_8": _FAST_PATH,
     _FS + "x__as_bytes__mutmut_12": _FAST_PATH,
@@ -239,11 +239,11 @@ EQUIVALENT: dict[str, str] = {
     # The whole run of file_store.py at 89e1263 (2026-12-04).
     _FS + "x__listed__mutmut_1": _FAST_PATH,
     _FS_CLASS + "_set__mutmut_56": _COMMIT_SIZE,
-    # _set 62 and 64 before the split (issue 32): the commit moved into FileKnowledge.settle.
+    # _set 62 and 64 before the split of HiCacheFile into units: the commit moved into FileKnowledge.settle.
     _FK + "settle__mutmut_7": _COMMIT_SIZE,
     _FK + "settle__mutmut_9": _COMMIT_SIZE,
-    # __init__ 25 and _check_key 18, 25, 26 before the split (issue 32): the namespace's test moved into
-    # _arguments, the key's into FileNaming.check.
+    # __init__ 25 and _check_key 18, 25, 26 before the split of HiCacheFile into units: the namespace's
+    # test moved into _arguments, the key's into FileNaming.check.
     _FS + "x__arguments__mutmut_31": _ALTSEP,
     # check 18 (the os.altsep test) went: "/" is os.altsep wherever there is one.  25, 26 are 21, 22 now.
     **{_FL_NAMING + f"check__mutmut_{n}": _STRICTER_PRECHECK for n in (21, 22)},
@@ -256,7 +256,7 @@ EQUIVALENT: dict[str, str] = {
             "left = 1 / -= 1 / += 2 for += 1: left (the unremovable nodes that are not pages) is only"
             " tested for truth (not kept and not left), and after any failure each of them is non-zero"
         )
-        for n in (30, 31, 32)  # 32, 33, 34 before the split (issue 32)
+        for n in (30, 31, 32)  # 32, 33, 34 before the split of HiCacheFile into units
     },
     # The batch check (check_all, once plainly_valid and check_keys' fallback): only its join is left.
     _FL_NAMING + "check_all__mutmut_2": _BATCH_SLOW_PATH,
@@ -278,7 +278,7 @@ EQUIVALENT: dict[str, str] = {
         "unlisted.append(None) for the path: pages answers only how many subdirectories it could not list"
         " (the path was logged just before), and clear reads that count only for its truth"
     ),
-    # The split of HiCacheFile into units (issue 32): the survivors above that moved, under their new names
+    # The split of HiCacheFile into units: the survivors above that moved, under their new names
     # (each diff read again: the same mutation of the same line), and the new units' own.
     _FK + "on_disk__mutmut_3": _TOUCH_NONE,
     **{_FK + f"read__mutmut_{n}": _UNUSED_MARKS for n in (23, 24)},  # _read 25, 26 before the split
@@ -326,7 +326,7 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (23, 25, 33)
     },
-    # _write_once 26 and 42 before the split (issue 32).
+    # _write_once 26 and 42 before the split of HiCacheFile into units.
     _FS_CLASS + "_write_once__mutmut_29": (
         "writing = None once the temp file is written: only tested for truth (writing and ENOSPC), and"
         " None is falsy like False"
