@@ -283,6 +283,7 @@ def refuse_bad_settings(
     except UnicodeEncodeError:
         raise ValueError(f"namespace cannot be encoded as part of a file name, got {namespace!r}") from None
 
+
 # MetadataCache (M1, M3-M5, M9).
 
 
@@ -353,6 +354,7 @@ def refuse_bad_metadata_keys(keys: object) -> list[Hashable]:
         refuse_bad_metadata_key(key)
     return batch
 
+
 # StorageExistenceCache and the pools (E1, E5, E6, E8, P1).
 
 
@@ -417,6 +419,7 @@ def _hashable(value: object) -> bool:
     except TypeError:
         return False
     return True
+
 
 # The file evictor on its own (V1, V3).
 

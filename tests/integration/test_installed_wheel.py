@@ -74,6 +74,7 @@ def absolute_references(source: str) -> list[str]:
     tree = ast.parse(source)
     docstrings = _docstrings(tree)
     in_text = re.compile(r"(?<![\w./-])spec\.\w")
+
     def ours(module: str | None) -> bool:
         return (module or "").partition(".")[0] == "spec"
 
