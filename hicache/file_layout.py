@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 
-from hicache.file_naming import EngineNaming
+from hicache.file_naming import NAME_MAX, EngineNaming, check_batch
 from hicache.file_trust import FileTrust
 from hicache.fs import DirEntry, FileSystem
 
@@ -45,7 +45,6 @@ __all__ = [
 
 logger = logging.getLogger("hicache.file_store")  # the store's log: its collaborators speak for it
 
-NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on
 NAMESPACE_MARK = "_"  # a namespace starts with it; keys escape it (see escape_key)
 _ESCAPED = re.compile(r"%(25|5F)")
 _FS_ENCODING = sys.getfilesystemencoding()
@@ -174,33 +173,12 @@ class FileNaming:
             )
 
     def check_all(self, keys: list[str]) -> None:
-        """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
+        """Apply ``check`` to every key, the first bad one raising (``check_batch``).
 
-        Plain: all str, none empty, ASCII, no ``/``, NUL, ``.``, ``_`` or ``%`` at all (so no leading dot
-        and nothing escaped): each name is then the key and the suffix, and only a key longer than the
-        rest of NAME_MAX can be refused.  Each test is one C-level pass (single characters are searched
-        with memchr) over the keys joined.  Otherwise each key is checked in turn.
+        Plain keys have no ``/``, NUL, ``.``, ``_`` or ``%`` (so no leading dot and nothing escaped): each
+        name is then the key and the suffix.
         """
-        try:
-            joined = "".join(keys)
-        except TypeError:
-            pass  # a key that is not a str: check names it, in its turn
-        else:
-            if (
-                all(keys)
-                and joined.isascii()
-                and "/" not in joined
-                and "\0" not in joined
-                and "." not in joined
-                and NAMESPACE_MARK not in joined
-                and "%" not in joined
-            ):
-                limit = NAME_MAX - self._suffix_bytes
-                if keys and max(map(len, keys)) > limit:
-                    self.check(next(key for key in keys if len(key) > limit))  # raises
-                return
-        for key in keys:
-            self.check(key)
+        check_batch(keys, self.check, "/\0." + NAMESPACE_MARK + "%", self._suffix_bytes)
 
     def key_of(self, name: str) -> str | None:
         """Return the key of the node ``name`` when it is named like a file of this namespace (F1), else None.

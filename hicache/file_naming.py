@@ -17,11 +17,11 @@ Complexity: every method O(len(key)).  Thread model: immutable after constructio
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 __all__ = ["EngineNaming"]
 
-_NAME_MAX = 255  # bytes in one file name (F2)
+NAME_MAX = 255  # bytes in one file name on the filesystems the engine runs on (F2)
 _FS_ENCODING = sys.getfilesystemencoding()
 _SEPARATORS = ("/", "\0")  # and os.altsep, which is None (POSIX) or "/" (Windows)
 
@@ -36,6 +36,28 @@ def _suffix_of(name: str, value: object) -> str:
     except UnicodeEncodeError:
         raise ValueError(f"{name} cannot be encoded as part of a file name, got {value!r}") from None
     return value
+
+
+def check_batch(keys: list[str], check: Callable[[object], None], unplain: str, suffix_bytes: int) -> None:
+    """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
+
+    Plain: all str, none empty, ASCII, and no character of ``unplain`` anywhere, so that each file name
+    is the key and a suffix of ``suffix_bytes`` bytes: only a key longer than the rest of NAME_MAX can
+    then be refused.  Each test is one C-level pass over the keys joined (a single character is searched
+    with memchr).  Otherwise each key is checked in turn.  Both namings' ``check_all``.
+    """
+    try:
+        joined = "".join(keys)
+    except TypeError:
+        pass  # a key that is not a str: check names it, in its turn
+    else:
+        if all(keys) and joined.isascii() and not any(c in joined for c in unplain):
+            limit = NAME_MAX - suffix_bytes
+            if keys and max(map(len, keys)) > limit:
+                check(next(key for key in keys if len(key) > limit))  # raises
+            return
+    for key in keys:
+        check(key)
 
 
 class EngineNaming:
@@ -117,8 +139,8 @@ class EngineNaming:
             size = len(key) + self._bytes  # a plain page hash, the common case: each test one C-level pass
         else:
             size = self._size(key)
-        if size > _NAME_MAX:
-            raise ValueError(f"key makes a file name of {size} bytes (limit {_NAME_MAX}), got {key!r:.100}")
+        if size > NAME_MAX:
+            raise ValueError(f"key makes a file name of {size} bytes (limit {NAME_MAX}), got {key!r:.100}")
 
     def _size(self, key: object) -> int:
         """Return the bytes of the file name of any ``key``, raising as ``check`` does (its size aside)."""
@@ -138,31 +160,11 @@ class EngineNaming:
             raise ValueError(f"key cannot be encoded as a file name, got {key!r:.100}") from None
 
     def check_all(self, keys: list[str]) -> None:
-        """Apply ``check`` to every key, the first bad one raising; decided at once when the keys are plain.
+        """Apply ``check`` to every key, the first bad one raising (``check_batch``).
 
-        Plain: all str, none empty, ASCII, no ``.``, ``_``, ``/`` or NUL at all (page hashes): only a key
-        longer than the rest of NAME_MAX can then be refused.  One C-level pass per test over the keys
-        joined; otherwise each key is checked in turn.
+        Plain keys are page hashes: no ``.``, ``_``, ``/`` or NUL.
         """
-        try:
-            joined = "".join(keys)
-        except TypeError:
-            pass  # a key that is not a str: check names it, in its turn
-        else:
-            if (
-                all(keys)
-                and joined.isascii()
-                and "." not in joined
-                and "_" not in joined
-                and "/" not in joined
-                and "\0" not in joined
-            ):
-                limit = _NAME_MAX - self._bytes
-                if keys and max(map(len, keys)) > limit:
-                    self.check(next(key for key in keys if len(key) > limit))  # raises
-                return
-        for key in keys:
-            self.check(key)
+        check_batch(keys, self.check, "._/\0", self._bytes)
 
     def key_of(self, name: str) -> str | None:
         """Return the key of the file ``name`` when it is a file this naming owns, else None (F1)."""
