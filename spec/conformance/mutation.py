@@ -174,6 +174,10 @@ _BATCH_SLOW_PATH = (
     "join(None) raises TypeError, taken for a key that is not a str: every key then goes through check,"
     " which decides alone; only speed changes"
 )
+_MORE_UNPLAIN = (
+    "'X' added to the characters that make a key not plain: a batch with an 'X' in it is checked key by"
+    " key, and check decides each key alone, as the batch's plain path would; only speed changes"
+)
 _JOINED_XXXX = (
     "the keys (or name parts) joined with 'XXXX' between them: every test on the joined string (isascii,"
     " no '/', NUL, '.', '_' or '%') answers the same with ASCII letters added"
@@ -258,9 +262,12 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (30, 31, 32)  # 32, 33, 34 before the split of HiCacheFile into units
     },
-    # The batch check (check_all, once plainly_valid and check_keys' fallback): only its join is left.
-    _FL_NAMING + "check_all__mutmut_2": _BATCH_SLOW_PATH,
-    _FL_NAMING + "check_all__mutmut_3": _JOINED_XXXX,
+    # The batch check of both namings (check_batch, once each naming's check_all, and before that
+    # plainly_valid and check_keys' fallback): its join, and the characters each check_all passes it.
+    "hicache.file_naming.x_check_batch__mutmut_2": _BATCH_SLOW_PATH,
+    "hicache.file_naming.x_check_batch__mutmut_3": _JOINED_XXXX,
+    **{_FL_NAMING + f"check_all__mutmut_{n}": _MORE_UNPLAIN for n in (11, 12)},
+    _FN + "check_all__mutmut_9": _MORE_UNPLAIN,
     # The start-up scan's chunked naming (keys_of, e6c0009).
     _FL_NAMING + "keys_of__mutmut_3": (
         "slice(None) for the suffix's cut: each part is then the whole name, which ends in '.bin', so the '.'"
@@ -272,8 +279,6 @@ EQUIVALENT: dict[str, str] = {
         "type(None) is str: the plain-key path is never taken, and _size, which every other key takes,"
         " holds the same keys and gives the same size for them; only speed changes"
     ),
-    _FN + "check_all__mutmut_2": _BATCH_SLOW_PATH,
-    _FN + "check_all__mutmut_3": _JOINED_XXXX,
     _FL_LAYOUT + "pages__mutmut_21": (
         "unlisted.append(None) for the path: pages answers only how many subdirectories it could not list"
         " (the path was logged just before), and clear reads that count only for its truth"

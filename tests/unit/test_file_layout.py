@@ -211,6 +211,7 @@ def test_a_batch_is_refused_exactly_as_its_first_bad_key_alone() -> None:
         [".x", 7],
         ["a", "é" * 125],
         ["a", "\ud800"],
+        ["a/b", "c\0d", ".x", "e_f", "g%h"],  # every character that makes a key not plain, in one batch
     ]
     for keys in batches:
         first = next((said for key in keys if (said := _outcome(naming.check, key))), None)

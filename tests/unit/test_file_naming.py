@@ -159,6 +159,7 @@ def test_a_batch_is_refused_exactly_as_its_first_bad_key_alone() -> None:
         ["3fa9", 5],
         ["a_b", 5],
         ["\udcc3", "3fa9"],
+        ["a.unknown", "b_c", "d/e", "f\0g"],  # every character that makes a key not plain, in one batch
     ]
     for keys in batches:
         assert _outcome(name.check_all, keys) == _first_refusal(name.check, keys), keys
